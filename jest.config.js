@@ -1,0 +1,25 @@
+/**
+ * One jest run for unit specs (src/**\/*.spec.ts), contract suites and end-to-end specs (test/).
+ * The global setup starts the test servers it can (s3rver in-process, FerretDB when its binary
+ * is present) and says by name which suites have no server.
+ */
+const swaggerPlugin = {
+  path: '@nestjs/swagger/plugin',
+  options: { classValidatorShim: true, introspectComments: true, dtoFileNameSuffix: ['.dto.ts'] },
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  rootDir: '.',
+  moduleFileExtensions: ['js', 'json', 'ts'],
+  testEnvironment: 'node',
+  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'],
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false, astTransformers: { before: [swaggerPlugin] } }],
+  },
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  testTimeout: 30000,
+  maxWorkers: 2,
+  verbose: false,
+};

@@ -1,0 +1,31 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { AdminModule } from './admin/admin.module';
+import { BackendsModule } from './backends/backends.module';
+import { AuthGuard } from './common/auth/auth.guard';
+import { AllExceptionsFilter } from './common/http-exception.filter';
+import { AppValidationPipe } from './common/validation.pipe';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { MemoriesModule } from './memories/memories.module';
+import { MetaModule } from './meta/meta.module';
+import { TokensModule } from './tokens/tokens.module';
+
+/**
+ * The whole service. The global pipeline (validation pipe, exception filter, deny-by-default
+ * auth guard) is registered here as providers so a test module gets exactly the production one.
+ */
+@Module({})
+export class AppModule {
+  static register(cfg: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [ConfigModule.forRoot(cfg), BackendsModule, TokensModule, AdminModule, MemoriesModule, MetaModule],
+      providers: [
+        { provide: APP_PIPE, useClass: AppValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        { provide: APP_GUARD, useClass: AuthGuard },
+      ],
+    };
+  }
+}

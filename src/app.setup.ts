@@ -1,0 +1,45 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import express, { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
+import { sendError } from './common/http-exception.filter';
+import { requestId } from './common/request-id.middleware';
+import { AppConfig } from './config/app-config';
+import { setupOpenApi } from './meta/openapi';
+
+/**
+ * Everything about the HTTP pipeline that is not a Nest provider. Used by main.ts and by every
+ * end-to-end test, so tests exercise the production pipeline. Create the app with
+ * `{ bodyParser: false }`: the JSON parser is installed here so its errors use our envelope.
+ */
+export function configureApp(app: NestExpressApplication): NestExpressApplication {
+  const cfg = app.get(AppConfig);
+  app.disable('x-powered-by');
+  app.set('trust proxy', cfg.trustProxy);
+  app.set('etag', false);
+  app.use(requestId);
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: true,
+        directives: {
+          'default-src': ["'self'"],
+          'script-src': ["'self'"],
+          'style-src': ["'self'", "'unsafe-inline'"],
+          'img-src': ["'self'", 'data:'],
+          'font-src': ["'self'", 'data:'],
+          'worker-src': ["'self'", 'blob:'],
+          'connect-src': ["'self'"],
+          'upgrade-insecure-requests': null,
+        },
+      },
+      hsts: false,
+    }),
+  );
+  const json = express.json({ limit: cfg.bodyLimitBytes, strict: true });
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    json(req, res, (err?: unknown) => (err ? sendError(err, req, res) : next()));
+  });
+  setupOpenApi(app);
+  app.enableShutdownHooks();
+  return app;
+}

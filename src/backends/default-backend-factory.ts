@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import * as path from 'node:path';
+import { AppConfig } from '../config/app-config';
+import { ResolvedSettings, SettingsService } from '../config/settings.service';
+import { BackendFactory } from './backend-factory';
+import { FilesystemObjectStore } from './filesystem/filesystem-object-store';
+import type { DocumentDatabase } from './ports/document-database.port';
+import type { ObjectStore } from './ports/object-store.port';
+import { SqliteDocumentDatabase } from './sqlite/sqlite-database';
+
+/**
+ * CONTRACT §5: the document database is MongoDB when docdb_uri is set, otherwise the embedded
+ * SQLite file; the object store is S3-compatible when objstore_bucket is set, otherwise the
+ * filesystem under the data directory.
+ */
+@Injectable()
+export class DefaultBackendFactory extends BackendFactory {
+  constructor(
+    private readonly cfg: AppConfig,
+    private readonly settings: SettingsService,
+  ) {
+    super();
+  }
+
+  override docdbKey(s: ResolvedSettings): string {
+    return s.docdb_uri ? JSON.stringify(['mongodb', s.docdb_uri, s.docdb_db, s.memory_collection]) : 'sqlite';
+  }
+
+  override objstoreKey(s: ResolvedSettings): string {
+    return s.objstore_bucket
+      ? JSON.stringify(['s3', s.objstore_bucket, s.objstore_endpoint, s.objstore_account_id, s.objstore_access_key_id, s.objstore_secret_access_key, s.objstore_public_base])
+      : 'filesystem';
+  }
+
+  override createDocumentDatabase(s: ResolvedSettings): DocumentDatabase {
+    if (s.docdb_uri) throw new Error('MongoDB adapter not available yet'); // NOTE(skeleton): production backends issue
+    return new SqliteDocumentDatabase(path.join(this.cfg.dataDir, 'memstore.db'));
+  }
+
+  override createObjectStore(s: ResolvedSettings): ObjectStore {
+    if (s.objstore_bucket) throw new Error('S3 adapter not available yet'); // NOTE(skeleton): production backends issue
+    return new FilesystemObjectStore(path.join(this.cfg.dataDir, 'objects'), this.settings.serviceKey());
+  }
+}

@@ -1,0 +1,23 @@
+import type { MemoryIndex } from './memory-index.port';
+import type { SessionRepository } from './session.repository';
+import type { TokenRepository } from './token.repository';
+
+/**
+ * One document database connection (embedded SQLite file, or a MongoDB connection) and the
+ * repositories that live in it.
+ */
+export abstract class DocumentDatabase {
+  /** 'sqlite' | 'mongodb' */
+  abstract readonly kind: string;
+  abstract readonly memories: MemoryIndex;
+  abstract readonly tokens: TokenRepository;
+  abstract readonly sessions: SessionRepository;
+  /** Open the connection, create tables/collections and indexes. Must not throw when the server is down (it reconnects later). */
+  abstract init(): Promise<void>;
+  /** Write, read and delete a probe document; throws BackendUnavailableError with the reason. */
+  abstract probe(): Promise<void>;
+  /** Cheap health check for /api/status; throws BackendUnavailableError. */
+  abstract ping(): Promise<void>;
+  abstract describe(): string;
+  abstract close(): Promise<void>;
+}

@@ -1,0 +1,71 @@
+export const MEMORY_TYPES = ['note', 'fact', 'decision', 'task', 'preference', 'reference', 'code', 'conversation'] as const;
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+export const MEMORY_SCOPES = ['global', 'project', 'agent', 'user'] as const;
+export type MemoryScope = (typeof MEMORY_SCOPES)[number];
+
+/** A memory as the index keeps it (content included: it is what full-text search reads). */
+export interface MemoryDoc {
+  id: string; // 24 lowercase hex, time-ordered (ObjectId layout)
+  title: string | null;
+  type: MemoryType;
+  scope: MemoryScope;
+  tags: string[];
+  agent: string | null;
+  project: string | null;
+  content: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Filters shared by list and search (CONTRACT §3). All given filters must match. */
+export interface MemoryFilter {
+  type?: MemoryType;
+  scope?: MemoryScope;
+  agent?: string;
+  project?: string;
+  tags?: string[]; // every tag must be present
+  since?: Date; // created_at >= since
+}
+
+/** Position in the newest-first order: (createdAt desc, id desc). */
+export interface ListCursor {
+  createdAt: Date;
+  id: string;
+}
+
+export interface ListQuery {
+  filter: MemoryFilter;
+  limit: number;
+  /** Offset mode. Ignored when `after` is set. */
+  offset: number;
+  /** Cursor mode: rows strictly after this position. */
+  after?: ListCursor;
+}
+
+export interface SearchQuery {
+  text: string;
+  filter: MemoryFilter;
+  limit: number;
+  offset: number;
+}
+
+/** A list/search row: everything but content, plus a preview. */
+export interface MemoryRow extends Omit<MemoryDoc, 'content'> {
+  snippet: string;
+  /** Search mode only: higher is better. */
+  score?: number;
+}
+
+export interface MemoryPage {
+  rows: MemoryRow[];
+  /** Rows matching the filter (and text), regardless of paging. */
+  total: number;
+}
+
+export interface MemoryStats {
+  total: number;
+  byType: Record<string, number>;
+  byScope: Record<string, number>;
+  byProject: Record<string, number>; // null project under '(none)'
+  byAgent: Record<string, number>; // null agent under '(none)'
+}

@@ -1,0 +1,26 @@
+import type { Scope } from '../../common/auth/principal';
+
+export interface TokenRecord {
+  id: string; // 16 lowercase hex
+  name: string;
+  /** Keyed hash of the secret (never the secret itself). */
+  secretHash: string;
+  scopes: Scope[];
+  createdAt: Date;
+  expiresAt: Date | null;
+  allowedIps: string[];
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export type TokenPatch = Partial<Pick<TokenRecord, 'name' | 'scopes' | 'expiresAt' | 'allowedIps' | 'revokedAt' | 'lastUsedAt'>>;
+
+/** API tokens in the document database. */
+export abstract class TokenRepository {
+  abstract create(record: TokenRecord): Promise<void>;
+  abstract findById(id: string): Promise<TokenRecord | null>;
+  /** Newest first. */
+  abstract list(): Promise<TokenRecord[]>;
+  abstract update(id: string, patch: TokenPatch): Promise<TokenRecord | null>;
+  abstract delete(id: string): Promise<boolean>;
+}

@@ -1,0 +1,51 @@
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { ApiBearerAuth, ApiCookieAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import type { Request } from 'express';
+import type { Principal, Scope } from './principal';
+
+export const ACCESS_KEY = 'memstore:access';
+
+/** What a route needs. The global guard denies any route that does not declare one. */
+export type AccessRule =
+  | { kind: 'public' }
+  | { kind: 'admin' }
+  | { kind: 'authenticated' } // admin session or any valid token (e.g. /api/status)
+  | { kind: 'scopes'; scopes: Scope[] }; // a token with every scope, or an admin session
+
+export const ADMIN_COOKIE = 'memstore.sid';
+
+/** No credentials needed. */
+export const Public = () => SetMetadata(ACCESS_KEY, { kind: 'public' } satisfies AccessRule);
+
+/** Signed-in admin session only; a token gets 403. */
+export const AdminOnly = () =>
+  applyDecorators(
+    SetMetadata(ACCESS_KEY, { kind: 'admin' } satisfies AccessRule),
+    ApiCookieAuth('session'),
+    ApiUnauthorizedResponse({ description: 'Not signed in' }),
+    ApiForbiddenResponse({ description: 'API tokens cannot use admin routes' }),
+  );
+
+/** A signed-in admin or any valid API token. */
+export const Authenticated = () =>
+  applyDecorators(
+    SetMetadata(ACCESS_KEY, { kind: 'authenticated' } satisfies AccessRule),
+    ApiBearerAuth('bearer'),
+    ApiCookieAuth('session'),
+    ApiUnauthorizedResponse({ description: 'Missing, invalid, expired or revoked token' }),
+  );
+
+/** A token carrying every listed scope, or a signed-in admin. Also documents the security in OpenAPI. */
+export const RequireScopes = (...scopes: Scope[]) =>
+  applyDecorators(
+    SetMetadata(ACCESS_KEY, { kind: 'scopes', scopes } satisfies AccessRule),
+    ApiBearerAuth('bearer'),
+    ApiCookieAuth('session'),
+    ApiUnauthorizedResponse({ description: 'Missing, invalid, expired or revoked token' }),
+    ApiForbiddenResponse({ description: `Token lacks scope ${scopes.join(', ')} or the client address is not allowed` }),
+  );
+
+/** The authenticated caller (undefined on public routes without credentials). */
+export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal | undefined => {
+  return ctx.switchToHttp().getRequest<Request>().principal;
+});

@@ -1,0 +1,30 @@
+import 'express-session';
+
+export const SCOPES = ['memory:read', 'memory:write', 'memory:delete'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface AdminPrincipal {
+  kind: 'admin';
+  username: string;
+}
+
+export interface TokenPrincipal {
+  kind: 'token';
+  tokenId: string;
+  scopes: Scope[];
+}
+
+export type Principal = AdminPrincipal | TokenPrincipal;
+
+declare module 'express-session' {
+  interface SessionData {
+    admin?: { username: string; signedInAt: number };
+  }
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    id?: string;
+    principal?: Principal;
+  }
+}

@@ -1,0 +1,118 @@
+import * as path from 'node:path';
+
+/** Keys an admin can save through POST /api/config (spec §2, CONTRACT §5). */
+export const SETTING_KEYS = [
+  'docdb_uri',
+  'docdb_db',
+  'memory_collection',
+  'objstore_account_id',
+  'objstore_access_key_id',
+  'objstore_secret_access_key',
+  'objstore_bucket',
+  'objstore_endpoint',
+  'objstore_public_base',
+  'objstore_presign_ttl',
+] as const;
+export type SettingKey = (typeof SETTING_KEYS)[number];
+
+/** Limits on memory fields (CONTRACT §3), configurable through the environment. */
+export interface MemoryLimits {
+  contentMaxBytes: number;
+  titleMaxChars: number;
+  nameMaxChars: number; // agent, project
+  maxTags: number;
+  tagMaxChars: number;
+  bulkDeleteMax: number;
+}
+
+/**
+ * Everything the process reads from its environment, validated once at boot.
+ * Nothing else in the code base reads process.env.
+ */
+export class AppConfig {
+  dataDir: string;
+  host: string;
+  port: number;
+  publicUrl: string | null;
+  trustProxy: boolean;
+  /** MEMSTORE_SECRET_KEY; when null a key file beside the credential store is generated. */
+  secretKey: string | null;
+  adminUsername: string;
+  adminPassword: string | null;
+  adminPasswordHash: string | null;
+  sessionTtlSeconds: number;
+  /** Secure cookies: 'auto' = only when the request came over HTTPS. */
+  cookieSecure: boolean | 'auto';
+  bodyLimitBytes: number;
+  loginMaxFailures: number;
+  loginWindowSeconds: number;
+  limits: MemoryLimits;
+  /** Settings given as MEMSTORE_<KEY>; they win over the config file and the credential store. */
+  settingsEnv: Partial<Record<SettingKey, string>>;
+  /** Quiet logs (tests). */
+  logLevel: 'silent' | 'error' | 'info';
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${name} must be an integer from ${min} to ${max}, got '${raw}'`);
+  }
+  return n;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new Error(`${name} must be true or false, got '${raw}'`);
+}
+
+function str(env: NodeJS.ProcessEnv, name: string): string | null {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? null : raw;
+}
+
+/** Build the typed configuration from an environment (process.env in production, a literal in tests). */
+export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
+  const cfg = new AppConfig();
+  cfg.dataDir = path.resolve(str(env, 'MEMSTORE_DATA_DIR') ?? './data');
+  cfg.host = str(env, 'MEMSTORE_HOST') ?? '127.0.0.1';
+  cfg.port = int(env, 'MEMSTORE_PORT', 8080, 0, 65535);
+  const publicUrl = str(env, 'MEMSTORE_PUBLIC_URL');
+  if (publicUrl !== null && !/^https?:\/\/[^\s/]+/i.test(publicUrl)) {
+    throw new Error(`MEMSTORE_PUBLIC_URL must be an http(s) URL, got '${publicUrl}'`);
+  }
+  cfg.publicUrl = publicUrl ? publicUrl.replace(/\/+$/, '') : null;
+  cfg.trustProxy = bool(env, 'MEMSTORE_TRUST_PROXY', false);
+  cfg.secretKey = str(env, 'MEMSTORE_SECRET_KEY');
+  cfg.adminUsername = str(env, 'MEMSTORE_ADMIN_USERNAME') ?? 'admin';
+  cfg.adminPassword = str(env, 'MEMSTORE_ADMIN_PASSWORD');
+  cfg.adminPasswordHash = str(env, 'MEMSTORE_ADMIN_PASSWORD_HASH');
+  cfg.sessionTtlSeconds = int(env, 'MEMSTORE_SESSION_TTL_SECONDS', 12 * 3600, 60, 30 * 24 * 3600);
+  const secure = str(env, 'MEMSTORE_COOKIE_SECURE');
+  cfg.cookieSecure = secure === null || secure === 'auto' ? 'auto' : bool(env, 'MEMSTORE_COOKIE_SECURE', false);
+  cfg.bodyLimitBytes = int(env, 'MEMSTORE_BODY_LIMIT_BYTES', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024);
+  cfg.loginMaxFailures = int(env, 'MEMSTORE_LOGIN_MAX_FAILURES', 10, 1, 1000);
+  cfg.loginWindowSeconds = int(env, 'MEMSTORE_LOGIN_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600);
+  cfg.limits = {
+    contentMaxBytes: int(env, 'MEMSTORE_MAX_CONTENT_BYTES', 1024 * 1024, 1, 16 * 1024 * 1024),
+    titleMaxChars: int(env, 'MEMSTORE_MAX_TITLE_CHARS', 300, 1, 10000),
+    nameMaxChars: 200,
+    maxTags: int(env, 'MEMSTORE_MAX_TAGS', 50, 0, 1000),
+    tagMaxChars: 64,
+    bulkDeleteMax: 1000,
+  };
+  cfg.settingsEnv = {};
+  for (const key of SETTING_KEYS) {
+    const v = env[`MEMSTORE_${key.toUpperCase()}`];
+    if (v !== undefined) cfg.settingsEnv[key] = v;
+  }
+  const lvl = str(env, 'MEMSTORE_LOG_LEVEL') ?? 'info';
+  if (lvl !== 'silent' && lvl !== 'error' && lvl !== 'info') throw new Error(`MEMSTORE_LOG_LEVEL must be silent, error or info`);
+  cfg.logLevel = lvl;
+  return Object.assign(cfg, overrides);
+}
