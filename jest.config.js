@@ -3,10 +3,6 @@
  * The global setup starts the test servers it can (s3rver in-process, FerretDB when its binary
  * is present) and says by name which suites have no server.
  */
-const swaggerPlugin = {
-  path: '@nestjs/swagger/plugin',
-  options: { classValidatorShim: true, introspectComments: true, dtoFileNameSuffix: ['.dto.ts'] },
-};
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -15,7 +11,7 @@ module.exports = {
   testEnvironment: 'node',
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false, astTransformers: { before: [swaggerPlugin] } }],
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false, astTransformers: { before: ['<rootDir>/test/support/swagger-transformer.js'] } }],
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

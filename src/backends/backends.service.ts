@@ -22,7 +22,7 @@ export class BackendsService implements OnModuleInit, OnApplicationShutdown {
   private storeKey = '';
   private sub?: Subscription;
   private switching: Promise<void> = Promise.resolve();
-  private readonly draining = new Set<Promise<void>>();
+  private readonly retired = new Set<{ close(): Promise<void> }>();
   private readonly listeners: Array<(prev: DocumentDatabase, next: DocumentDatabase) => Promise<void>> = [];
 
   constructor(
@@ -72,7 +72,7 @@ export class BackendsService implements OnModuleInit, OnApplicationShutdown {
       this.db = next;
       this.dbKey = dbKey;
       this.logger.log(`Document database is now ${next.describe()}`);
-      this.retire(() => prev.close());
+      this.retire(prev);
     }
     const storeKey = this.factory.objstoreKey(s);
     if (storeKey !== this.storeKey) {
@@ -80,23 +80,26 @@ export class BackendsService implements OnModuleInit, OnApplicationShutdown {
       this.store = this.factory.createObjectStore(s);
       this.storeKey = storeKey;
       this.logger.log(`Object store is now ${this.store.describe()}`);
-      this.retire(() => prev.close());
+      this.retire(prev);
     }
   }
 
-  private retire(close: () => Promise<void>): void {
-    const p = new Promise<void>((resolve) => setTimeout(resolve, DRAIN_MS).unref())
-      .then(close)
-      .catch((e) => this.logger.warn(`Closing a replaced backend failed: ${(e as Error).message}`))
-      .finally(() => this.draining.delete(p));
-    this.draining.add(p);
+  /** Close a replaced adapter once requests in flight on it have had time to finish. */
+  private retire(adapter: { close(): Promise<void> }): void {
+    this.retired.add(adapter);
+    setTimeout(() => void this.closeRetired(adapter), DRAIN_MS).unref();
+  }
+
+  private async closeRetired(adapter: { close(): Promise<void> }): Promise<void> {
+    if (!this.retired.delete(adapter)) return;
+    await adapter.close().catch((e) => this.logger.warn(`Closing a replaced backend failed: ${(e as Error).message}`));
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.sub?.unsubscribe();
     await this.switching;
+    // Replaced adapters are closed now rather than after the drain period.
+    await Promise.allSettled([...this.retired].map((a) => this.closeRetired(a)));
     await Promise.allSettled([this.db?.close(), this.store?.close()]);
-    // Replaced adapters: close now rather than waiting out the drain period.
-    this.draining.clear();
   }
 }

@@ -10,4 +10,6 @@ export class FilesystemObjectStore extends ObjectStore {
   ) {
     super();
   }
+
+  override async close(): Promise<void> {}
 }
