@@ -222,14 +222,17 @@ async function startService(dataDir, profile) {
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`the service exited during start-up (code ${proc.exitCode}):\n${child.output}`);
     try {
+      // Any HTTP answer means it is listening (/api/health comes from MetaModule, which a
+      // branch under test may not have yet).
       const r = await request(port, 'GET', '/api/health');
-      if (r.status === 200) return child;
+      child.hasHealth = r.status === 200;
+      return child;
     } catch {
       /* not listening yet */
     }
     if (Date.now() > deadline) {
       await child.stop();
-      throw new Error(`the service did not answer /api/health within 60 s:\n${child.output}`);
+      throw new Error(`the service did not answer HTTP within 60 s:\n${child.output}`);
     }
     await sleep(100);
   }
@@ -468,6 +471,10 @@ async function main() {
     log(`storage: SQLite ${fmtMb(report.storage.dbBytes)} MB, ${report.storage.objects.files} object files ${fmtMb(report.storage.objects.bytes)} MB`);
 
     let scenarios = await buildScenarios(service.port, token, cookie, corpus, ids, opts.n);
+    if (!service.hasHealth) {
+      log('note: GET /api/health does not answer 200 in this build: the health scenario is skipped');
+      scenarios = scenarios.filter((s) => s.name !== 'health');
+    }
     if (opts.only) scenarios = scenarios.filter((s) => opts.only.some((o) => s.name === o || s.group === o));
     const profDir = path.join(RESULTS, `profiles-${started.toISOString().replace(/[:.]/g, '-')}`);
     if (opts.profile) fs.mkdirSync(profDir, { recursive: true });
