@@ -22,7 +22,7 @@ const http = require('node:http');
 const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
-const { Corpus } = require('./lib/corpus');
+const { Corpus, CORPUS_VERSION } = require('./lib/corpus');
 const { sampler, rssBytes, dirBytes } = require('./lib/proc');
 const { summarise } = require('./lib/profile-summary');
 
@@ -101,8 +101,20 @@ function freePort() {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-/** A JSON request to the service: { status, headers, body }. */
-function request(port, method, urlPath, { body, headers = {} } = {}) {
+/**
+ * A JSON request to the service: { status, headers, body }. A GET is retried once when a
+ * kept-alive socket was closed by the server while idle (ECONNRESET / "socket hang up").
+ */
+async function request(port, method, urlPath, opts = {}) {
+  try {
+    return await requestOnce(port, method, urlPath, opts);
+  } catch (e) {
+    if (method !== 'GET' || !(e.code === 'ECONNRESET' || /socket hang up/.test(e.message))) throw e;
+    return requestOnce(port, method, urlPath, opts);
+  }
+}
+
+function requestOnce(port, method, urlPath, { body, headers = {} } = {}) {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = http.request(
@@ -452,18 +464,18 @@ async function main() {
 
     let ids;
     const manifest = fs.existsSync(manifestFile) ? JSON.parse(fs.readFileSync(manifestFile, 'utf8')) : null;
-    if (manifest && manifest.n === opts.n && manifest.seed === opts.seed) {
+    if (manifest && manifest.n === opts.n && manifest.seed === opts.seed && manifest.corpus === CORPUS_VERSION) {
       ids = manifest.ids;
       log(`reusing ${ids.length} memories seeded earlier in ${dataDir}`);
       report.seeding = { reused: true, ...manifest.seeding };
     } else {
-      if (manifest) throw new Error(`${dataDir} was seeded with n=${manifest.n}, seed=${manifest.seed}; use another --data-dir`);
+      if (manifest) throw new Error(`${dataDir} was seeded with n=${manifest.n}, seed=${manifest.seed}, corpus v${manifest.corpus ?? 1}; use another --data-dir`);
       log(`seeding ${opts.n} memories through POST /api/memories (${opts.seedConcurrency} concurrent clients)...`);
       const s = await seed(service.port, token, corpus, opts.n, opts.seedConcurrency);
       ids = s.ids;
       report.seeding = { reused: false, seconds: s.seconds, perSec: s.perSec, concurrency: opts.seedConcurrency };
       log(`  seeded ${opts.n} in ${s.seconds.toFixed(1)} s (${s.perSec.toFixed(0)}/s)`);
-      if (!ownDir || opts.keep) fs.writeFileSync(manifestFile, JSON.stringify({ n: opts.n, seed: opts.seed, ids, seeding: report.seeding }));
+      if (!ownDir || opts.keep) fs.writeFileSync(manifestFile, JSON.stringify({ n: opts.n, seed: opts.seed, corpus: CORPUS_VERSION, ids, seeding: report.seeding }));
     }
     report.rssAfterSeed = rssBytes(service.pid);
     const dbFile = path.join(dataDir, 'memstore.db');
