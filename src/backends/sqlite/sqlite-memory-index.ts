@@ -20,6 +20,8 @@ import {
 export const PREVIEW_CHARS = 200;
 /** bm25 column weights: title, tags, content (CONTRACT §3: title and tags weigh more than content). */
 const BM25_WEIGHTS = 'bm25(10.0, 6.0, 1.0)';
+/** The same ranking as an expression (lower is better). */
+const BM25_RANK = 'bm25(memories_fts, 10.0, 6.0, 1.0)';
 /** Tokens around the best match shown by snippet(). */
 const SNIPPET_TOKENS = 24;
 
@@ -68,6 +70,16 @@ CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF title, tag_text
   INSERT INTO memories_fts (memories_fts, rowid, title, tag_text, content) VALUES ('delete', old.seq, old.title, old.tag_text, old.content);
   INSERT INTO memories_fts (rowid, title, tag_text, content) VALUES (new.seq, new.title, new.tag_text, new.content);
 END;
+`;
+
+/** Per-connection scratch tables for search snippets (see pageSnippets); same tokenizer as memories_fts. */
+const SNIPPET_SCHEMA = `
+CREATE TEMP TABLE IF NOT EXISTS snippet_rows (seq INTEGER PRIMARY KEY, title TEXT, tag_text TEXT, content TEXT);
+CREATE VIRTUAL TABLE IF NOT EXISTS temp.snippet_fts USING fts5 (
+  title, tag_text, content,
+  content = 'snippet_rows', content_rowid = 'seq',
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
 `;
 
 const DROP = `
@@ -126,6 +138,8 @@ export class SqliteMemoryIndex extends MemoryIndex {
 
   private createSchema(): void {
     this.db.exec(SCHEMA);
+    this.db.pragma('temp_store = MEMORY');
+    this.db.exec(SNIPPET_SCHEMA);
     this.db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', ?)`).run(BM25_WEIGHTS);
   }
 
@@ -212,40 +226,67 @@ export class SqliteMemoryIndex extends MemoryIndex {
     if (match === null) return { rows: [], total: 0 };
     return this.guard(() => {
       const { where, params } = filterSql(query.filter);
-      const filters = where.length ? ` AND ${where.join(' AND ')}` : '';
-      const base = `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH @match${filters}`;
+      // Performance (bench): without filters, count and rank on the FTS table alone — joining
+      // `memories` costs one b-tree lookup per matching row, several times the FTS work itself.
+      // bm25() is called with the weights directly: ordering by the configured `rank` column is
+      // markedly slower for multi-word queries (same scores, same order).
+      const base = where.length
+        ? `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH @match AND ${where.join(' AND ')}`
+        : 'FROM memories_fts WHERE memories_fts MATCH @match';
       const all = { ...params, match };
       const total = (this.stmt(`SELECT count(*) AS n ${base}`).get(all) as { n: number }).n;
       if (total === 0 || query.offset >= total) return { rows: [], total };
       // Rank first without snippets (cheap), then build snippets for the page only.
-      const ranked = this.stmt(`SELECT m.seq AS seq, -memories_fts.rank AS score ${base} ORDER BY memories_fts.rank LIMIT @limit OFFSET @offset`).all({
-        ...all,
-        limit: query.limit,
-        offset: query.offset,
-      }) as Array<{ seq: number; score: number }>;
+      const ranked = (
+        this.stmt(`SELECT memories_fts.rowid AS seq, ${BM25_RANK} AS r ${base} ORDER BY r LIMIT @limit OFFSET @offset`).all({
+          ...all,
+          limit: query.limit,
+          offset: query.offset,
+        }) as Array<{ seq: number; r: number }>
+      ).map(({ seq, r }) => ({ seq, score: -r }));
       if (ranked.length === 0) return { rows: [], total };
       const seqs = ranked.map((r) => r.seq);
       const placeholders = seqs.map((_, i) => `@s${i}`).join(', ');
-      const seqParams: Params = { match };
+      const seqParams: Params = {};
       seqs.forEach((s, i) => (seqParams[`s${i}`] = s));
-      const details = this.stmt(
-        `SELECT ${ROW_COLUMNS}, snippet(memories_fts, 2, '', '', '…', ${SNIPPET_TOKENS}) AS snip
-         FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
-         WHERE memories_fts MATCH @match AND memories_fts.rowid IN (${placeholders})`,
-      ).all(seqParams) as DbRow[];
+      const details = this.stmt(`SELECT ${ROW_COLUMNS} FROM memories m WHERE m.seq IN (${placeholders})`).all(seqParams) as DbRow[];
+      const snippets = this.pageSnippets(match, placeholders, seqParams);
       const bySeq = new Map(details.map((d) => [d.seq, d]));
       const rows: MemoryRow[] = [];
       for (const r of ranked) {
         const d = bySeq.get(r.seq);
         if (!d) continue; // deleted between the two statements (cannot happen inside one synchronous call)
         const row = toRow(d);
-        const snip = (d.snip ?? '').replace(/\s+/g, ' ').trim();
+        const snip = (snippets.get(r.seq) ?? '').replace(/\s+/g, ' ').trim();
         row.snippet = snip.length > 0 ? snip : row.snippet;
         row.score = Math.round(r.score * 1e6) / 1e6;
         rows.push(row);
       }
       return { rows, total };
     });
+  }
+
+  /**
+   * snippet() for the rows of one page, computed on a scratch FTS5 table holding only those rows.
+   * Performance (bench): snippet() on the main table must position every term's doclist on each
+   * row, which costs more than ranking all matches on a large index and grows with it; on the
+   * scratch table the cost depends only on the page. Same tokenizer, same MATCH expression and
+   * same snippet() call, so the text is identical.
+   */
+  private pageSnippets(match: string, placeholders: string, seqParams: Params): Map<number, string> {
+    return this.db.transaction(() => {
+      try {
+        this.stmt(`INSERT INTO temp.snippet_rows (seq, title, tag_text, content) SELECT seq, title, tag_text, content FROM memories WHERE seq IN (${placeholders})`).run(seqParams);
+        this.stmt('INSERT INTO temp.snippet_fts (rowid, title, tag_text, content) SELECT seq, title, tag_text, content FROM temp.snippet_rows').run();
+        const out = this.stmt(
+          `SELECT rowid AS seq, snippet(snippet_fts, 2, '', '', '…', ${SNIPPET_TOKENS}) AS snip FROM temp.snippet_fts WHERE snippet_fts MATCH @match`,
+        ).all({ match }) as Array<{ seq: number; snip: string }>;
+        return new Map(out.map((o) => [o.seq, o.snip]));
+      } finally {
+        this.stmt(`INSERT INTO temp.snippet_fts (snippet_fts) VALUES ('delete-all')`).run();
+        this.stmt('DELETE FROM temp.snippet_rows').run();
+      }
+    })();
   }
 
   override async stats(): Promise<MemoryStats> {
