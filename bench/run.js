@@ -482,6 +482,9 @@ async function main() {
     report.storage = { dbBytes: ['', '-wal'].reduce((a, s) => a + (fs.existsSync(dbFile + s) ? fs.statSync(dbFile + s).size : 0), 0), objects: dirBytes(path.join(dataDir, 'objects')) };
     log(`storage: SQLite ${fmtMb(report.storage.dbBytes)} MB, ${report.storage.objects.files} object files ${fmtMb(report.storage.objects.bytes)} MB`);
 
+    const first = expectStatus(await request(service.port, 'GET', '/api/memories?limit=1', { headers: { authorization: `Bearer ${token}` } }), 200, 'count');
+    report.memoriesAtStart = first.total;
+    if (first.total !== opts.n) log(`note: the index holds ${first.total} memories (a reused data dir keeps what earlier create scenarios added)`);
     let scenarios = await buildScenarios(service.port, token, cookie, corpus, ids, opts.n);
     if (!service.hasHealth) {
       log('note: GET /api/health does not answer 200 in this build: the health scenario is skipped');

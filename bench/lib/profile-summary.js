@@ -6,8 +6,29 @@
  */
 const fs = require('node:fs');
 
-function owner(url) {
-  if (!url) return '(native/V8)';
+/** Native frames have no URL: name the usual ones by what they do. */
+const NATIVE = {
+  all: 'SQLite (better-sqlite3 native)',
+  get: 'SQLite (better-sqlite3 native)',
+  run: 'SQLite (better-sqlite3 native)',
+  iterate: 'SQLite (better-sqlite3 native)',
+  exec: 'SQLite (better-sqlite3 native)',
+  prepare: 'SQLite (better-sqlite3 native)',
+  writev: 'socket writes (native)',
+  writeBuffer: 'socket writes (native)',
+  writeUtf8String: 'socket writes (native)',
+  writeLatin1String: 'socket writes (native)',
+  openFileHandle: 'file system (native)',
+  read: 'file system (native)',
+  fstat: 'file system (native)',
+  close: 'file system (native)',
+  writeFileUtf8: 'file system (native)',
+  rename: 'file system (native)',
+  fsync: 'file system (native)',
+};
+
+function owner(url, fn) {
+  if (!url) return NATIVE[fn] ?? '(other native/V8)';
   const nm = url.lastIndexOf('node_modules/');
   if (nm >= 0) {
     const rest = url.slice(nm + 'node_modules/'.length).split('/');
@@ -35,7 +56,7 @@ function summarise(file, top = 15) {
       idle += ms;
       continue;
     }
-    const o = cf.functionName.startsWith('(') ? cf.functionName : owner(cf.url);
+    const o = cf.functionName.startsWith('(') ? cf.functionName : owner(cf.url, cf.functionName);
     const key = `${cf.functionName || '(anonymous)'} ${o}${cf.url ? `:${cf.lineNumber + 1}` : ''}`;
     byFn.set(key, (byFn.get(key) || 0) + ms);
     byOwner.set(o, (byOwner.get(o) || 0) + ms);
