@@ -73,7 +73,7 @@ function parseArgs(argv) {
       case '--keep': opts.keep = true; break;
       case '--data-dir': opts.dataDir = path.resolve(val()); break;
       case '--help': case '-h':
-        console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(2, 19).join('\n').replace(/^ \*/gm, ''));
+        console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 17).join('\n').replace(/^ \* ?/gm, ''));
         process.exit(0);
         break;
       default: throw new Error(`unknown option ${a} (try --help)`);
