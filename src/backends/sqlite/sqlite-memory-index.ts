@@ -34,7 +34,15 @@ export interface SqliteMemoryIndexOptions {
    * the newest `termWindow` matches of that term and the total is an estimate.
    */
   termWindow?: number;
+  /**
+   * When every term is complete (matches fewer than `termWindow` memories) and the terms have at
+   * most this many matches together, FTS5's bm25() ranks them instead (term frequency and length
+   * normalisation included; its cost grows with the matches, so only for small sets). 0 = never.
+   */
+  exactRankingBudget?: number;
 }
+
+export const DEFAULT_EXACT_RANKING_BUDGET = 2000;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memories (
@@ -185,6 +193,7 @@ export function previewOf(content: string): string {
 export class SqliteMemoryIndex extends MemoryIndex {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly termWindow: number;
+  private readonly exactRankingBudget: number;
 
   constructor(
     private readonly db: Database.Database,
@@ -192,6 +201,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
   ) {
     super();
     this.termWindow = Math.max(1, opts.termWindow ?? DEFAULT_TERM_WINDOW);
+    this.exactRankingBudget = Math.max(0, opts.exactRankingBudget ?? DEFAULT_EXACT_RANKING_BUDGET);
     this.createSchema();
   }
 
@@ -292,12 +302,14 @@ export class SqliteMemoryIndex extends MemoryIndex {
   }
 
   /**
-   * Search (CONTRACT §3). Ranked term by term rather than with FTS5's bm25(), whose IDF step
-   * reads the whole posting list of every term on every query (tens of milliseconds for a common
-   * word at 100,000 memories). For each term (a word with its Porter variants, or a phrase) we
-   * read the newest `termWindow` matching rowids, and those with the term in the title or tags;
-   * a memory scores sum(idf(term) * (1 or TITLE_TAG_WEIGHT)) over the terms it contains, so more
-   * and rarer words rank higher and title/tag hits weigh more; ties go to the newer memory.
+   * Search (CONTRACT §3). When the query's words match few memories, FTS5's bm25() ranks every
+   * match (title 10, tags 6, content 1). bm25's IDF step reads the whole posting list of every
+   * term on every query, tens of milliseconds for a common word at 100,000 memories, so larger
+   * result sets are ranked term by term instead: for each term (a word with its Porter variants,
+   * or a phrase) we read the newest `termWindow` matching rowids, and those with the term in the
+   * title or tags; a memory scores sum(idf(term) * (1 or TITLE_TAG_WEIGHT)) over the terms it
+   * contains, so more and rarer words rank higher and title/tag hits weigh more; ties go to the
+   * newer memory.
    */
   override async search(query: SearchQuery): Promise<MemoryPage> {
     const parsed = parseSearchQuery(query.text);
@@ -332,6 +344,12 @@ export class SqliteMemoryIndex extends MemoryIndex {
       const df = complete ? any.length : (C * n) / Math.max(C, maxSeq - cutoff + 1);
       return { any: new Set(any), titleTags: new Set(titleTags), cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
     });
+
+    // Few matches: bm25 over all of them is cheap and ranks with term frequencies too. Not with a
+    // multi-word phrase: bm25 counts a phrase's documents by reading every occurrence of its words.
+    const postings = hits.reduce((sum, h) => sum + h.any.size, 0);
+    const phrases = terms.some((t) => t.words.length > 1);
+    if (!phrases && hits.every((h) => h.cutoff === 0) && postings <= this.exactRankingBudget) return null;
 
     // Candidates: rows of the required terms (phrases, all of them), else of any term.
     const required = hits.filter((h) => h.required);
@@ -385,7 +403,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
     return { rows, total };
   }
 
-  /** Exact bm25 ranking over every match (used when a filtered search needs more than the windows hold). */
+  /** Exact bm25 ranking over every match: for small result sets, and for a filtered search that needs more than the windows hold. */
   private exactSearch(parsed: ParsedSearch, query: SearchQuery): MemoryPage {
     const match = toFts5Match(parsed);
     if (match === null) return { rows: [], total: 0 };
