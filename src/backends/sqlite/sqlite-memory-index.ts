@@ -239,6 +239,19 @@ export class SqliteMemoryIndex extends MemoryIndex {
     );
   }
 
+  /** One transaction for the whole batch. */
+  override async insertMany(docs: MemoryDoc[]): Promise<void> {
+    this.guard(() =>
+      this.db.transaction(() => {
+        const ins = this.stmt(
+          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at)
+           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
+        );
+        for (const doc of docs) this.writeTags(Number(ins.run(this.params(doc)).lastInsertRowid), doc.tags);
+      })(),
+    );
+  }
+
   override async replace(doc: MemoryDoc): Promise<boolean> {
     return this.guard(() =>
       this.db.transaction(() => {
