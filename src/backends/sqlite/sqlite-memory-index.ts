@@ -43,6 +43,7 @@ export interface SqliteMemoryIndexOptions {
 }
 
 export const DEFAULT_EXACT_RANKING_BUDGET = 2000;
+const MMAP_BYTES = 1024 * 1024 * 1024;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memories (
@@ -202,6 +203,9 @@ export class SqliteMemoryIndex extends MemoryIndex {
     super();
     this.termWindow = Math.max(1, opts.termWindow ?? DEFAULT_TERM_WINDOW);
     this.exactRankingBudget = Math.max(0, opts.exactRankingBudget ?? DEFAULT_EXACT_RANKING_BUDGET);
+    // Memory-mapped reads: rows carry their content, so a page read through read(2) per row made
+    // filtered lists ~10x slower at 100,000 memories. (Per connection; only address space.)
+    this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
     this.createSchema();
   }
 
