@@ -432,7 +432,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
       if (!d) continue;
       const row = toRow(d);
       row.snippet = snippet(d.content ?? '') ?? row.snippet;
-      row.score = Math.round(p.score * 1e6) / 1e6;
+      row.score = Number(p.score.toPrecision(6));
       rows.push(row);
     }
     return { rows, total };
@@ -472,7 +472,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
       const row = toRow(d);
       const snip = (d.snip ?? '').replace(/\s+/g, ' ').trim();
       row.snippet = snip.length > 0 ? snip : row.snippet;
-      row.score = Math.round(r.score * 1e6) / 1e6;
+      row.score = Number(r.score.toPrecision(6));
       rows.push(row);
     }
     return { rows, total };
