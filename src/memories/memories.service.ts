@@ -178,7 +178,8 @@ export class MemoriesService {
       }
       const offset = q.skip ?? (q.page - 1) * limit;
       const res = await this.index.search({ text, filter, limit, offset });
-      return this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, false);
+      const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
+      return this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext);
     }
 
     if (q.after !== undefined) {
@@ -210,7 +211,7 @@ export class MemoriesService {
     nextCursor: string | null,
     hasNextKnown: boolean,
   ): MemoryListResponseDto {
-    const hasNext = mode === 'search' ? offset + rows.length < total : hasNextKnown;
+    const hasNext = hasNextKnown;
     return {
       ok: true,
       rows,

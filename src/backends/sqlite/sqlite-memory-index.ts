@@ -44,6 +44,8 @@ export interface SqliteMemoryIndexOptions {
 
 export const DEFAULT_EXACT_RANKING_BUDGET = 2000;
 const MMAP_BYTES = 1024 * 1024 * 1024;
+/** See rankedSearch: below this many filtered candidates, a windowed search is ranked exactly. */
+const FILTERED_WINDOW_MIN = 200;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memories (
@@ -413,14 +415,16 @@ export class SqliteMemoryIndex extends MemoryIndex {
     const incomplete = hits.filter((h) => h.cutoff > 0);
     let total = scored.length;
     if (incomplete.length > 0) {
-      if (hasFilter(query.filter) && scored.length < query.offset + query.limit) return null; // too few in the windows: rank exactly
+      // A filter that leaves fewer rows in the windows than the largest page: rank every match
+      // exactly instead. Decided from the query alone (not the page), so paging stays consistent.
+      if (hasFilter(query.filter) && scored.length < FILTERED_WINDOW_MIN) return null;
       // Exact inside the window where every term is complete; scaled to the whole table.
       const lowest = Math.max(...incomplete.map((h) => h.cutoff));
       const inside = scored.filter((x) => x.seq >= lowest).length;
       total = Math.max(scored.length, Math.round((inside * n) / Math.max(1, maxSeq - lowest + 1)));
     }
     const page = scored.slice(query.offset, query.offset + query.limit);
-    if (page.length === 0) return { rows: [], total };
+    if (page.length === 0) return { rows: [], total, reachable: scored.length };
     const details = this.stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(
       JSON.stringify(page.map((p) => p.seq)),
     ) as DbRow[];
@@ -435,7 +439,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
       row.score = Number(p.score.toPrecision(6));
       rows.push(row);
     }
-    return { rows, total };
+    return { rows, total, reachable: scored.length };
   }
 
   /** Exact bm25 ranking over every match: for small result sets, and for a filtered search that needs more than the windows hold. */
