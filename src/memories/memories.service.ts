@@ -145,14 +145,15 @@ export class MemoriesService {
     return { deleted, missing: unique.filter((id) => !gone.has(id)) };
   }
 
-  /** The stored markdown file, byte for byte. */
+  /** The stored markdown file, byte for byte (rebuilt from the index if the file is missing). */
   async download(id: string): Promise<Buffer> {
-    await this.indexed(id);
+    const doc = await this.indexed(id);
     try {
       return await this.store.get(memoryKey(id));
     } catch (e) {
-      if (e instanceof NotFoundError) throw new MemoryNotFoundError();
-      throw e;
+      if (!(e instanceof NotFoundError)) throw e;
+      this.logger.warn(`Memory ${id}: object ${memoryKey(id)} is missing; served markdown rebuilt from the index`);
+      return Buffer.from(toMarkdown(doc), 'utf8');
     }
   }
 

@@ -76,6 +76,15 @@ describe('memories: consistency between index and object store', () => {
     expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory.content).toBe('survivor');
   });
 
+  it('a missing file: fetch and download serve the indexed copy (same markdown), reindex reports it', async () => {
+    const m = await createMemory(api, { content: 'indexed copy', title: 'T', tags: ['a'] });
+    const file = path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`);
+    const markdown = fs.readFileSync(file, 'utf8');
+    fs.rmSync(file);
+    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
+    expect((await api.get(`/api/memories/${m.id}/download`).expect(200)).text).toBe(markdown);
+  });
+
   it('an unreadable store answers 503 on fetch and download, never 500', async () => {
     const m = await createMemory(api, { content: 'x' });
     jest.spyOn(backends.objstore, 'get').mockRejectedValue(new BackendUnavailableError('Object store', 'EIO (injected)'));
