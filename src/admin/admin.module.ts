@@ -1,5 +1,9 @@
 import { Module } from '@nestjs/common';
+import { AdminConfigController } from './config/admin-config.controller';
+import { AdminConfigService } from './config/admin-config.service';
 
-// NOTE(skeleton): filled in by its owner.
-@Module({})
+@Module({
+  controllers: [AdminConfigController],
+  providers: [AdminConfigService],
+})
 export class AdminModule {}
