@@ -195,6 +195,12 @@ describe('admin config routes', () => {
       expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'target'], type: 'enum', input: 'postgres' });
     });
 
+    it('a target that is not a string → 422 string_type', async () => {
+      const res = await admin.post('/api/test').send({ target: 1 });
+      expect(res.status).toBe(422);
+      expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'target'], type: 'string_type' });
+    });
+
     it('reports a broken backend as ok:false with the reason, not as a 5xx', async () => {
       const ta = await createTestApp();
       try {
