@@ -66,6 +66,7 @@ function accessRules(app: NestExpressApplication): Map<string, AccessRule | unde
   return rules;
 }
 
+/** What an operation needs: the sentence for its description, its `security` and its `x-access`. */
 function describeAccess(rule: AccessRule | undefined): { text: string; security: Array<Record<string, string[]>>; access: unknown } {
   switch (rule?.kind) {
     case 'public':
@@ -102,7 +103,9 @@ function annotateAccess(app: NestExpressApplication, document: OpenAPIObject): v
       if (!op) continue;
       const { text, security, access } = describeAccess(rules.get(op.operationId ?? ''));
       op.description = op.description ? `**Access:** ${text}\n\n${op.description}` : `**Access:** ${text}`;
-      op.security = security;
+      // Public: no `security` at all (there is no document-wide requirement to override).
+      if (security.length > 0) op.security = security;
+      else delete op.security;
       (op as unknown as Record<string, unknown>)['x-access'] = access;
       if (!op.tags || op.tags.length === 0) op.tags = [tagFor(p)];
     }

@@ -109,7 +109,7 @@ describe('OpenAPI document', () => {
     expect(op.description).toMatch(/^\*\*Access:\*\* /);
     if (typeof access === 'object') for (const s of (access as { scopes: string[] }).scopes) expect(op.description).toContain(s);
     expect(op.tags?.length).toBeGreaterThan(0);
-    if (access === 'public') expect(op.security).toEqual([]);
+    if (access === 'public') expect(op.security ?? []).toEqual([]);
     else expect(op.security?.length).toBeGreaterThan(0);
     if (body) expect(op.requestBody?.content?.['application/json']?.schema).toBeDefined();
     const ok = op.responses?.['200'] ?? op.responses?.['201'];
