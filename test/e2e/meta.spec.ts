@@ -1,7 +1,12 @@
+import { execFile } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
 import JSZip from 'jszip';
 import request from 'supertest';
 import { parse as parseYaml } from 'yaml';
-import { createTestApp, TestApp } from '../support/app';
+import { createTestApp, createToken, TestApp } from '../support/app';
+
+const execFileAsync = promisify(execFile);
 
 /** Every route of the service (spec §4 plus ours), as the guide must name them. */
 const ALL_ROUTES = [
@@ -196,5 +201,60 @@ describe('meta endpoints', () => {
       const lines = env.split('\n').filter((l) => l && !l.startsWith('#'));
       expect(lines).toEqual(['MEMORY_API_BASE_URL=http://memstore.test:8080', 'MEMORY_API_TOKEN=']);
     });
+  });
+});
+
+describe('the skill prompt curl examples work against the running service', () => {
+  let t: TestApp;
+  let base: string;
+  beforeAll(async () => {
+    t = await createTestApp();
+    await new Promise<void>((resolve) => t.http.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(t.http.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => t.close());
+
+  /** The shell commands of every ```bash block (continuation lines joined), by section heading. */
+  function examples(prompt: string): Array<{ section: string; command: string }> {
+    const out: Array<{ section: string; command: string }> = [];
+    let section = '';
+    const re = /^### (.+)$|^```bash\n([\s\S]*?)^```$/gm;
+    for (const m of prompt.matchAll(re)) {
+      if (m[1]) section = m[1];
+      else for (const cmd of m[2].replace(/\\\n\s*/g, ' ').split('\n').filter((l) => l.trim())) out.push({ section, command: cmd });
+    }
+    return out;
+  }
+
+  it('every operation, run as written with the token in $MEMORY_API_TOKEN, succeeds', async () => {
+    const { plaintext } = await createToken(t, { preset: 'full' });
+    const prompt = (await request(t.http).get('/api/skill-prompt?format=markdown').set('Host', new URL(base).host).expect(200)).text;
+    const auth = { Authorization: `Bearer ${plaintext}` };
+    const make = async (content: string) => (await request(t.http).post('/api/memories').set(auth).send({ content }).expect(201)).body.memory.id as string;
+    const one = await make('The deployment process uses blue-green releases.');
+    const two = await make('second');
+    const three = await make('third');
+
+    const cmds = examples(prompt);
+    const sections = new Set(cmds.map((c) => c.section));
+    for (const s of ['Search or list memories (memory:read)', 'Fetch one memory (memory:read)', 'Create a memory (memory:write)', 'Update a memory (memory:write)', 'Delete a memory (memory:delete)', 'Delete several memories (memory:delete)', 'Download a memory as markdown (memory:read)', 'Statistics (memory:read)']) {
+      expect(sections).toContain(s);
+    }
+    // Deletions last, so the other examples have their memory.
+    const ordered = [...cmds.filter((c) => !c.section.startsWith('Delete')), ...cmds.filter((c) => c.section.startsWith('Delete'))];
+    for (const { section, command } of ordered) {
+      let cmd = command;
+      if (section.startsWith('Delete several')) cmd = cmd.replace('<memory_id>', two).replace('<memory_id>', three);
+      else cmd = cmd.split('<memory_id>').join(one);
+      const { stdout } = await execFileAsync('bash', ['-c', `${cmd} -w '\\n%{http_code}'`], { env: { PATH: process.env.PATH, MEMORY_API_TOKEN: plaintext } });
+      const lines = stdout.trimEnd().split('\n');
+      const status = Number(lines.pop());
+      const body = lines.join('\n');
+      expect([section, status >= 200 && status < 300]).toEqual([section, true]);
+      if (body.startsWith('{')) expect([section, JSON.parse(body).ok]).toEqual([section, true]);
+      else expect([section, body]).toEqual([section, expect.stringMatching(/^---\nid: /)]); // the markdown download
+    }
+    await request(t.http).get(`/api/memories/${one}`).set(auth).expect(404);
+    await request(t.http).get(`/api/memories/${two}`).set(auth).expect(404);
   });
 });
