@@ -111,9 +111,9 @@ describe('admin config routes', () => {
     try {
       const a = await adminAgent(ta);
       const res = await a.post('/api/config').send({ objstore_bucket: 'memory-store' }).expect(200);
-      expect(res.body).toMatchObject({ ok: true, saved: ['objstore_bucket'], complete: false, missing: ['objstore_access_key_id', 'objstore_secret_access_key', 'objstore_endpoint'] });
+      expect(res.body).toMatchObject({ ok: true, saved: ['objstore_bucket'], complete: false, missing: ['objstore_access_key_id', 'objstore_secret_access_key'] });
       const got = await a.get('/api/config').expect(200);
-      expect(got.body).toMatchObject({ complete: false, missing: ['objstore_access_key_id', 'objstore_secret_access_key', 'objstore_endpoint'] });
+      expect(got.body).toMatchObject({ complete: false, missing: ['objstore_access_key_id', 'objstore_secret_access_key'] });
       expect(got.body.status).toContain('missing objstore_access_key_id');
     } finally {
       await ta.close();
