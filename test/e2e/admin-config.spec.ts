@@ -326,7 +326,8 @@ describe.each(testBackends())('connection tests and status on $name', (backend) 
   });
 
   (s3 ? it : it.skip)('a bucket that does not exist: /api/test and /api/status say so (S3 pairs only)', async () => {
-    const broken = await createTestApp({ ...env, MEMSTORE_OBJSTORE_BUCKET: 'no-such-bucket-memstore' });
+    // A fresh pair (own database) with the bucket name swapped for one that does not exist.
+    const broken = await createTestApp({ ...(await backend.env()), MEMSTORE_OBJSTORE_BUCKET: 'no-such-bucket-memstore' });
     try {
       const a = await adminAgent(broken);
       const res = await a.post('/api/test').send({ target: 's3' }).expect(200);
