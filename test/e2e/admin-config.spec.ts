@@ -94,6 +94,7 @@ describe('admin config routes', () => {
     expect(got.body.sources).toMatchObject({ objstore_access_key_id: 'credentials', objstore_secret_access_key: 'credentials', objstore_public_base: 'file', objstore_presign_ttl: 'file', docdb_db: 'env' });
 
     const raw = await admin.get('/api/config/raw').expect(200);
+    expect(raw.headers['cache-control']).toBe('no-store');
     expect(raw.body).toMatchObject({ ok: true, config: { objstore_secret_access_key: SECRET, objstore_access_key_id: 'AKIAIOSFODNN7EXAMPLE', objstore_presign_ttl: 900 } });
 
     // null = unchanged, "" = cleared
