@@ -313,8 +313,9 @@ export class SqliteMemoryIndex extends MemoryIndex {
   override async list(query: ListQuery): Promise<MemoryPage> {
     return this.guard(() => {
       // With a tag filter, walk that tag's rows in newest-first order (memory_tags has the order).
-      const tagDriven = (query.filter.tags?.length ?? 0) > 0;
-      const { where, params } = filterSql({ ...query.filter, tags: query.filter.tags ? [...new Set(query.filter.tags)] : undefined }, { tagDriven });
+      const tags = this.rarestFirst([...new Set(query.filter.tags ?? [])]);
+      const tagDriven = tags.length > 0;
+      const { where, params } = filterSql({ ...query.filter, tags }, { tagDriven });
       const from = tagDriven ? 'memory_tags t0 JOIN memories m ON m.seq = t0.seq' : 'memories m';
       const o = tagDriven ? 't0' : 'm';
       const onlyTag = tagDriven && where.length === 1;
@@ -534,6 +535,13 @@ export class SqliteMemoryIndex extends MemoryIndex {
       created_at: doc.createdAt.getTime(),
       updated_at: doc.updatedAt.getTime(),
     } as Params & Record<string, string | number | null>;
+  }
+
+  /** Several tag filters: the tag with the fewest memories drives the query. */
+  private rarestFirst(tags: string[]): string[] {
+    if (tags.length < 2) return tags;
+    const count = this.stmt('SELECT count(*) FROM memory_tags WHERE tag = ?').pluck();
+    return tags.map((t) => ({ t, n: count.get(t) as number })).sort((a, b) => a.n - b.n).map((x) => x.t);
   }
 
   private writeTags(seq: number, doc: MemoryDoc): void {
