@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
+import { AdminAuthModule } from './auth/admin-auth.module';
 
-// NOTE(skeleton): filled in by its owner.
-@Module({})
+@Module({
+  imports: [AdminAuthModule],
+})
 export class AdminModule {}
