@@ -382,15 +382,39 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await panel.getByRole('button', { name: '← Back to results' }).click();
   });
 
-  it('deletes a memory from the page after confirming', async () => {
+  it('pages through many results', async () => {
+    const { plaintext: tok } = await createToken(t, { preset: 'read-write', name: 'bulk' });
+    for (let i = 0; i < 23; i++) {
+      const r = await api(base, '/api/memories', tok, { method: 'POST', body: JSON.stringify({ title: `Bulk ${i}`, tags: ['bulk'], content: `bulk note ${i}` }) });
+      expect(r.status).toBe(201);
+    }
     const panel = page.locator('#panel-memories');
     await panel.getByLabel('Search', { exact: true }).fill('');
+    await panel.getByLabel('Tags').fill('bulk');
+    await panel.getByRole('button', { name: 'Search', exact: true }).click();
+    await panel.getByText('23 memories, newest first').waitFor();
+    expect(await panel.locator('.mem-row').count()).toBe(20);
+    expect(await panel.locator('.mem-row .mem-title').first().textContent()).toBe('Bulk 22');
+    const pager = panel.getByRole('navigation', { name: 'Pages' });
+    await pager.getByText('Page 1 of 2').waitFor();
+    expect(await pager.getByRole('button', { name: '← Previous' }).isDisabled()).toBe(true);
+    await pager.getByRole('button', { name: 'Next →' }).click();
+    await pager.getByText('Page 2 of 2').waitFor();
+    expect(await panel.locator('.mem-row').count()).toBe(3);
+    expect(await panel.locator('.mem-row .mem-title').last().textContent()).toBe('Bulk 0');
+    expect(await pager.getByRole('button', { name: 'Next →' }).isDisabled()).toBe(true);
+    await panel.getByLabel('Tags').fill('');
+  });
+
+  it('deletes a memory from the page after confirming', async () => {
+    const panel = page.locator('#panel-memories');
+    await panel.getByLabel('Search', { exact: true }).fill('hostile');
     await panel.getByRole('button', { name: 'Search', exact: true }).click();
     await panel.locator(`[data-memory-id="${xssId}"] .mem-title`).click();
     await panel.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('dialog', { name: 'Delete memory?' }).getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('status').filter({ hasText: 'Memory deleted' }).waitFor();
-    await panel.locator('.mem-row').first().waitFor();
+    await panel.getByText('0 matches').waitFor();
     expect(await panel.locator(`[data-memory-id="${xssId}"]`).count()).toBe(0);
     expect((await page.request.get(`${base}/api/memories/${xssId}`)).status()).toBe(404);
   });

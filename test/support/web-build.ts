@@ -45,7 +45,8 @@ export function ensureWebBuilt(): void {
   }
   try {
     if (isFresh()) return;
-    const vite = require.resolve('vite/bin/vite.js', { paths: [ROOT] });
+    const vitePkg = require.resolve('vite/package.json', { paths: [ROOT] });
+    const vite = path.join(path.dirname(vitePkg), (require(vitePkg) as { bin: { vite: string } }).bin.vite);
     execFileSync(process.execPath, [vite, 'build', '--config', path.join(WEB_SRC, 'vite.config.ts')], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
   } catch (err) {
     const e = err as { stderr?: Buffer; message: string };

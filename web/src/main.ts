@@ -98,7 +98,7 @@ let tabButtons: Map<string, HTMLButtonElement> = new Map();
 
 function showShell(username: string): void {
   const tablist = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Sections' });
-  const main = h('main', { id: 'main', class: 'content', tabindex: '-1' });
+  const main = h('main', { id: 'main', class: 'content', tabindex: '-1' }, h('h1', { class: 'visually-hidden' }, 'Memory Store administration'));
   panels = new Map();
   tabButtons = new Map();
   for (const tab of TABS) {

@@ -150,7 +150,7 @@ export const configTab: Tab = {
     const reset = h('button', { type: 'button', class: 'btn btn-plain' }, 'Discard changes');
     reset.addEventListener('click', () => void configTab.render(panel));
     const saveMsg = h('div', { 'aria-live': 'polite', class: 'save-msg' });
-    form.appendChild(h('div', { class: 'form-actions sticky-actions' }, saveMsg, reset, saveBtn));
+    form.appendChild(h('div', { class: 'form-actions config-actions' }, saveMsg, reset, saveBtn));
 
     form.addEventListener('submit', async (ev) => {
       ev.preventDefault();

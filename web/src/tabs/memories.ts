@@ -22,7 +22,7 @@ function describe(err: unknown): string {
 }
 
 function tags(list: string[]): HTMLElement | null {
-  return list.length ? h('ul', { class: 'chips', 'aria-label': 'Tags' }, list.map((t) => h('li', { class: 'chip' }, `#${t}`))) : null;
+  return list.length ? h('ul', { class: 'chips' }, list.map((t) => h('li', { class: 'chip' }, `#${t}`))) : null;
 }
 
 function meta(m: { type: string; scope: string; agent: string | null; project: string | null }): HTMLElement {
