@@ -417,7 +417,7 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await panel.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('dialog', { name: 'Delete memory?' }).getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('status').filter({ hasText: 'Memory deleted' }).waitFor();
-    await panel.getByText('0 matches').waitFor();
+    await panel.getByText('No matches', { exact: true }).waitFor();
     expect(await panel.locator(`[data-memory-id="${xssId}"]`).count()).toBe(0);
     expect((await page.request.get(`${base}/api/memories/${xssId}`)).status()).toBe(404);
   });

@@ -122,7 +122,7 @@ export const configTab: Tab = {
     // The endpoint actually used, derived live from the account id / explicit endpoint.
     let deriveTimer: ReturnType<typeof setTimeout> | undefined;
     let deriveSeq = 0;
-    const derive = () => {
+    const derive = (delay = 250) => {
       clearTimeout(deriveTimer);
       deriveTimer = setTimeout(async () => {
         const account = states.get('objstore_account_id')?.input.value.trim() ?? '';
@@ -140,11 +140,11 @@ export const configTab: Tab = {
           if (seq !== deriveSeq) return;
           endpointOut.textContent = `Endpoint: ${err instanceof ApiError ? err.describe() : 'cannot be derived'}`;
         }
-      }, 250);
+      }, delay);
     };
-    states.get('objstore_account_id')?.input.addEventListener('input', derive);
-    states.get('objstore_endpoint')?.input.addEventListener('input', derive);
-    derive();
+    states.get('objstore_account_id')?.input.addEventListener('input', () => derive());
+    states.get('objstore_endpoint')?.input.addEventListener('input', () => derive());
+    derive(0);
 
     const saveBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Save changes');
     const reset = h('button', { type: 'button', class: 'btn btn-plain' }, 'Discard changes');

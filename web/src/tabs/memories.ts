@@ -17,6 +17,10 @@ interface Filters {
 
 const state: Filters = { q: '', type: '', scope: '', agent: '', project: '', tag: '', page: 1 };
 
+function activeFilters(): number {
+  return [state.type, state.scope, state.agent, state.project, state.tag].filter(Boolean).length;
+}
+
 function describe(err: unknown): string {
   return err instanceof ApiError ? err.describe() : String(err);
 }
@@ -61,7 +65,12 @@ export const memoriesTab: Tab = {
       'form',
       { class: 'card search-form', role: 'search', 'aria-label': 'Search memories' },
       h('div', { class: 'search-row' }, field('Search', q), h('button', { type: 'submit', class: 'btn btn-primary' }, 'Search')),
-      h('div', { class: 'filter-grid' }, field('Type', type), field('Scope', scope), field('Agent', agent), field('Project', project), field('Tags', tag, 'All must match; separate with commas.')),
+      h(
+        'details',
+        { class: 'filters', open: !window.matchMedia('(max-width: 720px)').matches || activeFilters() > 0 },
+        h('summary', null, 'Filters', activeFilters() ? ` (${activeFilters()} active)` : ''),
+        h('div', { class: 'filter-grid' }, field('Type', type), field('Scope', scope), field('Agent', agent), field('Project', project), field('Tags', tag, 'All must match; separate with commas.')),
+      ),
     );
     const clearBtn = h('button', { type: 'button', class: 'btn btn-plain btn-small' }, 'Clear filters');
     clearBtn.addEventListener('click', () => {
@@ -105,8 +114,14 @@ export const memoriesTab: Tab = {
     };
 
     const renderResults = (r: MemoryList) => {
-      const what = r.mode === 'search' ? `match${r.total === 1 ? 'es' : ''}` : `memor${r.total === 1 ? 'y' : 'ies'}`;
-      const summary = r.mode === 'search' ? `${r.total} ${r.total === 1 ? 'match' : 'matches'}, best first` : `${r.total} ${what}, newest first`;
+      const summary =
+        r.mode === 'search'
+          ? r.total === 0
+            ? 'No matches'
+            : `${r.total} ${r.total === 1 ? 'match' : 'matches'}, best first`
+          : r.total === 0
+            ? 'No memories'
+            : `${r.total} ${r.total === 1 ? 'memory' : 'memories'}, newest first`;
       results.appendChild(h('p', { class: 'result-summary' }, summary));
       if (!r.rows.length) {
         results.appendChild(h('p', { class: 'empty' }, state.q || state.type || state.scope || state.agent || state.project || state.tag ? 'Nothing matches these filters.' : 'No memories yet. Agents create them through the API.'));
