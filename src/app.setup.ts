@@ -14,7 +14,9 @@ import { setupOpenApi } from './meta/openapi';
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   const cfg = app.get(AppConfig);
   app.disable('x-powered-by');
-  app.set('trust proxy', cfg.trustProxy);
+  // One hop: behind a single reverse proxy req.ip is the address that proxy saw; a client-sent X-Forwarded-For
+  // cannot spoof it (it would defeat token IP allow-lists and login throttling).
+  app.set('trust proxy', cfg.trustProxy ? 1 : false);
   app.set('etag', false);
   app.use(requestId);
   app.use(

@@ -5,14 +5,14 @@ import { IsOptional, IsString, MaxLength } from 'class-validator';
 export class LoginDto {
   @ApiPropertyOptional({ example: 'admin', default: '' })
   @IsOptional()
-  @IsString()
-  @MaxLength(200, { context: { type: 'string_too_long', ctx: { max_length: 200 } } })
+  @MaxLength(200, { message: 'String should have at most 200 characters', context: { type: 'string_too_long', ctx: { max_length: 200 } } })
+  @IsString({ message: 'Input should be a valid string' })
   username?: string = '';
 
   @ApiPropertyOptional({ example: 'correct horse battery staple', default: '', format: 'password' })
   @IsOptional()
-  @IsString()
-  @MaxLength(1024, { context: { type: 'string_too_long', ctx: { max_length: 1024 } } })
+  @MaxLength(1024, { message: 'String should have at most 1024 characters', context: { type: 'string_too_long', ctx: { max_length: 1024 } } })
+  @IsString({ message: 'Input should be a valid string' })
   password?: string = '';
 }
 
