@@ -5,12 +5,13 @@ import { adminAgent, createTestApp, createToken, TestApp } from '../support/app'
 
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
 
-const ADMIN_ROUTES: Array<[method: 'get' | 'post', url: string, body?: object]> = [
-  ['get', '/api/schema'],
-  ['get', '/api/config'],
+// Every row has three entries: jest.each passes `done` to a test whose rows are shorter than its arity.
+const ADMIN_ROUTES: Array<[method: 'get' | 'post', url: string, body: object | null]> = [
+  ['get', '/api/schema', null],
+  ['get', '/api/config', null],
   ['post', '/api/config', { docdb_db: 'x' }],
-  ['get', '/api/config/raw'],
-  ['get', '/api/config/path'],
+  ['get', '/api/config/raw', null],
+  ['get', '/api/config/path', null],
   ['post', '/api/test', { target: 'all' }],
   ['post', '/api/derive-endpoint', { account_id: 'abc' }],
 ];
