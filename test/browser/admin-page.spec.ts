@@ -330,7 +330,12 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     expect(dl.headers()['content-type']).toMatch(/text\/markdown/);
     expect(await dl.text()).toContain('Always use the **zebra** crossing.');
 
+    // The open memory has its own address: a reload comes back to it.
+    expect(new URL(page.url()).hash).toBe(`#memories/${targetId}`);
+    await page.reload();
+    await panel.locator('.mem-detail').getByRole('heading', { name: 'Zebra crossing protocol' }).waitFor();
     await panel.getByRole('button', { name: '← Back to results' }).click();
+    expect(new URL(page.url()).hash).toBe('#memories');
     await panel.getByLabel('Type').selectOption('');
     await panel.getByLabel('Project').fill('');
   });
@@ -454,7 +459,12 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
         await shot(`${tab.id}-${size}`);
       }
     }
+    // Dark colour scheme (prefers-color-scheme) for one tab, to look at.
     await page.setViewportSize(DESKTOP);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await openTab('API tokens');
+    await shot('tokens-dark-1280x800');
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   it('every form control has an accessible name', async () => {
@@ -483,20 +493,32 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     expect((await page.request.get(`${base}/api/tokens`)).status()).toBe(401);
   });
 
-  it('says so when sign-in is throttled', async () => {
-    const t2 = await createTestApp({ MEMSTORE_LOGIN_MAX_FAILURES: '2', MEMSTORE_LOGIN_WINDOW_SECONDS: '600' });
+  it('shows settings from the environment read-only, and says so when sign-in is throttled', async () => {
+    const t2 = await createTestApp({ MEMSTORE_LOGIN_MAX_FAILURES: '2', MEMSTORE_LOGIN_WINDOW_SECONDS: '600', MEMSTORE_DOCDB_DB: 'from_env_db' });
     try {
       await t2.app.listen(0, '127.0.0.1');
       const p2 = await ctx.newPage();
       await p2.setViewportSize(PHONE);
-      await p2.goto(`${urlOf(t2)}/`);
+      await p2.goto(`${urlOf(t2)}/#config`);
+      await signIn(p2, ADMIN_PASSWORD);
+      const db = p2.locator('#cfg-docdb_db');
+      await db.waitFor();
+      expect(await db.inputValue()).toBe('from_env_db');
+      expect(await db.getAttribute('readonly')).not.toBeNull();
+      await p2.locator('#panel-config').getByText('from environment: MEMSTORE_DOCDB_DB').waitFor();
+      await p2.getByRole('button', { name: 'Sign out' }).click();
+      await p2.getByRole('heading', { name: 'Sign in to the admin page' }).waitFor();
+
       let message = '';
+      const statuses: number[] = [];
       for (let i = 0; i < 4 && !/Too many/.test(message); i++) {
+        const answered = p2.waitForResponse((r) => r.url().endsWith('/api/login'));
         await signIn(p2, `wrong ${i}`);
-        const alert = p2.locator('.login-message [role=alert]');
-        await alert.waitFor();
-        message = (await alert.textContent()) ?? '';
+        statuses.push((await answered).status());
+        await p2.getByRole('button', { name: 'Sign in' }).and(p2.locator(':enabled')).waitFor();
+        message = (await p2.locator('.login-message [role=alert]').textContent()) ?? '';
       }
+      expect(statuses).toEqual([401, 401, 429]);
       expect(message).toMatch(/^Too many failed sign-in attempts from this address\. Try again in \d+ (seconds?|minutes?)\.$/);
       await p2.screenshot({ path: path.join(ARTIFACTS, 'login-throttled-390x844.png') });
       await p2.close();

@@ -55,7 +55,7 @@ function showLogin(message?: string): void {
     submit.disabled = true;
     submit.textContent = 'Signing in…';
     try {
-      await post('/api/login', { username: user.value, password: pass.value });
+      await api('POST', '/api/login', { username: user.value, password: pass.value }, { quiet401: true });
       pass.value = '';
       await boot();
     } catch (err) {
@@ -117,6 +117,7 @@ function showShell(username: string): void {
   }
   const signOut = h('button', { type: 'button', class: 'btn btn-plain btn-small' }, 'Sign out');
   signOut.addEventListener('click', async () => {
+    signedIn = false;
     try {
       await post('/api/logout');
     } catch {

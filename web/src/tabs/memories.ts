@@ -157,12 +157,15 @@ export const memoriesTab: Tab = {
     };
 
     const showList = () => {
+      if (location.hash.startsWith('#memories/')) history.replaceState(null, '', '#memories');
       detailView.hidden = true;
       listView.hidden = false;
       clear(detailView);
     };
 
     const openMemory = async (id: string) => {
+      // A link to the open memory (#memories/<id>) can be bookmarked or shared with another admin.
+      history.replaceState(null, '', `#memories/${encodeURIComponent(id)}`);
       listView.hidden = true;
       detailView.hidden = false;
       clear(detailView);
@@ -232,6 +235,8 @@ export const memoriesTab: Tab = {
 
     listView.append(h('div', { class: 'panel-head' }, h('h2', null, 'Memories')), form, results);
     panel.append(listView, detailView);
+    const linked = /^#memories\/([0-9a-f]{24})$/.exec(location.hash);
+    if (linked) void openMemory(linked[1]);
     await load();
   },
 };
