@@ -277,23 +277,19 @@ export const tokensTab: Tab = {
           list.appendChild(h('p', { class: 'empty' }, 'No tokens yet. Create one above and give it to your agent.'));
           return;
         }
-        list.appendChild(
+        const header = ['Token', 'Status', 'Scopes', 'Expires', 'Allowed IPs', 'Last used', 'Created'].map((c) => h('th', { scope: 'col' }, c));
+        const table = h(
+          'table',
+          { class: 'table tokens-table' },
+          h('caption', { class: 'visually-hidden' }, 'API tokens'),
+          h('thead', null, h('tr', null, header, h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
           h(
-            'table',
-            { class: 'table tokens-table' },
-            h('caption', { class: 'visually-hidden' }, 'API tokens'),
-            h(
-              'thead',
-              null,
-              h('tr', null, ['Token', 'Status', 'Scopes', 'Expires', 'Allowed IPs', 'Last used', 'Created'].map((c) => h('th', { scope: 'col' }, c)), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions'))),
-            ),
-            h(
-              'tbody',
-              null,
-              tokens.map((t) => tokenRow(t, () => void load())),
-            ),
+            'tbody',
+            null,
+            tokens.map((t) => tokenRow(t, () => void load())),
           ),
         );
+        list.appendChild(h('div', { class: 'table-wrap' }, table));
       } catch (err) {
         clear(list);
         list.appendChild(errorBox(describe(err)));
