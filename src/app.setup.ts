@@ -42,6 +42,5 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
     json(req, res, (err?: unknown) => (err ? sendError(err, req, res) : next()));
   });
   setupOpenApi(app);
-  app.enableShutdownHooks();
   return app;
 }
