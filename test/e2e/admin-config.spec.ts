@@ -111,9 +111,9 @@ describe('admin config routes', () => {
     try {
       const a = await adminAgent(ta);
       const res = await a.post('/api/config').send({ objstore_bucket: 'memory-store' }).expect(200);
-      expect(res.body).toMatchObject({ ok: true, saved: ['objstore_bucket'], complete: false, missing: ['objstore_access_key_id', 'objstore_secret_access_key', 'objstore_endpoint'] });
+      expect(res.body).toMatchObject({ ok: true, saved: ['objstore_bucket'], complete: false, missing: ['objstore_access_key_id', 'objstore_secret_access_key'] });
       const got = await a.get('/api/config').expect(200);
-      expect(got.body).toMatchObject({ complete: false, missing: ['objstore_access_key_id', 'objstore_secret_access_key', 'objstore_endpoint'] });
+      expect(got.body).toMatchObject({ complete: false, missing: ['objstore_access_key_id', 'objstore_secret_access_key'] });
       expect(got.body.status).toContain('missing objstore_access_key_id');
     } finally {
       await ta.close();
@@ -193,6 +193,12 @@ describe('admin config routes', () => {
       const res = await admin.post('/api/test').send({ target: 'postgres' });
       expect(res.status).toBe(422);
       expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'target'], type: 'enum', input: 'postgres' });
+    });
+
+    it('a target that is not a string → 422 string_type', async () => {
+      const res = await admin.post('/api/test').send({ target: 1 });
+      expect(res.status).toBe(422);
+      expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'target'], type: 'string_type' });
     });
 
     it('reports a broken backend as ok:false with the reason, not as a 5xx', async () => {
