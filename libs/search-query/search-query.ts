@@ -151,3 +151,22 @@ export function toFts5Match(q: ParsedSearch): string | null {
   if (q.excluded.length > 0) expr = `(${expr}) NOT (${q.excluded.map((e) => (e.length === 1 ? wordExpr(e[0]) : ftsString(e))).join(' OR ')})`;
   return expr;
 }
+
+/** One searchable unit of a query as an FTS5 expression: a word (with its Porter variants) or a phrase. */
+export interface Fts5Term {
+  expr: string;
+  /** Phrases must match; words only add to the score. */
+  required: boolean;
+  /** The words of the term as typed (lower-cased). */
+  words: string[];
+}
+
+/** The parts of toFts5Match separately, for adapters that rank term by term. */
+export function toFts5Terms(q: ParsedSearch): { terms: Fts5Term[]; exclusion: string | null } {
+  const terms: Fts5Term[] = [
+    ...q.phrases.map((p) => ({ expr: ftsString(p), required: true, words: p })),
+    ...q.words.map((w) => ({ expr: wordExpr(w), required: false, words: [w] })),
+  ];
+  const exclusion = q.excluded.length > 0 ? q.excluded.map((e) => (e.length === 1 ? wordExpr(e[0]) : ftsString(e))).join(' OR ') : null;
+  return { terms, exclusion };
+}

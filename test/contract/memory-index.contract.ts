@@ -377,6 +377,28 @@ export function memoryIndexContract(
         expect(await index.count()).toBe(3);
       });
 
+      it('stays right after replace, delete, deleteMany and clear', async () => {
+        const a = await add({ type: 'fact', scope: 'user', project: 'p1', agent: 'a' });
+        const b = await add({ type: 'fact', project: 'p1' });
+        const c = await add({ type: 'code' });
+        await index.replace({ ...a, type: 'task', scope: 'global', project: null, agent: 'z' });
+        await index.delete(b.id);
+        let s = await index.stats();
+        expect(s.total).toBe(2);
+        expect(s.byType).toMatchObject({ fact: 0, task: 1, code: 1 });
+        expect(s.byScope).toMatchObject({ global: 2, user: 0 });
+        expect(s.byProject).toEqual({ '(none)': 2 });
+        expect(s.byAgent).toEqual({ z: 1, '(none)': 1 });
+        await index.deleteMany([a.id, c.id]);
+        s = await index.stats();
+        expect(s.total).toBe(0);
+        expect(s.byProject).toEqual({});
+        await add({ project: 'again' });
+        await index.clear();
+        await add({ project: 'fresh' });
+        expect((await index.stats()).byProject).toEqual({ fresh: 1 });
+      });
+
       it('reports zeros on an empty index', async () => {
         const s = await index.stats();
         expect(s.total).toBe(0);
