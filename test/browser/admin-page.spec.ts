@@ -97,6 +97,8 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
 
   async function shot(name: string): Promise<void> {
     await page.locator('.loading').first().waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+    // Notices from earlier steps would cover the picture.
+    await page.evaluate(() => document.querySelector('.toasts')?.replaceChildren());
     await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
   }
 

@@ -173,8 +173,8 @@ export async function copyText(text: string): Promise<boolean> {
 }
 
 /** A "Copy" button that copies what getText() returns and says so. */
-export function copyButton(getText: () => string, label = 'Copy'): HTMLButtonElement {
-  const btn = h('button', { type: 'button', class: 'btn btn-plain btn-small' }, label);
+export function copyButton(getText: () => string, label = 'Copy', small = true): HTMLButtonElement {
+  const btn = h('button', { type: 'button', class: `btn btn-plain${small ? ' btn-small' : ''}` }, label);
   btn.addEventListener('click', async () => {
     const ok = await copyText(getText());
     btn.textContent = ok ? 'Copied' : 'Copy failed: select and copy by hand';

@@ -14,7 +14,7 @@ export const setupTab: Tab = {
     const promptBox = h('pre', { class: 'prompt', id: 'skill-prompt', tabindex: '0', 'aria-label': 'Skill prompt' });
     const promptWrap = h('div', { 'aria-live': 'polite' });
     let promptText = '';
-    const copy = copyButton(() => promptText, 'Copy prompt');
+    const copy = copyButton(() => promptText, 'Copy prompt', false);
     const baseLine = h('p', { class: 'muted' });
 
     const load = async () => {
