@@ -39,7 +39,10 @@ export function ensureWebBuilt(): void {
       fs.mkdirSync(LOCK);
       break;
     } catch {
-      if (Date.now() > deadline) throw new Error(`admin page build: lock ${LOCK} held for 2 minutes (remove it if no build runs)`);
+      // A lock older than a build can take was left by a killed run: take it over.
+      const age = Date.now() - (fs.statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 150_000) fs.rmSync(LOCK, { recursive: true, force: true });
+      else if (Date.now() > deadline) throw new Error(`admin page build: lock ${LOCK} held for 2 minutes (remove it if no build runs)`);
       sleep(200);
     }
   }
