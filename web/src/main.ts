@@ -43,6 +43,7 @@ function showLogin(message?: string): void {
     field('Password', pass),
     msg,
     submit,
+    h('p', { class: 'help login-help' }, 'The password is MEMSTORE_ADMIN_PASSWORD, or the one printed on the console at the first start.'),
   );
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -69,7 +70,7 @@ function showLogin(message?: string): void {
   });
   clear(root);
   root.appendChild(h('main', { class: 'login-page' }, form, h('footer', { class: 'login-footer' }, docsLinks())));
-  (pass.closest('form') && user.value ? pass : user).focus();
+  (user.value ? pass : user).focus();
 }
 
 function loginError(err: unknown): string {
