@@ -129,7 +129,7 @@ export const configTab: Tab = {
         const endpoint = states.get('objstore_endpoint')?.input.value.trim() ?? '';
         const seq = ++deriveSeq;
         if (!account && !endpoint) {
-          endpointOut.textContent = 'Endpoint: none (set an R2 account id, or an explicit endpoint for another S3-compatible store; empty means AWS S3).';
+          endpointOut.textContent = 'Endpoint in use: AWS S3 (no endpoint or R2 account id set).';
           return;
         }
         try {
