@@ -46,6 +46,13 @@ async function api(base: string, p: string, token: string, init: RequestInit = {
   return fetch(`${base}${p}`, { ...init, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...(init.headers ?? {}) } });
 }
 
+/** "<status> <error sentence>" of GET /api/memories with a token, so a failing assertion says why. */
+async function listWith(base: string, token: string): Promise<string> {
+  const res = await api(base, '/api/memories?limit=1', token);
+  const body = (await res.json()) as { error?: string };
+  return `${res.status}${body.error ? ` ${body.error}` : ''}`;
+}
+
 describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
   let t: TestApp;
   let base: string;
@@ -213,11 +220,11 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await dialog.waitFor();
     await dialog.getByRole('button', { name: 'Revoke' }).click();
     await page.locator(`tr[data-token-id="${tokenId}"]`).getByText('revoked').waitFor();
-    expect((await api(base, '/api/memories', plaintext)).status).toBe(401);
+    expect(await listWith(base, plaintext)).toMatch(/^401 /);
 
     await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Restore/ }).click();
     await page.locator(`tr[data-token-id="${tokenId}"]`).getByText('active').waitFor();
-    expect((await api(base, '/api/memories', plaintext)).status).toBe(200);
+    expect(await listWith(base, plaintext)).toBe('200');
 
     // Edit: narrow it to read-only from the edit dialog.
     await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Edit/ }).click();
@@ -232,11 +239,11 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     // Delete asks first; cancelling keeps the token.
     await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Delete/ }).click();
     await page.getByRole('dialog', { name: 'Delete token?' }).getByRole('button', { name: 'Cancel' }).click();
-    expect((await api(base, '/api/memories', plaintext)).status).toBe(200);
+    expect(await listWith(base, plaintext)).toBe('200');
     await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Delete/ }).click();
     await page.getByRole('dialog', { name: 'Delete token?' }).getByRole('button', { name: 'Delete' }).click();
     await page.locator(`tr[data-token-id="${tokenId}"]`).waitFor({ state: 'detached' });
-    expect((await api(base, '/api/memories', plaintext)).status).toBe(401);
+    expect(await listWith(base, plaintext)).toMatch(/^401 /);
   });
 
   it('saves a setting (partially, secrets masked) and /api/config shows it', async () => {
@@ -460,6 +467,12 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
         expect({ tab: tab.id, size, overflow }).toEqual({ tab: tab.id, size, overflow: 0 });
         await shot(`${tab.id}-${size}`);
       }
+      // An open memory too.
+      await page.goto(`${base}/#memories/${targetId}`);
+      await page.locator('.mem-detail .markdown').waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+      await shot(`memory-detail-${size}`);
+      await page.getByRole('button', { name: '← Back to results' }).click();
     }
     // Dark colour scheme (prefers-color-scheme) for one tab, to look at.
     await page.setViewportSize(DESKTOP);

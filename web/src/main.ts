@@ -31,7 +31,7 @@ function showLogin(message?: string): void {
   document.title = 'Sign in · Memory Store';
   const user = h('input', { name: 'username', autocomplete: 'username', required: true, value: 'admin', autocapitalize: 'off', spellcheck: 'false' });
   const pass = h('input', { name: 'password', type: 'password', autocomplete: 'current-password', required: true });
-  const msg = h('div', { class: 'login-message', 'aria-live': 'assertive' });
+  const msg = h('div', { class: 'login-message' }); // its alerts announce themselves (role=alert / status)
   if (message) msg.appendChild(h('div', { class: 'alert alert-info', role: 'status' }, message));
   const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-block' }, 'Sign in');
   const form = h(
