@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import request from 'supertest';
 import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
+import { testBackends } from '../support/backends';
 
 const SECRET = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
 
@@ -93,6 +94,7 @@ describe('admin config routes', () => {
     expect(got.body.sources).toMatchObject({ objstore_access_key_id: 'credentials', objstore_secret_access_key: 'credentials', objstore_public_base: 'file', objstore_presign_ttl: 'file', docdb_db: 'env' });
 
     const raw = await admin.get('/api/config/raw').expect(200);
+    expect(raw.headers['cache-control']).toBe('no-store');
     expect(raw.body).toMatchObject({ ok: true, config: { objstore_secret_access_key: SECRET, objstore_access_key_id: 'AKIAIOSFODNN7EXAMPLE', objstore_presign_ttl: 900 } });
 
     // null = unchanged, "" = cleared
@@ -290,6 +292,51 @@ describe('settings survive a restart on the same data directory', () => {
       expect(got.body.sources).toMatchObject({ objstore_secret_access_key: 'credentials', objstore_presign_ttl: 'file', memory_collection: 'file' });
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe.each(testBackends())('connection tests and status on $name', (backend) => {
+  const s3 = /s3/i.test(backend.name);
+  let t: TestApp;
+  let admin: Awaited<ReturnType<typeof adminAgent>>;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    env = await backend.env();
+    t = await createTestApp(env);
+    admin = await adminAgent(t);
+  });
+  afterAll(async () => t?.close());
+
+  it('GET /api/config names the active adapters; POST /api/test round-trips both', async () => {
+    const cfg = await admin.get('/api/config').expect(200);
+    const active = { docdb: env.MEMSTORE_DOCDB_URI ? 'mongodb' : 'sqlite', objstore: env.MEMSTORE_OBJSTORE_BUCKET ? 's3' : 'filesystem' };
+    expect(cfg.body.active).toEqual(active);
+    if (env.MEMSTORE_DOCDB_URI) expect(cfg.body.sources.docdb_uri).toBe('env');
+    const res = await admin.post('/api/test').send({ target: 'all' }).expect(200);
+    expect(res.body.results.docdb).toMatchObject({ ok: true, backend: active.docdb, detail: expect.stringContaining('probe') });
+    expect(res.body.results.objstore).toMatchObject({ ok: true, backend: active.objstore, detail: expect.stringContaining('probe') });
+  });
+
+  it('GET /api/status reports both backends healthy', async () => {
+    const res = await admin.get('/api/status').expect(200);
+    expect(res.body.docdb).toMatchObject({ ok: true });
+    expect(res.body.objstore).toMatchObject({ ok: true });
+    expect(res.body.memories.count).toEqual(expect.any(Number));
+  });
+
+  (s3 ? it : it.skip)('a bucket that does not exist: /api/test and /api/status say so (S3 pairs only)', async () => {
+    // A fresh pair (own database) with the bucket name swapped for one that does not exist.
+    const broken = await createTestApp({ ...(await backend.env()), MEMSTORE_OBJSTORE_BUCKET: 'no-such-bucket-memstore' });
+    try {
+      const a = await adminAgent(broken);
+      const res = await a.post('/api/test').send({ target: 's3' }).expect(200);
+      expect(res.body.results.objstore).toMatchObject({ ok: false, backend: 's3', error: expect.stringMatching(/^Object store unavailable: .*no-such-bucket-memstore/) });
+      const status = await a.get('/api/status').expect(200);
+      expect(status.body.objstore).toMatchObject({ ok: false, backend: 's3', detail: expect.stringContaining('no-such-bucket-memstore') });
+    } finally {
+      await broken.close();
     }
   });
 });
