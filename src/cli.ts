@@ -1,8 +1,22 @@
-import { Logger, LogLevel } from '@nestjs/common';
+import { DynamicModule, Logger, LogLevel, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AppModule } from './app.module';
-import { loadAppConfig } from './config/app-config';
+import { BackendsModule } from './backends/backends.module';
+import { AppConfig, loadAppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { MemoriesModule } from './memories/memories.module';
 import { ReindexReport, ReindexService } from './memories/reindex.service';
+
+/**
+ * What the command line needs: configuration, the backends and the memory services. Not the
+ * whole AppModule: no HTTP pipeline, and no admin sign-in start-up (which would generate and
+ * print an admin password on a fresh data directory).
+ */
+@Module({})
+export class CliModule {
+  static register(cfg: AppConfig): DynamicModule {
+    return { module: CliModule, imports: [ConfigModule.forRoot(cfg), BackendsModule, MemoriesModule] };
+  }
+}
 
 const USAGE = `Usage: node dist/src/cli <command>
 
@@ -31,7 +45,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   }
   const cfg = loadAppConfig(env);
   const levels: LogLevel[] | false = cfg.logLevel === 'silent' ? false : ['error', 'warn'];
-  const app = await NestFactory.createApplicationContext(AppModule.register(cfg), { logger: levels });
+  const app = await NestFactory.createApplicationContext(CliModule.register(cfg), { logger: levels });
   try {
     io.out(`Rebuilding the memory index in ${cfg.dataDir} from the object store ...`);
     const report = await app.get(ReindexService).reindex();

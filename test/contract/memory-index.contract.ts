@@ -77,6 +77,17 @@ export function memoryIndexContract(
         expect(got!.createdAt.getTime()).toBe(d.createdAt.getTime());
       });
 
+      it('inserts many at once (reindex), each readable and searchable', async () => {
+        const docs = Array.from({ length: 25 }, (_, i) => memoryDoc({ content: `bulk item ${i} yankee`, tags: i % 2 ? ['odd'] : [] }));
+        await index.insertMany(docs);
+        expect(await index.count()).toBe(25);
+        expect(await index.get(docs[7].id)).toEqual(docs[7]);
+        expect((await search('yankee')).total).toBe(25);
+        expect((await index.list({ filter: { tags: ['odd'] }, limit: 50, offset: 0 })).total).toBe(12);
+        await index.insertMany([]);
+        expect(await index.count()).toBe(25);
+      });
+
       it('returns null for an unknown id', async () => {
         expect(await index.get('0123456789abcdef01234567')).toBeNull();
       });

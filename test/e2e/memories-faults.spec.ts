@@ -57,6 +57,16 @@ describe('memories: consistency between index and object store', () => {
     expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
   });
 
+  it('update: a store that cannot read the old file fails before anything is written', async () => {
+    const m = await createMemory(api, { content: 'version one' });
+    const put = jest.spyOn(backends.objstore, 'put');
+    jest.spyOn(backends.objstore, 'get').mockRejectedValue(new BackendUnavailableError('Object store', 'EIO (injected)'));
+    await api.patch(`/api/memories/${m.id}`, { content: 'version two' }).expect(503);
+    expect(put).not.toHaveBeenCalled();
+    jest.restoreAllMocks();
+    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory.content).toBe('version one');
+  });
+
   it('delete removes the index entry first: if that fails, the file stays and the memory is intact', async () => {
     const m = await createMemory(api, { content: 'survivor' });
     jest.spyOn(backends.docdb.memories, 'delete').mockRejectedValue(new BackendUnavailableError('Document database', 'down (injected)'));

@@ -388,6 +388,8 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       ['after=garbage', 'after', 'value_error'],
       [`after=${Buffer.from('v1.1.zzzz').toString('base64url')}`, 'after', 'value_error'],
       ['q=x&after=abc', 'after', 'value_error'],
+      [Array.from({ length: 51 }, (_, i) => `tag=t${i}`).join('&'), 'tag', 'too_long'],
+      ['q=' + 'x'.repeat(1001), 'q', 'string_too_long'],
     ])('refuses %s with 422 at ["query", "%s"] (%s)', async (qs, field, type) => {
       const res = await api.get(`/api/memories?${qs}`).expect(422);
       expect(res.body.ok).toBe(false);
@@ -465,7 +467,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
     it('answers hostile query strings with 200 or 422, never 500', async () => {
       const hostile = [
         '"', '"unbalanced', '(', ')', 'NEAR(', 'NEAR(a b, 3)', '*', 'a*', '-', '--x', 'title:secret', 'content:x', '{title content}:x', '^x', 'a AND', 'OR NOT',
-        "' OR 1=1 --", "'; DROP TABLE memories; --", 'SELECT * FROM memories', '%00', '\\', '🚀', '\u0000', 'x'.repeat(1000), 'x'.repeat(1001),
+        "' OR 1=1 --", "'; DROP TABLE memories; --", 'SELECT * FROM memories', '%00', '\\', '🚀', '\u0000', 'x'.repeat(1000),
       ];
       for (const q of hostile) {
         const res = await api.get(`/api/memories?q=${encodeURIComponent(q)}`);

@@ -34,7 +34,16 @@ export interface SqliteMemoryIndexOptions {
    * the newest `termWindow` matches of that term and the total is an estimate.
    */
   termWindow?: number;
+  /**
+   * When every term is complete (matches fewer than `termWindow` memories) and the terms have at
+   * most this many matches together, FTS5's bm25() ranks them instead (term frequency and length
+   * normalisation included; its cost grows with the matches, so only for small sets). 0 = never.
+   */
+  exactRankingBudget?: number;
 }
+
+export const DEFAULT_EXACT_RANKING_BUDGET = 2000;
+const MMAP_BYTES = 1024 * 1024 * 1024;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memories (
@@ -58,12 +67,16 @@ CREATE INDEX IF NOT EXISTS memories_scope   ON memories (scope, created_at DESC,
 CREATE INDEX IF NOT EXISTS memories_agent   ON memories (agent, created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS memories_project ON memories (project, created_at DESC, id DESC);
 
+-- One row per (memory, tag), with the memory's position in the newest-first order, so a tag
+-- filter walks its own index in order (and counts without touching the memories table).
 CREATE TABLE IF NOT EXISTS memory_tags (
-  tag TEXT NOT NULL,
-  seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
-  PRIMARY KEY (tag, seq)
+  tag        TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  id         TEXT NOT NULL,
+  seq        INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+  PRIMARY KEY (tag, created_at, id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS memory_tags_seq ON memory_tags (seq);
+CREATE INDEX IF NOT EXISTS memory_tags_by_memory ON memory_tags (seq, tag);
 
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
   title, tag_text, content,
@@ -185,6 +198,7 @@ export function previewOf(content: string): string {
 export class SqliteMemoryIndex extends MemoryIndex {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly termWindow: number;
+  private readonly exactRankingBudget: number;
 
   constructor(
     private readonly db: Database.Database,
@@ -192,14 +206,25 @@ export class SqliteMemoryIndex extends MemoryIndex {
   ) {
     super();
     this.termWindow = Math.max(1, opts.termWindow ?? DEFAULT_TERM_WINDOW);
+    this.exactRankingBudget = Math.max(0, opts.exactRankingBudget ?? DEFAULT_EXACT_RANKING_BUDGET);
+    // Memory-mapped reads: rows carry their content, so a page read through read(2) per row made
+    // filtered lists ~10x slower at 100,000 memories. (Per connection; only address space.)
+    this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
     this.createSchema();
   }
 
   private createSchema(): void {
     const has = (name: string) => this.db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
+    // A tag table from before the denormalised layout: rebuild it from the memories' tags.
+    const oldTags = has('memory_tags') && !(this.db.prepare('PRAGMA table_info(memory_tags)').all() as Array<{ name: string }>).some((c) => c.name === 'created_at');
+    if (oldTags) this.db.exec('DROP INDEX IF EXISTS memory_tags_seq; DROP TABLE memory_tags;');
     const hadTitleIndex = has('memories_tt');
     const hadCounts = has('memory_counts');
     this.db.exec(SCHEMA);
+    if (oldTags) {
+      this.db.exec(`INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq)
+        SELECT j.value, m.created_at, m.id, m.seq FROM memories m, json_each(m.tags) j`);
+    }
     // A database from before the running counts: count the rows already there.
     if (!hadCounts) {
       this.db.exec(`INSERT INTO memory_counts (dim, key, n)
@@ -224,7 +249,20 @@ export class SqliteMemoryIndex extends MemoryIndex {
           `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at)
            VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
         ).run(this.params(doc));
-        this.writeTags(Number(res.lastInsertRowid), doc.tags);
+        this.writeTags(Number(res.lastInsertRowid), doc);
+      })(),
+    );
+  }
+
+  /** One transaction for the whole batch. */
+  override async insertMany(docs: MemoryDoc[]): Promise<void> {
+    this.guard(() =>
+      this.db.transaction(() => {
+        const ins = this.stmt(
+          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at)
+           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
+        );
+        for (const doc of docs) this.writeTags(Number(ins.run(this.params(doc)).lastInsertRowid), doc);
       })(),
     );
   }
@@ -240,7 +278,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
            WHERE id = @id`,
         ).run(this.params(doc));
         this.stmt('DELETE FROM memory_tags WHERE seq = ?').run(row.seq);
-        this.writeTags(row.seq, doc.tags);
+        this.writeTags(row.seq, doc);
         return true;
       })(),
     );
@@ -272,32 +310,41 @@ export class SqliteMemoryIndex extends MemoryIndex {
 
   override async list(query: ListQuery): Promise<MemoryPage> {
     return this.guard(() => {
-      const { where, params } = filterSql(query.filter);
-      const countSql = `SELECT count(*) AS n FROM memories m${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+      // With a tag filter, walk that tag's rows in newest-first order (memory_tags has the order).
+      const tagDriven = (query.filter.tags?.length ?? 0) > 0;
+      const { where, params } = filterSql({ ...query.filter, tags: query.filter.tags ? [...new Set(query.filter.tags)] : undefined }, { tagDriven });
+      const from = tagDriven ? 'memory_tags t0 JOIN memories m ON m.seq = t0.seq' : 'memories m';
+      const o = tagDriven ? 't0' : 'm';
+      const onlyTag = tagDriven && where.length === 1;
+      const countSql = onlyTag
+        ? 'SELECT count(*) AS n FROM memory_tags t0 WHERE t0.tag = @f_tag0'
+        : `SELECT count(*) AS n FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
       const total = (this.stmt(countSql).get(params) as { n: number }).n;
       const pageWhere = [...where];
       const pageParams: Params = { ...params, limit: query.limit, offset: 0 };
       if (query.after) {
-        pageWhere.push('(m.created_at < @after_ts OR (m.created_at = @after_ts AND m.id < @after_id))');
+        pageWhere.push(`(${o}.created_at < @after_ts OR (${o}.created_at = @after_ts AND ${o}.id < @after_id))`);
         pageParams.after_ts = query.after.createdAt.getTime();
         pageParams.after_id = query.after.id;
       } else {
         pageParams.offset = query.offset;
       }
-      const sql = `SELECT ${ROW_COLUMNS} FROM memories m${pageWhere.length ? ` WHERE ${pageWhere.join(' AND ')}` : ''}
-        ORDER BY m.created_at DESC, m.id DESC LIMIT @limit OFFSET @offset`;
+      const sql = `SELECT ${ROW_COLUMNS} FROM ${from}${pageWhere.length ? ` WHERE ${pageWhere.join(' AND ')}` : ''}
+        ORDER BY ${o}.created_at DESC, ${o}.id DESC LIMIT @limit OFFSET @offset`;
       const rows = (this.stmt(sql).all(pageParams) as DbRow[]).map(toRow);
       return { rows, total };
     });
   }
 
   /**
-   * Search (CONTRACT §3). Ranked term by term rather than with FTS5's bm25(), whose IDF step
-   * reads the whole posting list of every term on every query (tens of milliseconds for a common
-   * word at 100,000 memories). For each term (a word with its Porter variants, or a phrase) we
-   * read the newest `termWindow` matching rowids, and those with the term in the title or tags;
-   * a memory scores sum(idf(term) * (1 or TITLE_TAG_WEIGHT)) over the terms it contains, so more
-   * and rarer words rank higher and title/tag hits weigh more; ties go to the newer memory.
+   * Search (CONTRACT §3). When the query's words match few memories, FTS5's bm25() ranks every
+   * match (title 10, tags 6, content 1). bm25's IDF step reads the whole posting list of every
+   * term on every query, tens of milliseconds for a common word at 100,000 memories, so larger
+   * result sets are ranked term by term instead: for each term (a word with its Porter variants,
+   * or a phrase) we read the newest `termWindow` matching rowids, and those with the term in the
+   * title or tags; a memory scores sum(idf(term) * (1 or TITLE_TAG_WEIGHT)) over the terms it
+   * contains, so more and rarer words rank higher and title/tag hits weigh more; ties go to the
+   * newer memory.
    */
   override async search(query: SearchQuery): Promise<MemoryPage> {
     const parsed = parseSearchQuery(query.text);
@@ -332,6 +379,12 @@ export class SqliteMemoryIndex extends MemoryIndex {
       const df = complete ? any.length : (C * n) / Math.max(C, maxSeq - cutoff + 1);
       return { any: new Set(any), titleTags: new Set(titleTags), cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
     });
+
+    // Few matches: bm25 over all of them is cheap and ranks with term frequencies too. Not with a
+    // multi-word phrase: bm25 counts a phrase's documents by reading every occurrence of its words.
+    const postings = hits.reduce((sum, h) => sum + h.any.size, 0);
+    const phrases = terms.some((t) => t.words.length > 1);
+    if (!phrases && hits.every((h) => h.cutoff === 0) && postings <= this.exactRankingBudget) return null;
 
     // Candidates: rows of the required terms (phrases, all of them), else of any term.
     const required = hits.filter((h) => h.required);
@@ -385,7 +438,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
     return { rows, total };
   }
 
-  /** Exact bm25 ranking over every match (used when a filtered search needs more than the windows hold). */
+  /** Exact bm25 ranking over every match: for small result sets, and for a filtered search that needs more than the windows hold. */
   private exactSearch(parsed: ParsedSearch, query: SearchQuery): MemoryPage {
     const match = toFts5Match(parsed);
     if (match === null) return { rows: [], total: 0 };
@@ -476,9 +529,9 @@ export class SqliteMemoryIndex extends MemoryIndex {
     } as Params & Record<string, string | number | null>;
   }
 
-  private writeTags(seq: number, tags: string[]): void {
-    const ins = this.stmt('INSERT OR IGNORE INTO memory_tags (tag, seq) VALUES (?, ?)');
-    for (const t of tags) ins.run(t, seq);
+  private writeTags(seq: number, doc: MemoryDoc): void {
+    const ins = this.stmt('INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq) VALUES (?, ?, ?, ?)');
+    for (const t of doc.tags) ins.run(t, doc.createdAt.getTime(), doc.id, seq);
   }
 
   private stmt(sql: string): Database.Statement {
@@ -516,7 +569,7 @@ function hasFilter(f: MemoryFilter): boolean {
   return f.type !== undefined || f.scope !== undefined || f.agent !== undefined || f.project !== undefined || f.since !== undefined || (f.tags?.length ?? 0) > 0;
 }
 
-function filterSql(f: MemoryFilter): { where: string[]; params: Params } {
+function filterSql(f: MemoryFilter, opts: { tagDriven?: boolean } = {}): { where: string[]; params: Params } {
   const where: string[] = [];
   const params: Params = {};
   if (f.type !== undefined) {
@@ -540,7 +593,12 @@ function filterSql(f: MemoryFilter): { where: string[]; params: Params } {
     params.f_since = f.since.getTime();
   }
   [...new Set(f.tags ?? [])].forEach((tag, i) => {
-    where.push(`m.seq IN (SELECT seq FROM memory_tags WHERE tag = @f_tag${i})`);
+    if (i === 0 && opts.tagDriven) {
+      // list(): the first tag's rows (alias t0) drive the query; see list().
+      where.push('t0.tag = @f_tag0');
+    } else {
+      where.push(`EXISTS (SELECT 1 FROM memory_tags tx WHERE tx.seq = m.seq AND tx.tag = @f_tag${i})`);
+    }
     params[`f_tag${i}`] = tag;
   });
   return { where, params };
