@@ -39,6 +39,16 @@ export function clear(el: Element): void {
   el.replaceChildren();
 }
 
+/**
+ * Starts a render of a panel and returns a check that says whether a newer render has started
+ * since (so a slow answer does not draw over a newer view when tabs are switched quickly).
+ */
+export function beginRender(panel: HTMLElement): () => boolean {
+  const gen = String(Number(panel.dataset.gen ?? '0') + 1);
+  panel.dataset.gen = gen;
+  return () => panel.dataset.gen !== gen;
+}
+
 let uid = 0;
 /** A unique id for label/for and aria-describedby pairs. */
 export function nextId(prefix = 'f'): string {

@@ -1,5 +1,5 @@
 import { ApiError, get, post } from '../api';
-import { badge, clear, errorBox, h, nextId, spinner, toast } from '../dom';
+import { badge, beginRender, clear, errorBox, h, nextId, spinner, toast } from '../dom';
 import type { ConfigResponse, SchemaField, SchemaSection, Tab } from '../types';
 
 const SOURCE_LABEL: Record<string, string> = {
@@ -52,10 +52,12 @@ export const configTab: Tab = {
   id: 'config',
   label: 'Configuration',
   async render(panel) {
+    const stale = beginRender(panel);
     clear(panel);
     panel.appendChild(spinner('Loading the configuration…'));
     const [{ schema }, cfg] = await Promise.all([get<{ schema: { sections: SchemaSection[] } }>('/api/schema'), get<ConfigResponse>('/api/config')]);
     const paths = await get<{ config_file: { path: string; exists: boolean }; credential_store: { path: string; exists: boolean } }>('/api/config/path').catch(() => null);
+    if (stale()) return;
     clear(panel);
 
     const states = new Map<string, FieldState>();

@@ -61,6 +61,9 @@ export const memoriesTab: Tab = {
     const agent = h('input', { name: 'agent', value: state.agent, autocomplete: 'off', spellcheck: 'false' });
     const project = h('input', { name: 'project', value: state.project, autocomplete: 'off', spellcheck: 'false' });
     const tag = h('input', { name: 'tag', value: state.tag, autocomplete: 'off', spellcheck: 'false', placeholder: 'tag, another' });
+    const summary = h('summary');
+    const showActive = () => (summary.textContent = activeFilters() ? `Filters (${activeFilters()} active)` : 'Filters');
+    showActive();
     const form = h(
       'form',
       { class: 'card search-form', role: 'search', 'aria-label': 'Search memories' },
@@ -68,7 +71,7 @@ export const memoriesTab: Tab = {
       h(
         'details',
         { class: 'filters', open: !window.matchMedia('(max-width: 720px)').matches || activeFilters() > 0 },
-        h('summary', null, 'Filters', activeFilters() ? ` (${activeFilters()} active)` : ''),
+        summary,
         h('div', { class: 'filter-grid' }, field('Type', type), field('Scope', scope), field('Agent', agent), field('Project', project), field('Tags', tag, 'All must match; separate with commas.')),
       ),
     );
@@ -83,10 +86,14 @@ export const memoriesTab: Tab = {
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       Object.assign(state, { q: q.value.trim(), type: type.value, scope: scope.value, agent: agent.value.trim(), project: project.value.trim(), tag: tag.value.trim(), page: 1 });
+      showActive();
       void load();
     });
 
+    let seq = 0;
     const load = async () => {
+      // Only the latest request may draw: a slow earlier answer must not replace a newer one.
+      const mine = ++seq;
       results.setAttribute('aria-busy', 'true');
       clear(results);
       results.appendChild(spinner('Searching…'));
@@ -103,13 +110,15 @@ export const memoriesTab: Tab = {
             page: state.page,
           })}`,
         );
+        if (mine !== seq) return;
         clear(results);
         renderResults(r);
       } catch (err) {
+        if (mine !== seq) return;
         clear(results);
         results.appendChild(errorBox(describe(err)));
       } finally {
-        results.setAttribute('aria-busy', 'false');
+        if (mine === seq) results.setAttribute('aria-busy', 'false');
       }
     };
 

@@ -1,5 +1,5 @@
 import { ApiError, get, post } from '../api';
-import { badge, clear, errorBox, h, spinner } from '../dom';
+import { badge, beginRender, clear, errorBox, h, spinner } from '../dom';
 import type { BackendStatus, ConfigResponse, Stats, StatusResponse, Tab, TestResult } from '../types';
 
 const BACKEND_TITLES = { docdb: 'Document database', objstore: 'Object store' } as const;
@@ -57,6 +57,7 @@ export const statusTab: Tab = {
   id: 'status',
   label: 'Status',
   async render(panel) {
+    const stale = beginRender(panel);
     clear(panel);
     panel.appendChild(spinner('Checking the backends…'));
     const [status, config, stats] = await Promise.allSettled([
@@ -64,6 +65,7 @@ export const statusTab: Tab = {
       get<ConfigResponse>('/api/config'),
       get<{ stats: Stats }>('/api/stats'),
     ]);
+    if (stale()) return;
     clear(panel);
 
     const results = h('div', { class: 'test-area', 'aria-live': 'polite' });
