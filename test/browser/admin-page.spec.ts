@@ -521,6 +521,21 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
       expect(await db.inputValue()).toBe('from_env_db');
       expect(await db.getAttribute('readonly')).not.toBeNull();
       await p2.locator('#panel-config').getByText('from environment: MEMSTORE_DOCDB_DB').waitFor();
+
+      // A broken object store: the Status tab says which backend is down and why.
+      const objects = path.join(t2.dataDir, 'objects');
+      fs.rmSync(objects, { recursive: true, force: true });
+      fs.writeFileSync(objects, 'not a directory');
+      await p2.getByRole('tab', { name: 'Status', exact: true }).click();
+      const card = p2.getByRole('article', { name: 'Object store status' });
+      await card.getByText('Unavailable', { exact: true }).waitFor();
+      expect(await card.locator('.detail').textContent()).toMatch(/^Object store unavailable: .+/);
+      expect(await p2.getByRole('article', { name: 'Document database status' }).getByText('Healthy').count()).toBe(1);
+      await p2.locator('#panel-status').getByRole('button', { name: 'Test connections' }).click();
+      const failed = p2.locator('.test-results li.is-bad');
+      await failed.waitFor();
+      expect(await failed.textContent()).toMatch(/Failed.*Object store.*unavailable/);
+      await p2.screenshot({ path: path.join(ARTIFACTS, 'status-broken-objstore-390x844.png'), fullPage: true });
       await p2.getByRole('button', { name: 'Sign out' }).click();
       await p2.getByRole('heading', { name: 'Sign in to the admin page' }).waitFor();
 
