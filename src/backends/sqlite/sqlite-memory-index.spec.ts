@@ -18,6 +18,7 @@ describe('SqliteMemoryIndex', () => {
       const res = await index.search({ text: 'common', filter: {}, limit: 10, offset: 0 });
       expect(res.rows).toHaveLength(5); // the window
       expect(res.total).toBe(40); // scaled estimate: exact here because every row matches
+      expect(res.reachable).toBe(5); // paging reaches the window only
       const newest = (await index.list({ filter: {}, limit: 5, offset: 0 })).rows.map((r) => r.id);
       expect(res.rows.map((r) => r.id)).toEqual(newest); // equal scores: newest first
     });

@@ -44,6 +44,8 @@ export interface SqliteMemoryIndexOptions {
 
 export const DEFAULT_EXACT_RANKING_BUDGET = 2000;
 const MMAP_BYTES = 1024 * 1024 * 1024;
+/** See rankedSearch: below this many filtered candidates, a windowed search is ranked exactly. */
+const FILTERED_WINDOW_MIN = 200;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memories (
@@ -213,7 +215,12 @@ export class SqliteMemoryIndex extends MemoryIndex {
     this.createSchema();
   }
 
+  /** Creates or upgrades the schema in one transaction (a second process opening the file waits). */
   private createSchema(): void {
+    this.db.transaction(() => this.createSchemaNow()).immediate();
+  }
+
+  private createSchemaNow(): void {
     const has = (name: string) => this.db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
     // A tag table from before the denormalised layout: rebuild it from the memories' tags.
     const oldTags = has('memory_tags') && !(this.db.prepare('PRAGMA table_info(memory_tags)').all() as Array<{ name: string }>).some((c) => c.name === 'created_at');
@@ -311,8 +318,9 @@ export class SqliteMemoryIndex extends MemoryIndex {
   override async list(query: ListQuery): Promise<MemoryPage> {
     return this.guard(() => {
       // With a tag filter, walk that tag's rows in newest-first order (memory_tags has the order).
-      const tagDriven = (query.filter.tags?.length ?? 0) > 0;
-      const { where, params } = filterSql({ ...query.filter, tags: query.filter.tags ? [...new Set(query.filter.tags)] : undefined }, { tagDriven });
+      const tags = this.rarestFirst([...new Set(query.filter.tags ?? [])]);
+      const tagDriven = tags.length > 0;
+      const { where, params } = filterSql({ ...query.filter, tags }, { tagDriven });
       const from = tagDriven ? 'memory_tags t0 JOIN memories m ON m.seq = t0.seq' : 'memories m';
       const o = tagDriven ? 't0' : 'm';
       const onlyTag = tagDriven && where.length === 1;
@@ -413,14 +421,16 @@ export class SqliteMemoryIndex extends MemoryIndex {
     const incomplete = hits.filter((h) => h.cutoff > 0);
     let total = scored.length;
     if (incomplete.length > 0) {
-      if (hasFilter(query.filter) && scored.length < query.offset + query.limit) return null; // too few in the windows: rank exactly
+      // A filter that leaves fewer rows in the windows than the largest page: rank every match
+      // exactly instead. Decided from the query alone (not the page), so paging stays consistent.
+      if (hasFilter(query.filter) && scored.length < FILTERED_WINDOW_MIN) return null;
       // Exact inside the window where every term is complete; scaled to the whole table.
       const lowest = Math.max(...incomplete.map((h) => h.cutoff));
       const inside = scored.filter((x) => x.seq >= lowest).length;
       total = Math.max(scored.length, Math.round((inside * n) / Math.max(1, maxSeq - lowest + 1)));
     }
     const page = scored.slice(query.offset, query.offset + query.limit);
-    if (page.length === 0) return { rows: [], total };
+    if (page.length === 0) return { rows: [], total, reachable: scored.length };
     const details = this.stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(
       JSON.stringify(page.map((p) => p.seq)),
     ) as DbRow[];
@@ -432,10 +442,10 @@ export class SqliteMemoryIndex extends MemoryIndex {
       if (!d) continue;
       const row = toRow(d);
       row.snippet = snippet(d.content ?? '') ?? row.snippet;
-      row.score = Math.round(p.score * 1e6) / 1e6;
+      row.score = Number(p.score.toPrecision(6));
       rows.push(row);
     }
-    return { rows, total };
+    return { rows, total, reachable: scored.length };
   }
 
   /** Exact bm25 ranking over every match: for small result sets, and for a filtered search that needs more than the windows hold. */
@@ -472,7 +482,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
       const row = toRow(d);
       const snip = (d.snip ?? '').replace(/\s+/g, ' ').trim();
       row.snippet = snip.length > 0 ? snip : row.snippet;
-      row.score = Math.round(r.score * 1e6) / 1e6;
+      row.score = Number(r.score.toPrecision(6));
       rows.push(row);
     }
     return { rows, total };
@@ -527,6 +537,13 @@ export class SqliteMemoryIndex extends MemoryIndex {
       created_at: doc.createdAt.getTime(),
       updated_at: doc.updatedAt.getTime(),
     } as Params & Record<string, string | number | null>;
+  }
+
+  /** Several tag filters: the tag with the fewest memories drives the query. */
+  private rarestFirst(tags: string[]): string[] {
+    if (tags.length < 2) return tags;
+    const count = this.stmt('SELECT count(*) FROM memory_tags WHERE tag = ?').pluck();
+    return tags.map((t) => ({ t, n: count.get(t) as number })).sort((a, b) => a.n - b.n).map((x) => x.t);
   }
 
   private writeTags(seq: number, doc: MemoryDoc): void {
