@@ -75,7 +75,7 @@ export const memoriesTab: Tab = {
         h('div', { class: 'filter-grid' }, field('Type', type), field('Scope', scope), field('Agent', agent), field('Project', project), field('Tags', tag, 'All must match; separate with commas.')),
       ),
     );
-    const clearBtn = h('button', { type: 'button', class: 'btn btn-plain btn-small' }, 'Clear filters');
+    const clearBtn = h('button', { type: 'button', class: 'btn btn-plain btn-small' }, 'Reset search and filters');
     clearBtn.addEventListener('click', () => {
       [q, agent, project, tag].forEach((i) => (i.value = ''));
       type.value = '';
@@ -133,7 +133,9 @@ export const memoriesTab: Tab = {
             : `${r.total} ${r.total === 1 ? 'memory' : 'memories'}, newest first`;
       results.appendChild(h('p', { class: 'result-summary' }, summary));
       if (!r.rows.length) {
-        results.appendChild(h('p', { class: 'empty' }, state.q || state.type || state.scope || state.agent || state.project || state.tag ? 'Nothing matches these filters.' : 'No memories yet. Agents create them through the API.'));
+        results.appendChild(
+          h('p', { class: 'empty' }, state.q ? 'Nothing matches this search.' : activeFilters() ? 'Nothing matches these filters.' : 'No memories yet. Agents create them through the API.'),
+        );
         return;
       }
       results.appendChild(h('ol', { class: 'mem-list' }, r.rows.map((row) => rowItem(row))));
