@@ -215,7 +215,12 @@ export class SqliteMemoryIndex extends MemoryIndex {
     this.createSchema();
   }
 
+  /** Creates or upgrades the schema in one transaction (a second process opening the file waits). */
   private createSchema(): void {
+    this.db.transaction(() => this.createSchemaNow()).immediate();
+  }
+
+  private createSchemaNow(): void {
     const has = (name: string) => this.db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
     // A tag table from before the denormalised layout: rebuild it from the memories' tags.
     const oldTags = has('memory_tags') && !(this.db.prepare('PRAGMA table_info(memory_tags)').all() as Array<{ name: string }>).some((c) => c.name === 'created_at');
