@@ -1,10 +1,130 @@
 import type Database from 'better-sqlite3';
-import { TokenRepository } from '../ports/token.repository';
+import type { Scope } from '../../common/auth/principal';
+import { ConflictError } from '../../common/errors';
+import { TokenPatch, TokenRecord, TokenRepository } from '../ports/token.repository';
+import { sqlite } from './sqlite-errors';
 
-// NOTE(skeleton): placeholder; implemented by its owner.
-// @ts-expect-error abstract members are not implemented yet
+interface TokenRow {
+  id: string;
+  name: string;
+  secret_hash: string;
+  scopes: string;
+  created_at: number;
+  expires_at: number | null;
+  allowed_ips: string;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+const COLUMN: Record<keyof TokenPatch, keyof TokenRow> = {
+  name: 'name',
+  scopes: 'scopes',
+  expiresAt: 'expires_at',
+  allowedIps: 'allowed_ips',
+  revokedAt: 'revoked_at',
+  lastUsedAt: 'last_used_at',
+};
+
+const ms = (d: Date | null): number | null => (d ? d.getTime() : null);
+const date = (n: number | null): Date | null => (n === null ? null : new Date(n));
+
+function toRecord(r: TokenRow): TokenRecord {
+  return {
+    id: r.id,
+    name: r.name,
+    secretHash: r.secret_hash,
+    scopes: JSON.parse(r.scopes) as Scope[],
+    createdAt: new Date(r.created_at),
+    expiresAt: date(r.expires_at),
+    allowedIps: JSON.parse(r.allowed_ips) as string[],
+    lastUsedAt: date(r.last_used_at),
+    revokedAt: date(r.revoked_at),
+  };
+}
+
+function toColumnValue(key: keyof TokenPatch, value: TokenPatch[keyof TokenPatch]): string | number | null {
+  if (key === 'scopes' || key === 'allowedIps') return JSON.stringify(value ?? []);
+  if (key === 'name') return value as string;
+  return ms((value as Date | null | undefined) ?? null);
+}
+
+/** API tokens in the embedded SQLite database (one row per token, looked up by primary key). */
 export class SqliteTokenRepository extends TokenRepository {
+  private readonly insertStmt: Database.Statement;
+  private readonly byIdStmt: Database.Statement;
+  private readonly listStmt: Database.Statement;
+  private readonly deleteStmt: Database.Statement;
+
   constructor(private readonly db: Database.Database) {
     super();
+    sqlite('token table setup', () =>
+      db.exec(`
+        CREATE TABLE IF NOT EXISTS api_tokens (
+          id           TEXT PRIMARY KEY,
+          name         TEXT NOT NULL,
+          secret_hash  TEXT NOT NULL,
+          scopes       TEXT NOT NULL,
+          created_at   INTEGER NOT NULL,
+          expires_at   INTEGER,
+          allowed_ips  TEXT NOT NULL,
+          last_used_at INTEGER,
+          revoked_at   INTEGER
+        );
+        CREATE INDEX IF NOT EXISTS api_tokens_created ON api_tokens (created_at DESC, id DESC);
+      `),
+    );
+    this.insertStmt = db.prepare(
+      `INSERT INTO api_tokens (id, name, secret_hash, scopes, created_at, expires_at, allowed_ips, last_used_at, revoked_at)
+       VALUES (@id, @name, @secret_hash, @scopes, @created_at, @expires_at, @allowed_ips, @last_used_at, @revoked_at)`,
+    );
+    this.byIdStmt = db.prepare('SELECT * FROM api_tokens WHERE id = ?');
+    this.listStmt = db.prepare('SELECT * FROM api_tokens ORDER BY created_at DESC, id DESC');
+    this.deleteStmt = db.prepare('DELETE FROM api_tokens WHERE id = ?');
+  }
+
+  override async create(t: TokenRecord): Promise<void> {
+    sqlite('token insert', () => {
+      try {
+        this.insertStmt.run({
+          id: t.id,
+          name: t.name,
+          secret_hash: t.secretHash,
+          scopes: JSON.stringify(t.scopes),
+          created_at: t.createdAt.getTime(),
+          expires_at: ms(t.expiresAt),
+          allowed_ips: JSON.stringify(t.allowedIps),
+          last_used_at: ms(t.lastUsedAt),
+          revoked_at: ms(t.revokedAt),
+        });
+      } catch (e) {
+        if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new ConflictError(`Token ${t.id} already exists`);
+        throw e;
+      }
+    });
+  }
+
+  override async findById(id: string): Promise<TokenRecord | null> {
+    const row = sqlite('token lookup', () => this.byIdStmt.get(id)) as TokenRow | undefined;
+    return row ? toRecord(row) : null;
+  }
+
+  override async list(): Promise<TokenRecord[]> {
+    return (sqlite('token list', () => this.listStmt.all()) as TokenRow[]).map(toRecord);
+  }
+
+  override async update(id: string, patch: TokenPatch): Promise<TokenRecord | null> {
+    const keys = (Object.keys(patch) as (keyof TokenPatch)[]).filter((k) => k in COLUMN && patch[k] !== undefined);
+    return sqlite('token update', () => {
+      if (keys.length > 0) {
+        const sets = keys.map((k) => `${COLUMN[k]} = ?`).join(', ');
+        this.db.prepare(`UPDATE api_tokens SET ${sets} WHERE id = ?`).run(...keys.map((k) => toColumnValue(k, patch[k])), id);
+      }
+      const row = this.byIdStmt.get(id) as TokenRow | undefined;
+      return row ? toRecord(row) : null;
+    });
+  }
+
+  override async delete(id: string): Promise<boolean> {
+    return sqlite('token delete', () => this.deleteStmt.run(id).changes > 0);
   }
 }

@@ -1,0 +1,2 @@
+export * from './search-query';
+export { ENGLISH_STOP_WORDS } from './stop-words';
