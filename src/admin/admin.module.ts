@@ -1,5 +1,11 @@
 import { Module } from '@nestjs/common';
+import { AdminAuthModule } from './auth/admin-auth.module';
+import { AdminConfigController } from './config/admin-config.controller';
+import { AdminConfigService } from './config/admin-config.service';
 
-// NOTE(skeleton): filled in by its owner.
-@Module({})
+@Module({
+  imports: [AdminAuthModule],
+  controllers: [AdminConfigController],
+  providers: [AdminConfigService],
+})
 export class AdminModule {}

@@ -1,5 +1,13 @@
 import { Module } from '@nestjs/common';
+import { FilesController } from './files.controller';
+import { MemoriesController } from './memories.controller';
+import { MemoriesService } from './memories.service';
+import { ReindexService } from './reindex.service';
 
-// NOTE(skeleton): filled in by its owner.
-@Module({})
+/** The memory API (spec §4, CONTRACT §3) over the MemoryIndex and ObjectStore ports. */
+@Module({
+  controllers: [MemoriesController, FilesController],
+  providers: [MemoriesService, ReindexService],
+  exports: [MemoriesService, ReindexService],
+})
 export class MemoriesModule {}

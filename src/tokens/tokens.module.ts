@@ -1,20 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { TokenAuthenticator } from '../common/auth/token-authenticator';
-import { UnauthorizedError } from '../common/errors';
+import { TokensController } from './tokens.controller';
+import { TokensService } from './tokens.service';
 
-// NOTE(skeleton): filled in by its owner. Global so the app-level AuthGuard can inject TokenAuthenticator.
+/** API tokens. Global so the app-level AuthGuard can inject TokenAuthenticator. */
 @Global()
 @Module({
-  providers: [
-    {
-      provide: TokenAuthenticator,
-      useValue: {
-        authenticate: async () => {
-          throw new UnauthorizedError('Invalid API token');
-        },
-      },
-    },
-  ],
-  exports: [TokenAuthenticator],
+  controllers: [TokensController],
+  providers: [TokensService, { provide: TokenAuthenticator, useExisting: TokensService }],
+  exports: [TokenAuthenticator, TokensService],
 })
 export class TokensModule {}

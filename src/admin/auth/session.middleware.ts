@@ -1,0 +1,47 @@
+import { Injectable, NestMiddleware } from '@nestjs/common';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import session from 'express-session';
+import { createHmac } from 'node:crypto';
+import { SessionRepository } from '../../backends/ports/session.repository';
+import { ADMIN_COOKIE } from '../../common/auth/decorators';
+import { sendError } from '../../common/http-exception.filter';
+import { AppConfig } from '../../config/app-config';
+import { SettingsService } from '../../config/settings.service';
+import { RepositorySessionStore } from './repository-session.store';
+
+/**
+ * express-session on every route, stored through the SessionRepository port. Cookie
+ * `memstore.sid`: HttpOnly, SameSite=Lax, Secure per MEMSTORE_COOKIE_SECURE ('auto' = when the
+ * request came over HTTPS), lifetime MEMSTORE_SESSION_TTL_SECONDS. No cookie until sign-in.
+ */
+@Injectable()
+export class SessionMiddleware implements NestMiddleware {
+  private handler?: RequestHandler;
+
+  constructor(
+    private readonly cfg: AppConfig,
+    private readonly settings: SettingsService,
+    private readonly sessions: SessionRepository,
+  ) {}
+
+  /** Built on first use: the service key is available once the settings are loaded. */
+  private build(): RequestHandler {
+    const ttlMs = this.cfg.sessionTtlSeconds * 1000;
+    const secret = createHmac('sha256', this.settings.serviceKey()).update('memstore admin session cookie v1').digest('base64url');
+    return session({
+      name: ADMIN_COOKIE,
+      secret,
+      store: new RepositorySessionStore(this.sessions, ttlMs),
+      resave: false,
+      saveUninitialized: false,
+      rolling: false,
+      unset: 'destroy',
+      cookie: { path: '/', httpOnly: true, sameSite: 'lax', secure: this.cfg.cookieSecure, maxAge: ttlMs },
+    });
+  }
+
+  use(req: Request, res: Response, next: NextFunction): void {
+    this.handler ??= this.build();
+    this.handler(req, res, (err?: unknown) => (err ? sendError(err, req, res) : next()));
+  }
+}

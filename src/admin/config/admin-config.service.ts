@@ -1,0 +1,189 @@
+import { Injectable } from '@nestjs/common';
+import { BackendsService } from '../../backends/backends.service';
+import { AppError, BackendUnavailableError, RequestValidationError } from '../../common/errors';
+import { r2Endpoint } from '../../config/setting-rules';
+import { SETTINGS_SCHEMA } from '../../config/settings-schema';
+import { SettingsInput, SettingsService } from '../../config/settings.service';
+import type { DeriveEndpointDto } from './dto/derive-endpoint.dto';
+import type { TestTarget } from './dto/test-backends.dto';
+
+/** How long a connection test or status check may take before it counts as failed. */
+const PROBE_TIMEOUT_MS = 10_000;
+/** Status checks of the object store are cached this long (it is a write/read/delete round trip). */
+const STATUS_CACHE_MS = 5_000;
+
+export interface BackendTestResult {
+  ok: boolean;
+  backend: string;
+  latency_ms: number;
+  detail?: string;
+  error?: string;
+}
+
+export interface BackendStatus {
+  backend: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** Settings, connection tests and status for the admin routes (CONTRACT §5). */
+@Injectable()
+export class AdminConfigService {
+  private objstoreStatus?: { at: number; adapter: object; result: { ok: boolean; error?: string } };
+
+  constructor(
+    private readonly settings: SettingsService,
+    private readonly backends: BackendsService,
+  ) {}
+
+  schema() {
+    return SETTINGS_SCHEMA;
+  }
+
+  async config() {
+    await this.backends.settled();
+    const { complete, missing } = this.settings.completeness();
+    return {
+      config: this.settings.masked(),
+      sources: this.settings.sources(),
+      complete,
+      missing,
+      status: this.statusLine(complete, missing),
+      active: this.active(),
+    };
+  }
+
+  raw() {
+    return { config: this.settings.raw() };
+  }
+
+  paths() {
+    return this.settings.paths();
+  }
+
+  async save(input: SettingsInput) {
+    const result = await this.settings.save(input);
+    await this.backends.settled(); // the switch (if any) is applied before we answer
+    const active = this.active();
+    const s = this.settings.current();
+    const warnings: string[] = [];
+    const wantDb = s.docdb_uri ? 'mongodb' : 'sqlite';
+    const wantStore = s.objstore_bucket ? 's3' : 'filesystem';
+    if (active.docdb !== wantDb) warnings.push(`The document database is still ${active.docdb}: switching to ${wantDb} failed (see the server log); the settings are saved.`);
+    if (active.objstore !== wantStore) warnings.push(`The object store is still ${active.objstore}: switching to ${wantStore} failed (see the server log); the settings are saved.`);
+    return { ...result, active, warnings };
+  }
+
+  /** Really round-trips a probe on the active backends (write, read, delete). */
+  async test(target: TestTarget) {
+    await this.backends.settled();
+    const which = target === 'mongodb' ? 'docdb' : target === 's3' || target === 'r2' ? 'objstore' : target;
+    const results: { docdb?: BackendTestResult; objstore?: BackendTestResult } = {};
+    const jobs: Promise<void>[] = [];
+    if (which === 'all' || which === 'docdb') {
+      const db = this.backends.docdb;
+      jobs.push(this.timed(db.kind, 'Document database', () => db.probe(), () => `${db.describe()}: wrote, read and deleted a probe document`).then((r) => void (results.docdb = r)));
+    }
+    if (which === 'all' || which === 'objstore') {
+      const store = this.backends.objstore;
+      jobs.push(this.timed(store.kind, 'Object store', () => store.probe(), () => `${store.describe()}: wrote, read and deleted a probe object`).then((r) => void (results.objstore = r)));
+    }
+    await Promise.all(jobs);
+    return { results };
+  }
+
+  /** CONTRACT §5: an explicit endpoint wins; an account id gives the R2 endpoint; neither → 422. */
+  deriveEndpoint(body: DeriveEndpointDto): { endpoint: string; source: 'explicit' | 'account_id' } {
+    const endpoint = (body.endpoint ?? '').trim() || (body.objstore_endpoint ?? '').trim();
+    if (endpoint) return { endpoint: endpoint.replace(/\/+$/, ''), source: 'explicit' };
+    const account = (body.account_id ?? '').trim() || (body.objstore_account_id ?? '').trim();
+    if (account) return { endpoint: r2Endpoint(account), source: 'account_id' };
+    throw RequestValidationError.one(['body'], 'Give account_id (or objstore_account_id) and/or endpoint (or objstore_endpoint)', 'missing', body ?? null);
+  }
+
+  /**
+   * Backend health for /api/status. A signed-in admin sees each adapter's description (paths,
+   * hosts); an API token holder only sees whether it is reachable.
+   */
+  async status(detailed: boolean) {
+    await this.backends.settled();
+    const db = this.backends.docdb;
+    const store = this.backends.objstore;
+    const [dbCheck, storeCheck, memories] = await Promise.all([
+      this.check('Document database', () => db.ping()),
+      this.checkObjstore(),
+      this.memoryStatus(),
+    ]);
+    const view = (kind: string, describe: () => string, c: { ok: boolean; error?: string }): BackendStatus => ({
+      backend: kind,
+      ok: c.ok,
+      detail: c.ok ? (detailed ? describe() : 'reachable') : (c.error ?? 'unavailable'),
+    });
+    return {
+      docdb: view(db.kind, () => db.describe(), dbCheck),
+      objstore: view(store.kind, () => store.describe(), storeCheck),
+      memories,
+    };
+  }
+
+  private active() {
+    return { docdb: this.backends.docdb.kind, objstore: this.backends.objstore.kind };
+  }
+
+  private statusLine(complete: boolean, missing: string[]): string {
+    const parts = [`Document database: ${this.backends.docdb.describe()}.`, `Object store: ${this.backends.objstore.describe()}.`];
+    parts.push(complete ? 'Settings complete.' : `Settings incomplete: missing ${missing.join(', ')}.`);
+    return parts.join(' ');
+  }
+
+  private async timed(backend: string, name: 'Document database' | 'Object store', fn: () => Promise<void>, detail: () => string): Promise<BackendTestResult> {
+    const start = performance.now();
+    const c = await this.check(name, fn);
+    const latency_ms = Math.round((performance.now() - start) * 10) / 10;
+    return c.ok ? { ok: true, backend, latency_ms, detail: detail() } : { ok: false, backend, latency_ms, error: c.error };
+  }
+
+  private async checkObjstore(): Promise<{ ok: boolean; error?: string }> {
+    const store = this.backends.objstore;
+    const cached = this.objstoreStatus;
+    if (cached && cached.adapter === store && Date.now() - cached.at < STATUS_CACHE_MS) return cached.result;
+    const result = await this.check('Object store', () => store.probe());
+    this.objstoreStatus = { at: Date.now(), adapter: store, result };
+    return result;
+  }
+
+  /** Runs a backend check with a time limit; never throws. */
+  private async check(name: 'Document database' | 'Object store', fn: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new BackendUnavailableError(name, `no answer within ${PROBE_TIMEOUT_MS / 1000} s`)), PROBE_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([Promise.resolve().then(fn), timeout]);
+      return { ok: true };
+    } catch (e) {
+      if (e instanceof AppError) return { ok: false, error: e.message };
+      return { ok: false, error: `${name} unavailable: ${(e as Error)?.message ?? String(e)}` };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Memory count and search mode; null when the index cannot answer (down, or not implemented). */
+  private async memoryStatus(): Promise<{ count: number | null; search_mode: string | null }> {
+    const index = this.backends.docdb.memories as Partial<{ count(): Promise<number>; searchMode(): string }> | undefined;
+    let count: number | null = null;
+    let search_mode: string | null = null;
+    try {
+      if (typeof index?.count === 'function') count = await index.count();
+    } catch {
+      count = null;
+    }
+    try {
+      if (typeof index?.searchMode === 'function') search_mode = index.searchMode();
+    } catch {
+      search_mode = null;
+    }
+    return { count, search_mode };
+  }
+}

@@ -1,0 +1,54 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { PresignTtlValue, SettingValue } from './setting-validators';
+
+/**
+ * POST /api/config body. Every field is optional: absent or null = unchanged, "" = cleared.
+ * docdb_uri, objstore_access_key_id and objstore_secret_access_key go to the encrypted
+ * credential store, the rest to the config file. Unknown fields are ignored.
+ */
+export class SaveConfigDto {
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'mongodb+srv://memstore:password@cluster0.example.mongodb.net/memstore', description: 'MongoDB connection string (mongodb:// or mongodb+srv://). Secret.' })
+  @SettingValue('docdb_uri')
+  docdb_uri?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'memstore', description: 'MongoDB database name.' })
+  @SettingValue('docdb_db')
+  docdb_db?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'memories', description: 'MongoDB collection for the memory index.' })
+  @SettingValue('memory_collection')
+  memory_collection?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: '0123456789abcdef0123456789abcdef', description: 'Cloudflare account id (derives the R2 endpoint).' })
+  @SettingValue('objstore_account_id')
+  objstore_account_id?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'AKIAIOSFODNN7EXAMPLE', description: 'Object store access key id. Secret.' })
+  @SettingValue('objstore_access_key_id')
+  objstore_access_key_id?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', description: 'Object store secret access key. Secret.' })
+  @SettingValue('objstore_secret_access_key')
+  objstore_secret_access_key?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'memory-store', description: 'Bucket; when set the S3-compatible store is used.' })
+  @SettingValue('objstore_bucket')
+  objstore_bucket?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'https://s3.eu-west-1.amazonaws.com', description: 'Explicit http(s) endpoint of the S3 API.' })
+  @SettingValue('objstore_endpoint')
+  objstore_endpoint?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'https://files.example.com', description: 'Public http(s) base URL of the bucket.' })
+  @SettingValue('objstore_public_base')
+  objstore_public_base?: string | null;
+
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'integer', minimum: 1, maximum: 604800 }, { type: 'string', pattern: '^\\s*\\d*\\s*$' }],
+    nullable: true,
+    example: 3600,
+    description: 'Download URL lifetime in seconds (1..604800, default 3600); a numeric string is accepted.',
+  })
+  @PresignTtlValue()
+  objstore_presign_ttl?: number | string | null;
+}

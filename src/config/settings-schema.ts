@@ -1,0 +1,142 @@
+import type { SettingKey } from './app-config';
+import { CREDENTIAL_KEYS, MEMORY_COLLECTION_DEFAULT, PRESIGN_TTL_DEFAULT, PRESIGN_TTL_MAX, PRESIGN_TTL_MIN } from './setting-rules';
+
+export type SettingFieldType = 'text' | 'url' | 'secret' | 'number';
+
+export interface SettingField {
+  key: SettingKey;
+  label: string;
+  type: SettingFieldType;
+  secret: boolean;
+  /** Required when the backend this section configures is in use. */
+  required: boolean;
+  help: string;
+  placeholder?: string;
+  default?: string | number | null;
+  /** Where the value is stored. */
+  store: 'config_file' | 'credential_store';
+}
+
+export interface SettingSection {
+  id: 'docdb' | 'objstore';
+  title: string;
+  description: string;
+  fields: SettingField[];
+}
+
+function field(f: Omit<SettingField, 'store' | 'secret'> & { secret?: boolean }): SettingField {
+  const secret = f.secret ?? false;
+  return { ...f, secret, store: CREDENTIAL_KEYS.includes(f.key) ? 'credential_store' : 'config_file' };
+}
+
+/** The static form definition served by GET /api/schema (CONTRACT §5). */
+export const SETTINGS_SCHEMA: { sections: SettingSection[] } = {
+  sections: [
+    {
+      id: 'docdb',
+      title: 'Document database',
+      description: 'Index, metadata, full-text search, API tokens and admin sessions. Leave the URI empty to use the embedded SQLite database in the data directory.',
+      fields: [
+        field({
+          key: 'docdb_uri',
+          label: 'MongoDB connection string',
+          type: 'secret',
+          secret: true,
+          required: false,
+          help: 'mongodb:// or mongodb+srv:// URI. When set, MongoDB replaces the embedded database (no restart needed). Stored encrypted; the password is masked when shown.',
+          placeholder: 'mongodb+srv://user:password@cluster0.example.mongodb.net/memstore',
+          default: null,
+        }),
+        field({
+          key: 'docdb_db',
+          label: 'Database name',
+          type: 'text',
+          required: false,
+          help: 'MongoDB database. Default: the database named in the URI, else "memstore".',
+          placeholder: 'memstore',
+          default: null,
+        }),
+        field({
+          key: 'memory_collection',
+          label: 'Memory collection',
+          type: 'text',
+          required: false,
+          help: `MongoDB collection that holds the memory index. Default "${MEMORY_COLLECTION_DEFAULT}".`,
+          placeholder: MEMORY_COLLECTION_DEFAULT,
+          default: MEMORY_COLLECTION_DEFAULT,
+        }),
+      ],
+    },
+    {
+      id: 'objstore',
+      title: 'Object store',
+      description: 'Where each memory is kept as a markdown file. Leave the bucket empty to use the filesystem under the data directory; set it to use an S3-compatible store (AWS S3, Cloudflare R2, MinIO...).',
+      fields: [
+        field({
+          key: 'objstore_bucket',
+          label: 'Bucket',
+          type: 'text',
+          required: false,
+          help: 'When set, the S3-compatible store replaces the filesystem store. The bucket must exist.',
+          placeholder: 'memory-store',
+          default: null,
+        }),
+        field({
+          key: 'objstore_endpoint',
+          label: 'Endpoint',
+          type: 'url',
+          required: true,
+          help: 'http(s) URL of the S3 API, e.g. https://s3.eu-west-1.amazonaws.com or http://127.0.0.1:9000. For Cloudflare R2 you may give the account id instead. An explicit endpoint wins over the account id.',
+          placeholder: 'https://s3.eu-west-1.amazonaws.com',
+          default: null,
+        }),
+        field({
+          key: 'objstore_account_id',
+          label: 'Cloudflare account id (R2)',
+          type: 'text',
+          required: false,
+          help: 'Derives the endpoint https://<account_id>.r2.cloudflarestorage.com when no endpoint is given.',
+          placeholder: '0123456789abcdef0123456789abcdef',
+          default: null,
+        }),
+        field({
+          key: 'objstore_access_key_id',
+          label: 'Access key id',
+          type: 'secret',
+          secret: true,
+          required: true,
+          help: 'Needed when a bucket is set. Stored encrypted.',
+          placeholder: 'AKIA...',
+          default: null,
+        }),
+        field({
+          key: 'objstore_secret_access_key',
+          label: 'Secret access key',
+          type: 'secret',
+          secret: true,
+          required: true,
+          help: 'Needed when a bucket is set. Stored encrypted, never shown again.',
+          default: null,
+        }),
+        field({
+          key: 'objstore_public_base',
+          label: 'Public base URL',
+          type: 'url',
+          required: false,
+          help: 'Optional http(s) base under which the bucket is publicly readable (e.g. a custom domain). Download URLs are presigned either way.',
+          placeholder: 'https://files.example.com',
+          default: null,
+        }),
+        field({
+          key: 'objstore_presign_ttl',
+          label: 'Download URL lifetime (seconds)',
+          type: 'number',
+          required: false,
+          help: `Lifetime of download URLs, ${PRESIGN_TTL_MIN} to ${PRESIGN_TTL_MAX} seconds (7 days). Default ${PRESIGN_TTL_DEFAULT}. Applies to the filesystem store too.`,
+          placeholder: String(PRESIGN_TTL_DEFAULT),
+          default: PRESIGN_TTL_DEFAULT,
+        }),
+      ],
+    },
+  ],
+};

@@ -1,0 +1,80 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsArray, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
+import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from '../../backends/ports/memory.model';
+import { OneOf, QueryInt } from './validators';
+
+const STRING = { message: 'Input should be a valid string', context: { type: 'string_type', ctx: {} } };
+
+/** Query of GET /api/memories (spec §4, CONTRACT §3). */
+export class ListMemoriesQueryDto {
+  /** Full-text query; empty means the newest-first list. `"a phrase"` must match as a phrase, `-word` excludes. */
+  @ApiPropertyOptional({ example: 'deploy "blue green" -staging', maxLength: 1000 })
+  @IsOptional()
+  @IsString(STRING)
+  @MaxLength(1000, { message: 'String should have at most 1000 characters', context: { type: 'string_too_long', ctx: { max_length: 1000 } } })
+  q?: string = '';
+
+  @ApiPropertyOptional({ enum: MEMORY_TYPES })
+  @IsOptional()
+  @OneOf(MEMORY_TYPES)
+  type?: MemoryType;
+
+  @ApiPropertyOptional({ enum: MEMORY_SCOPES })
+  @IsOptional()
+  @OneOf(MEMORY_SCOPES)
+  scope?: MemoryScope;
+
+  /** Only memories of this agent. */
+  @IsOptional()
+  @IsString(STRING)
+  agent?: string;
+
+  /** Only memories of this project. */
+  @IsOptional()
+  @IsString(STRING)
+  project?: string;
+
+  /** Only memories carrying this tag; repeat the parameter to require several tags. */
+  @ApiPropertyOptional({ type: [String], example: ['infra'] })
+  @Transform(({ value }) => (value === undefined || Array.isArray(value) ? value : [value]))
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true, ...STRING })
+  tag?: string[];
+
+  /** Only memories created in the last N days (N ≥ 1). */
+  @ApiPropertyOptional({ minimum: 1, example: 7 })
+  @IsOptional()
+  @QueryInt({ min: 1, max: 36500 })
+  days?: number;
+
+  /** Only memories created at or after this ISO-8601 date-time. */
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-11-01T00:00:00.000Z' })
+  @IsOptional()
+  @IsISO8601({}, { message: 'Input should be a valid datetime', context: { type: 'datetime_parsing', ctx: {} } })
+  since?: string;
+
+  /** Page size, 1 to 200. */
+  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 20 })
+  @IsOptional()
+  @QueryInt({ min: 1, max: 200 })
+  limit: number = 20;
+
+  /** 1-based page (offset mode). */
+  @ApiPropertyOptional({ minimum: 1, default: 1 })
+  @IsOptional()
+  @QueryInt({ min: 1 })
+  page: number = 1;
+
+  /** Absolute offset; overrides page. */
+  @ApiPropertyOptional({ minimum: 0 })
+  @IsOptional()
+  @QueryInt({ min: 0 })
+  skip?: number;
+
+  /** `next_cursor` of a previous page (list mode only). */
+  @IsOptional()
+  @IsString(STRING)
+  after?: string;
+}

@@ -1,0 +1,149 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { MEMORY_SCOPES, MEMORY_TYPES } from '../../backends/ports/memory.model';
+
+const ID = '6740a1b2c3d4e5f601234567';
+const AT = '2026-11-21T09:30:00.000Z';
+
+/** A memory as fetch, create and patch return it. */
+export class MemoryDto {
+  @ApiProperty({ example: ID, pattern: '^[0-9a-f]{24}$' })
+  id: string;
+  @ApiProperty({ type: String, nullable: true, example: 'Deployment policy' })
+  title: string | null;
+  @ApiProperty({ enum: MEMORY_TYPES, example: 'decision' })
+  type: string;
+  @ApiProperty({ example: 'Deploys go through the blue-green pipeline; never deploy on Fridays.' })
+  content: string;
+  @ApiProperty({ type: [String], example: ['deploy', 'policy'] })
+  tags: string[];
+  @ApiProperty({ enum: MEMORY_SCOPES, example: 'project' })
+  scope: string;
+  @ApiProperty({ type: String, nullable: true, example: 'release-bot' })
+  agent: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'payments' })
+  project: string | null;
+  @ApiProperty({ format: 'date-time', example: AT })
+  created_at: string;
+  @ApiProperty({ format: 'date-time', example: AT })
+  updated_at: string;
+}
+
+export class MemoryResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+  memory: MemoryDto;
+}
+
+/** A list/search row: no content, a snippet instead. */
+export class MemoryRowDto {
+  @ApiProperty({ example: ID })
+  id: string;
+  @ApiProperty({ type: String, nullable: true, example: 'Deployment policy' })
+  title: string | null;
+  @ApiProperty({ enum: MEMORY_TYPES, example: 'decision' })
+  type: string;
+  @ApiProperty({ type: [String], example: ['deploy', 'policy'] })
+  tags: string[];
+  @ApiProperty({ enum: MEMORY_SCOPES, example: 'project' })
+  scope: string;
+  @ApiProperty({ type: String, nullable: true, example: 'release-bot' })
+  agent: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'payments' })
+  project: string | null;
+  /** List mode: the start of the content; search mode: the passage around the best match. */
+  @ApiProperty({ example: 'Deploys go through the blue-green pipeline; never deploy on Fridays.' })
+  snippet: string;
+  @ApiProperty({ format: 'date-time', example: AT })
+  created_at: string;
+  @ApiProperty({ format: 'date-time', example: AT })
+  updated_at: string;
+  /** Search mode only: relevance, higher is better. */
+  @ApiPropertyOptional({ example: 4.21 })
+  score?: number;
+}
+
+export class MemoryListResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+  @ApiProperty({ type: [MemoryRowDto] })
+  rows: MemoryRowDto[];
+  /** Rows in this page. */
+  @ApiProperty({ example: 1 })
+  count: number;
+  /** Rows matching the query and filters. */
+  @ApiProperty({ example: 1 })
+  total: number;
+  /** 1-based page; null after a cursor. */
+  @ApiProperty({ type: Number, nullable: true, example: 1 })
+  page: number | null;
+  @ApiProperty({ example: 20 })
+  page_size: number;
+  @ApiProperty({ example: 1 })
+  total_pages: number;
+  @ApiProperty({ example: false })
+  has_prev: boolean;
+  @ApiProperty({ example: false })
+  has_next: boolean;
+  /** Pass as `after` for the next page (list mode); null on the last page and in search mode. */
+  @ApiProperty({ type: String, nullable: true, example: null })
+  next_cursor: string | null;
+  @ApiProperty({ enum: ['list', 'search'], example: 'list' })
+  mode: 'list' | 'search';
+}
+
+export class DeleteMemoryResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+  @ApiProperty({ example: true })
+  deleted: true;
+  @ApiProperty({ example: ID })
+  id: string;
+}
+
+export class BulkDeleteResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+  /** How many memories were deleted. */
+  @ApiProperty({ example: 1 })
+  deleted: number;
+  @ApiProperty({ type: [String], example: [ID] })
+  ids: string[];
+  /** Ids that did not exist. */
+  @ApiProperty({ type: [String], example: [] })
+  missing: string[];
+}
+
+export class DownloadUrlResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+  @ApiProperty({ example: `http://127.0.0.1:8080/api/files/memories/${ID}.md?expires=1795253400&sig=...` })
+  url: string;
+  /** Seconds the URL stays valid (objstore_presign_ttl). */
+  @ApiProperty({ example: 3600 })
+  expires_in: number;
+  @ApiProperty({ format: 'date-time', example: AT })
+  expires_at: string;
+}
+
+export class StatsDto {
+  @ApiProperty({ example: 3 })
+  total: number;
+  /** Every type, zeros included. */
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { note: 2, fact: 0, decision: 1, task: 0, preference: 0, reference: 0, code: 0, conversation: 0 } })
+  by_type: Record<string, number>;
+  /** Every scope, zeros included. */
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { global: 2, project: 1, agent: 0, user: 0 } })
+  by_scope: Record<string, number>;
+  /** Memories without a project count under "(none)". */
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { payments: 1, '(none)': 2 } })
+  by_project: Record<string, number>;
+  /** Memories without an agent count under "(none)". */
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' }, example: { 'release-bot': 1, '(none)': 2 } })
+  by_agent: Record<string, number>;
+}
+
+export class StatsResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+  stats: StatsDto;
+}

@@ -1,0 +1,49 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsArray, IsOptional, IsString } from 'class-validator';
+import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from '../../backends/ports/memory.model';
+import { OneOf } from './validators';
+
+const STRING = { message: 'Input should be a valid string', context: { type: 'string_type', ctx: {} } };
+const LIST = { message: 'Input should be a valid list', context: { type: 'list_type', ctx: {} } };
+
+/**
+ * Body of PATCH /api/memories/{memory_id}. A field that is absent or null is left as it is;
+ * "" clears title, agent and project; [] clears tags; content cannot be emptied.
+ */
+export class UpdateMemoryDto {
+  @ApiPropertyOptional({ type: String, nullable: true })
+  @IsOptional()
+  @IsString(STRING)
+  content?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: '"" clears the title' })
+  @IsOptional()
+  @IsString(STRING)
+  title?: string | null;
+
+  @ApiPropertyOptional({ enum: MEMORY_TYPES, nullable: true })
+  @IsOptional()
+  @OneOf(MEMORY_TYPES)
+  type?: MemoryType | null;
+
+  @ApiPropertyOptional({ enum: MEMORY_SCOPES, nullable: true })
+  @IsOptional()
+  @OneOf(MEMORY_SCOPES)
+  scope?: MemoryScope | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: '"" clears the agent' })
+  @IsOptional()
+  @IsString(STRING)
+  agent?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: '"" clears the project' })
+  @IsOptional()
+  @IsString(STRING)
+  project?: string | null;
+
+  @ApiPropertyOptional({ type: [String], nullable: true, description: '[] clears the tags' })
+  @IsOptional()
+  @IsArray(LIST)
+  @IsString({ each: true, ...STRING })
+  tags?: string[] | null;
+}

@@ -1,0 +1,52 @@
+import { Controller, Get, Param, Query, Res, StreamableFile } from '@nestjs/common';
+import { ApiExcludeEndpoint } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { verifyFileSignature } from '../backends/filesystem/url-signer';
+import { objectKeyProblem } from '../backends/ports/object-key';
+import { ObjectStore } from '../backends/ports/object-store.port';
+import { Public } from '../common/auth/decorators';
+import { ForbiddenError, NotFoundError } from '../common/errors';
+import { SettingsService } from '../config/settings.service';
+import { MARKDOWN_TYPE } from './memories.service';
+
+/**
+ * Signed download URLs of the filesystem object store (CONTRACT §3): public, because the HMAC
+ * signature (service key, over the key and the expiry) is the credential. A tampered or expired
+ * link gets 403.
+ */
+@Controller('api/files')
+export class FilesController {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly settings: SettingsService,
+  ) {}
+
+  @Get('*key')
+  @Public()
+  @ApiExcludeEndpoint()
+  async download(
+    @Param('key') keyParam: string | string[],
+    @Query('expires') expires: unknown,
+    @Query('sig') sig: unknown,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<StreamableFile> {
+    const key = Array.isArray(keyParam) ? keyParam.join('/') : String(keyParam ?? '');
+    const check = objectKeyProblem(key) ? 'invalid' : verifyFileSignature(this.settings.serviceKey(), key, expires, sig);
+    if (check === 'invalid') throw new ForbiddenError('Invalid download link: the signature does not match');
+    if (check === 'expired') throw new ForbiddenError('Download link expired');
+    let body: Buffer;
+    try {
+      body = await this.store.get(key);
+    } catch (e) {
+      if (e instanceof NotFoundError) throw new NotFoundError('File not found');
+      throw e;
+    }
+    const filename = key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_');
+    res.setHeader('Cache-Control', 'private, no-store');
+    return new StreamableFile(body, {
+      type: key.endsWith('.md') ? MARKDOWN_TYPE : 'application/octet-stream',
+      disposition: `attachment; filename="${filename}"`,
+      length: body.length,
+    });
+  }
+}

@@ -1,0 +1,69 @@
+import { parse, stringify } from 'yaml';
+import { MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryScope, MemoryType } from '../backends/ports/memory.model';
+import { isMemoryId } from './memory-id';
+
+/**
+ * The stored markdown file (CONTRACT §3): YAML front matter with every field but content, then
+ * the body exactly as given. The object store alone is enough to rebuild the index.
+ */
+export function toMarkdown(doc: MemoryDoc): string {
+  const front = {
+    id: doc.id,
+    title: doc.title,
+    type: doc.type,
+    scope: doc.scope,
+    tags: doc.tags,
+    agent: doc.agent,
+    project: doc.project,
+    created_at: doc.createdAt.toISOString(),
+    updated_at: doc.updatedAt.toISOString(),
+  };
+  return `---\n${stringify(front, { lineWidth: 0 })}---\n${doc.content}`;
+}
+
+export class MarkdownParseError extends Error {}
+
+const FRONT = /^---\r?\n([\s\S]*?)\r?\n?---\r?\n/;
+
+/** Parses a stored file back into a memory; throws MarkdownParseError saying what is wrong. */
+export function parseMarkdown(text: string): MemoryDoc {
+  const m = FRONT.exec(text);
+  if (!m) throw new MarkdownParseError('no YAML front matter');
+  let data: unknown;
+  try {
+    data = parse(m[1], { schema: 'core' });
+  } catch (e) {
+    throw new MarkdownParseError(`front matter is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new MarkdownParseError('front matter is not a mapping');
+  const f = data as Record<string, unknown>;
+  if (!isMemoryId(f.id)) throw new MarkdownParseError('id is not 24 lowercase hex characters');
+  if (!MEMORY_TYPES.includes(f.type as MemoryType)) throw new MarkdownParseError(`unknown type ${JSON.stringify(f.type)}`);
+  if (!MEMORY_SCOPES.includes(f.scope as MemoryScope)) throw new MarkdownParseError(`unknown scope ${JSON.stringify(f.scope)}`);
+  const tags = f.tags ?? [];
+  if (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string')) throw new MarkdownParseError('tags is not a list of strings');
+  const optional = (k: string): string | null => {
+    const v = f[k];
+    if (v === undefined || v === null) return null;
+    if (typeof v !== 'string') throw new MarkdownParseError(`${k} is not a string`);
+    return v;
+  };
+  const date = (k: string): Date => {
+    const v = f[k];
+    const d = typeof v === 'string' ? new Date(v) : null;
+    if (!d || Number.isNaN(d.getTime())) throw new MarkdownParseError(`${k} is not an ISO timestamp`);
+    return d;
+  };
+  return {
+    id: f.id,
+    title: optional('title'),
+    type: f.type as MemoryType,
+    scope: f.scope as MemoryScope,
+    tags: tags as string[],
+    agent: optional('agent'),
+    project: optional('project'),
+    content: text.slice(m[0].length),
+    createdAt: date('created_at'),
+    updatedAt: date('updated_at'),
+  };
+}

@@ -1,0 +1,107 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { SCOPES, type Scope } from '../../common/auth/principal';
+
+export const TOKEN_PRESETS = ['read-only', 'read-write', 'full'] as const;
+export type TokenPreset = (typeof TOKEN_PRESETS)[number];
+
+export const PRESET_SCOPES: Record<TokenPreset, Scope[]> = {
+  'read-only': ['memory:read'],
+  'read-write': ['memory:read', 'memory:write'],
+  full: ['memory:read', 'memory:write', 'memory:delete'],
+};
+
+/** Largest epoch second we accept (9999-12-31T23:59:59Z). */
+export const MAX_EPOCH_SECONDS = 253402300799;
+export const TOKEN_NAME_MAX = 200;
+export const ALLOWED_IPS_MAX = 100;
+
+/** Body of POST /api/tokens. */
+export class CreateTokenDto {
+  /** A label for people (e.g. the agent or machine using the token). */
+  @ApiPropertyOptional({ example: 'laptop agent', default: '', maxLength: TOKEN_NAME_MAX })
+  @IsOptional()
+  @MaxLength(TOKEN_NAME_MAX, { message: `String should have at most ${TOKEN_NAME_MAX} characters`, context: { type: 'string_too_long', ctx: { max_length: TOKEN_NAME_MAX } } })
+  @IsString({ message: 'Input should be a valid string' })
+  name?: string | null;
+
+  /** Scopes granted; wins over `preset`. */
+  @ApiPropertyOptional({ enum: SCOPES, isArray: true, nullable: true, example: ['memory:read', 'memory:write'] })
+  @IsOptional()
+  @IsIn(SCOPES, { each: true, message: `Input should be ${SCOPES.map((s) => `'${s}'`).join(', ')}`, context: { type: 'enum', ctx: { expected: SCOPES.join(', ') } } })
+  @ArrayMinSize(1, { context: { type: 'too_short', ctx: { min_length: 1 } }, message: 'List should have at least 1 item' })
+  @IsArray()
+  scopes?: Scope[] | null;
+
+  /** read-only = [memory:read]; read-write = [memory:read, memory:write]; full = all three. Default read-only. */
+  @ApiPropertyOptional({ enum: TOKEN_PRESETS, nullable: true, example: 'read-write' })
+  @IsOptional()
+  @IsIn(TOKEN_PRESETS, { message: `Input should be ${TOKEN_PRESETS.map((s) => `'${s}'`).join(', ')}`, context: { type: 'enum', ctx: { expected: TOKEN_PRESETS.join(', ') } } })
+  preset?: TokenPreset | null;
+
+  /** Lifetime in days (1..3650). Exclusive with `expires_at`. */
+  @ApiPropertyOptional({ minimum: 1, maximum: 3650, nullable: true, example: 90 })
+  @IsOptional()
+  @Max(3650, { context: { type: 'less_than_equal', ctx: { le: 3650 } }, message: 'Input should be less than or equal to 3650' })
+  @Min(1, { context: { type: 'greater_than_equal', ctx: { ge: 1 } }, message: 'Input should be greater than or equal to 1' })
+  @IsInt({ message: 'Input should be a valid integer' })
+  expires_in_days?: number | null;
+
+  /** Expiry as Unix epoch seconds, in the future. Exclusive with `expires_in_days`. */
+  @ApiPropertyOptional({ type: 'integer', nullable: true, example: 1798761600, description: 'Unix epoch seconds' })
+  @IsOptional()
+  @Max(MAX_EPOCH_SECONDS, { context: { type: 'less_than_equal', ctx: { le: MAX_EPOCH_SECONDS } }, message: `Input should be less than or equal to ${MAX_EPOCH_SECONDS}` })
+  @IsInt({ message: 'Input should be a valid integer' })
+  expires_at?: number | null;
+
+  /** IPv4/IPv6 addresses or CIDR ranges the token may be used from; empty or null = any address. */
+  @ApiPropertyOptional({ type: [String], nullable: true, example: ['127.0.0.0/8', '::1'] })
+  @IsOptional()
+  @IsString({ each: true, message: 'Input should be a valid string' })
+  @ArrayMaxSize(ALLOWED_IPS_MAX, { context: { type: 'too_long', ctx: { max_length: ALLOWED_IPS_MAX } }, message: `List should have at most ${ALLOWED_IPS_MAX} items` })
+  @IsArray()
+  allowed_ips?: string[] | null;
+}
+
+/** Body of PATCH /api/tokens/{token_id}. Absent or null fields are left unchanged. The secret is never rotated. */
+export class UpdateTokenDto {
+  @ApiPropertyOptional({ example: 'renamed agent', nullable: true, maxLength: TOKEN_NAME_MAX })
+  @IsOptional()
+  @MaxLength(TOKEN_NAME_MAX, { message: `String should have at most ${TOKEN_NAME_MAX} characters`, context: { type: 'string_too_long', ctx: { max_length: TOKEN_NAME_MAX } } })
+  @IsString({ message: 'Input should be a valid string' })
+  name?: string | null;
+
+  @ApiPropertyOptional({ enum: SCOPES, isArray: true, nullable: true, example: ['memory:read'] })
+  @IsOptional()
+  @IsIn(SCOPES, { each: true, message: `Input should be ${SCOPES.map((s) => `'${s}'`).join(', ')}`, context: { type: 'enum', ctx: { expected: SCOPES.join(', ') } } })
+  @ArrayMinSize(1, { context: { type: 'too_short', ctx: { min_length: 1 } }, message: 'List should have at least 1 item' })
+  @IsArray()
+  scopes?: Scope[] | null;
+
+  /** New expiry as Unix epoch seconds, in the future. Exclusive with `clear_expiry`. */
+  @ApiPropertyOptional({ type: 'integer', nullable: true, example: 1798761600, description: 'Unix epoch seconds' })
+  @IsOptional()
+  @Max(MAX_EPOCH_SECONDS, { context: { type: 'less_than_equal', ctx: { le: MAX_EPOCH_SECONDS } }, message: `Input should be less than or equal to ${MAX_EPOCH_SECONDS}` })
+  @IsInt({ message: 'Input should be a valid integer' })
+  expires_at?: number | null;
+
+  /** Remove the expiry (the token no longer expires). */
+  @ApiPropertyOptional({ default: false })
+  @IsOptional()
+  @IsBoolean({ message: 'Input should be a valid boolean' })
+  clear_expiry?: boolean | null = false;
+
+  /** Replace the allow-list; [] allows any address again. */
+  @ApiPropertyOptional({ type: [String], nullable: true, example: ['10.0.0.0/8'] })
+  @IsOptional()
+  @IsString({ each: true, message: 'Input should be a valid string' })
+  @ArrayMaxSize(ALLOWED_IPS_MAX, { context: { type: 'too_long', ctx: { max_length: ALLOWED_IPS_MAX } }, message: `List should have at most ${ALLOWED_IPS_MAX} items` })
+  @IsArray()
+  allowed_ips?: string[] | null;
+
+  /** Restore a revoked token. */
+  @ApiPropertyOptional({ default: false })
+  @IsOptional()
+  @IsBoolean({ message: 'Input should be a valid boolean' })
+  unrevoke?: boolean | null = false;
+}

@@ -1,0 +1,93 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { SCOPES, type Scope } from '../../common/auth/principal';
+import type { TokenRecord } from '../../backends/ports/token.repository';
+import { TOKEN_PREFIX } from '../token-secret';
+
+export const TOKEN_STATUSES = ['active', 'revoked', 'expired'] as const;
+export type TokenStatus = (typeof TOKEN_STATUSES)[number];
+
+/** A token as the API shows it: never the secret or its hash. */
+export class TokenDto {
+  @ApiProperty({ example: '3f9a0c1d2e4b5a69', description: '16 lowercase hex characters' })
+  id: string;
+
+  @ApiProperty({ example: 'laptop agent' })
+  name: string;
+
+  @ApiProperty({ example: 'mem_tok_3f9a0c1d2e4b5a69', description: 'The public part of the plaintext token' })
+  prefix: string;
+
+  @ApiProperty({ enum: SCOPES, isArray: true, example: ['memory:read', 'memory:write'] })
+  scopes: Scope[];
+
+  @ApiProperty({ enum: TOKEN_STATUSES, example: 'active', description: 'Computed: revoked wins over expired' })
+  status: TokenStatus;
+
+  @ApiProperty({ example: '2026-11-21T09:30:00.000Z', format: 'date-time' })
+  created_at: string;
+
+  @ApiProperty({ type: 'integer', nullable: true, example: 1798761600, description: 'Unix epoch seconds, or null for no expiry' })
+  expires_at: number | null;
+
+  @ApiProperty({ type: [String], example: ['127.0.0.0/8'], description: 'Empty = any address' })
+  allowed_ips: string[];
+
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: '2026-11-21T10:02:11.417Z', description: 'Updated at most once a minute' })
+  last_used_at: string | null;
+
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null })
+  revoked_at: string | null;
+}
+
+export function tokenStatus(t: TokenRecord, now = Date.now()): TokenStatus {
+  if (t.revokedAt) return 'revoked';
+  if (t.expiresAt && t.expiresAt.getTime() <= now) return 'expired';
+  return 'active';
+}
+
+export function mapToken(t: TokenRecord, now = Date.now()): TokenDto {
+  return {
+    id: t.id,
+    name: t.name,
+    prefix: `${TOKEN_PREFIX}${t.id}`,
+    scopes: [...t.scopes],
+    status: tokenStatus(t, now),
+    created_at: t.createdAt.toISOString(),
+    expires_at: t.expiresAt ? Math.floor(t.expiresAt.getTime() / 1000) : null,
+    allowed_ips: [...t.allowedIps],
+    last_used_at: t.lastUsedAt ? t.lastUsedAt.toISOString() : null,
+    revoked_at: t.revokedAt ? t.revokedAt.toISOString() : null,
+  };
+}
+
+export class TokenResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+
+  @ApiProperty({ type: TokenDto })
+  token: TokenDto;
+}
+
+export class CreatedTokenResponseDto extends TokenResponseDto {
+  @ApiProperty({ example: 'mem_tok_3f9a0c1d2e4b5a69_q9V2w0lH0y3f8m4o1pV7f5bM2aT6sXc9eK0dR3uJ8nA', description: 'Shown once; store it now' })
+  plaintext: string;
+}
+
+export class TokenListResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+
+  @ApiProperty({ type: [TokenDto], description: 'Newest first' })
+  tokens: TokenDto[];
+}
+
+export class TokenDeletedResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+
+  @ApiProperty({ example: true })
+  deleted: true;
+
+  @ApiProperty({ example: '3f9a0c1d2e4b5a69' })
+  id: string;
+}

@@ -1,0 +1,63 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import { AdminOnly } from '../common/auth/decorators';
+import { CreateTokenDto, UpdateTokenDto } from './dto/create-token.dto';
+import { CreatedTokenResponseDto, mapToken, TokenDeletedResponseDto, TokenListResponseDto, TokenResponseDto } from './dto/token-response.dto';
+import { TokensService } from './tokens.service';
+
+const TOKEN_ID_PARAM = { name: 'token_id', description: '16 lowercase hex characters', example: '3f9a0c1d2e4b5a69' };
+
+/** Admin-only token management (CONTRACT §4). */
+@ApiTags('tokens')
+@AdminOnly()
+@Controller('api/tokens')
+export class TokensController {
+  constructor(private readonly tokens: TokensService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List API tokens (metadata only, newest first)' })
+  @ApiOkResponse({ type: TokenListResponseDto })
+  async list(): Promise<TokenListResponseDto> {
+    const now = Date.now();
+    return { ok: true, tokens: (await this.tokens.list()).map((t) => mapToken(t, now)) };
+  }
+
+  @Post()
+  @HttpCode(201)
+  @ApiOperation({ summary: 'Create an API token; the plaintext is returned once' })
+  @ApiCreatedResponse({ type: CreatedTokenResponseDto })
+  @ApiUnprocessableEntityResponse({ description: 'Unknown scope or preset, both expiry fields, a past expires_at, an invalid allowed_ips entry' })
+  async create(@Body() dto: CreateTokenDto): Promise<CreatedTokenResponseDto> {
+    const { record, plaintext } = await this.tokens.create(dto);
+    return { ok: true, token: mapToken(record), plaintext };
+  }
+
+  @Patch(':token_id')
+  @ApiOperation({ summary: 'Change a token (name, scopes, expiry, allow-list, unrevoke); the secret is not rotated' })
+  @ApiParam(TOKEN_ID_PARAM)
+  @ApiOkResponse({ type: TokenResponseDto })
+  @ApiNotFoundResponse({ description: 'Token not found' })
+  async update(@Param('token_id') id: string, @Body() dto: UpdateTokenDto): Promise<TokenResponseDto> {
+    return { ok: true, token: mapToken(await this.tokens.update(id, dto)) };
+  }
+
+  @Post(':token_id/revoke')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Revoke a token (idempotent); it gets 401 from then on' })
+  @ApiParam(TOKEN_ID_PARAM)
+  @ApiOkResponse({ type: TokenResponseDto })
+  @ApiNotFoundResponse({ description: 'Token not found' })
+  async revoke(@Param('token_id') id: string): Promise<TokenResponseDto> {
+    return { ok: true, token: mapToken(await this.tokens.revoke(id)) };
+  }
+
+  @Delete(':token_id')
+  @ApiOperation({ summary: 'Delete a token for good' })
+  @ApiParam(TOKEN_ID_PARAM)
+  @ApiOkResponse({ type: TokenDeletedResponseDto })
+  @ApiNotFoundResponse({ description: 'Token not found' })
+  async delete(@Param('token_id') id: string): Promise<TokenDeletedResponseDto> {
+    await this.tokens.delete(id);
+    return { ok: true, deleted: true, id };
+  }
+}

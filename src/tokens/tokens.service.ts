@@ -1,0 +1,144 @@
+import { Injectable } from '@nestjs/common';
+import { SCOPES, type Scope, type TokenPrincipal } from '../common/auth/principal';
+import { TokenAuthenticator } from '../common/auth/token-authenticator';
+import { ForbiddenError, NotFoundError, RequestValidationError, UnauthorizedError } from '../common/errors';
+import { TokenPatch, TokenRecord, TokenRepository } from '../backends/ports/token.repository';
+import { SettingsService } from '../config/settings.service';
+import { CreateTokenDto, PRESET_SCOPES, UpdateTokenDto } from './dto/create-token.dto';
+import { IpAllowList, normalizeAllowList } from './ip-allow-list';
+import { hashSecret, newTokenId, newTokenSecret, parseToken, plaintextToken, sameHash, TOKEN_ID_RE } from './token-secret';
+
+/** `last_used_at` is written at most once per this period per token. */
+export const LAST_USED_INTERVAL_MS = 60_000;
+const DAY_S = 86_400;
+
+/** Scopes in their canonical order, without duplicates. */
+function canonicalScopes(scopes: Scope[]): Scope[] {
+  return SCOPES.filter((s) => scopes.includes(s));
+}
+
+/**
+ * API tokens (CONTRACT §4): issue, list, change, revoke, delete, and check a Bearer token on
+ * every request (one indexed lookup + one HMAC).
+ */
+@Injectable()
+export class TokensService extends TokenAuthenticator {
+  /** When this process last wrote last_used_at per token (saves a read-modify-write race between concurrent requests). */
+  private readonly lastUseWrites = new Map<string, number>();
+
+  constructor(
+    private readonly repo: TokenRepository,
+    private readonly settings: SettingsService,
+  ) {
+    super();
+  }
+
+  async create(dto: CreateTokenDto): Promise<{ record: TokenRecord; plaintext: string }> {
+    const now = Date.now();
+    if (dto.expires_in_days != null && dto.expires_at != null) {
+      throw RequestValidationError.one(['body'], 'Value error, give either expires_in_days or expires_at, not both', 'value_error', {
+        expires_in_days: dto.expires_in_days,
+        expires_at: dto.expires_at,
+      });
+    }
+    let expiresAt: Date | null = null;
+    if (dto.expires_in_days != null) expiresAt = new Date((Math.floor(now / 1000) + dto.expires_in_days * DAY_S) * 1000);
+    if (dto.expires_at != null) expiresAt = this.futureExpiry(dto.expires_at, now);
+
+    const scopes = dto.scopes != null ? canonicalScopes(dto.scopes) : PRESET_SCOPES[dto.preset ?? 'read-only'];
+    const allowedIps = dto.allowed_ips != null ? normalizeAllowList(dto.allowed_ips) : [];
+    const id = newTokenId();
+    const secret = newTokenSecret();
+    const record: TokenRecord = {
+      id,
+      name: (dto.name ?? '').trim(),
+      secretHash: hashSecret(this.settings.serviceKey(), secret),
+      scopes,
+      createdAt: new Date(now),
+      expiresAt,
+      allowedIps,
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    await this.repo.create(record);
+    return { record, plaintext: plaintextToken(id, secret) };
+  }
+
+  list(): Promise<TokenRecord[]> {
+    return this.repo.list();
+  }
+
+  async update(id: string, dto: UpdateTokenDto): Promise<TokenRecord> {
+    const current = await this.get(id);
+    if (dto.clear_expiry && dto.expires_at != null) {
+      throw RequestValidationError.one(['body'], 'Value error, give either expires_at or clear_expiry, not both', 'value_error', {
+        expires_at: dto.expires_at,
+        clear_expiry: dto.clear_expiry,
+      });
+    }
+    const patch: TokenPatch = {};
+    if (dto.name != null) patch.name = dto.name.trim();
+    if (dto.scopes != null) patch.scopes = canonicalScopes(dto.scopes);
+    if (dto.expires_at != null) patch.expiresAt = this.futureExpiry(dto.expires_at, Date.now());
+    if (dto.clear_expiry) patch.expiresAt = null;
+    if (dto.allowed_ips != null) patch.allowedIps = normalizeAllowList(dto.allowed_ips);
+    if (dto.unrevoke) patch.revokedAt = null;
+    if (Object.keys(patch).length === 0) return current;
+    return this.updateOrNotFound(id, patch);
+  }
+
+  /** Idempotent: revoking a revoked token keeps its first revocation time. */
+  async revoke(id: string): Promise<TokenRecord> {
+    const current = await this.get(id);
+    if (current.revokedAt) return current;
+    return this.updateOrNotFound(id, { revokedAt: new Date() });
+  }
+
+  async delete(id: string): Promise<void> {
+    if (!TOKEN_ID_RE.test(id) || !(await this.repo.delete(id))) throw new NotFoundError('Token not found');
+    this.lastUseWrites.delete(id);
+  }
+
+  /** The auth guard's hot path. */
+  override async authenticate(bearer: string, clientIp: string): Promise<TokenPrincipal> {
+    const parsed = parseToken(bearer);
+    if (!parsed) throw new UnauthorizedError('Malformed API token: expected mem_tok_<id>_<secret>');
+    const record = await this.repo.findById(parsed.id);
+    const presented = hashSecret(this.settings.serviceKey(), parsed.secret);
+    if (!record || !sameHash(presented, record.secretHash)) throw new UnauthorizedError('Invalid API token');
+    const now = Date.now();
+    if (record.revokedAt) throw new UnauthorizedError('API token has been revoked');
+    if (record.expiresAt && record.expiresAt.getTime() <= now) throw new UnauthorizedError('API token has expired');
+    if (!new IpAllowList(record.allowedIps).allows(clientIp)) {
+      throw new ForbiddenError(`This API token may not be used from ${clientIp}`);
+    }
+    await this.noteUse(record, now);
+    return { kind: 'token', tokenId: record.id, scopes: [...record.scopes] };
+  }
+
+  private async noteUse(record: TokenRecord, now: number): Promise<void> {
+    const last = Math.max(record.lastUsedAt?.getTime() ?? 0, this.lastUseWrites.get(record.id) ?? 0);
+    if (now - last < LAST_USED_INTERVAL_MS) return;
+    this.lastUseWrites.set(record.id, now);
+    await this.repo.update(record.id, { lastUsedAt: new Date(now) });
+  }
+
+  private async get(id: string): Promise<TokenRecord> {
+    const record = TOKEN_ID_RE.test(id) ? await this.repo.findById(id) : null;
+    if (!record) throw new NotFoundError('Token not found');
+    return record;
+  }
+
+  private async updateOrNotFound(id: string, patch: TokenPatch): Promise<TokenRecord> {
+    const updated = await this.repo.update(id, patch);
+    if (!updated) throw new NotFoundError('Token not found');
+    return updated;
+  }
+
+  private futureExpiry(epochSeconds: number, now: number): Date {
+    if (epochSeconds * 1000 <= now) {
+      throw RequestValidationError.one(['body', 'expires_at'], 'Value error, expires_at must be in the future (Unix epoch seconds)', 'value_error', epochSeconds);
+    }
+    return new Date(epochSeconds * 1000);
+  }
+}

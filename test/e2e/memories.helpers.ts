@@ -1,0 +1,49 @@
+import request from 'supertest';
+import { TokenAuthenticator } from '../../src/common/auth/token-authenticator';
+import { SCOPES } from '../../src/common/auth/principal';
+import { createToken, TestApp } from '../support/app';
+
+export interface Api {
+  get(url: string): request.Test;
+  post(url: string, body?: unknown): request.Test;
+  patch(url: string, body?: unknown): request.Test;
+  delete(url: string): request.Test;
+  bearer: string;
+}
+
+/**
+ * A client with a full-scope API token (read, write, delete). Scope checks themselves are
+ * covered by the auth suites.
+ */
+export async function fullAccessApi(t: TestApp): Promise<Api> {
+  const bearer = await fullToken(t);
+  const auth = (r: request.Test) => r.set('Authorization', `Bearer ${bearer}`);
+  return {
+    bearer,
+    get: (url) => auth(request(t.http).get(url)),
+    post: (url, body) => auth(request(t.http).post(url)).send(body as object),
+    patch: (url, body) => auth(request(t.http).patch(url)).send(body as object),
+    delete: (url) => auth(request(t.http).delete(url)),
+  };
+}
+
+async function fullToken(t: TestApp): Promise<string> {
+  try {
+    return (await createToken(t, { preset: 'full' })).plaintext;
+  } catch {
+    // TEMPORARY until the auth branch (token issuing) is merged: accept one fixed test token.
+    const plaintext = 'mem_tok_0000000000000000_memories-e2e';
+    const authn = t.app.get(TokenAuthenticator);
+    const original = authn.authenticate.bind(authn);
+    authn.authenticate = async (bearer: string, ip: string) =>
+      bearer === plaintext ? { kind: 'token', tokenId: '0000000000000000', scopes: [...SCOPES] } : original(bearer, ip);
+    return plaintext;
+  }
+}
+
+/** Creates a memory and returns the response body's memory. */
+export async function createMemory(api: Api, body: Record<string, unknown>): Promise<Record<string, any>> {
+  const res = await api.post('/api/memories', body);
+  if (res.status !== 201) throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.memory;
+}

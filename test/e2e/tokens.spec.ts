@@ -1,0 +1,390 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { adminAgent, createTestApp, TestApp } from '../support/app';
+import { testBackends } from '../support/backends';
+
+type Agent = Awaited<ReturnType<typeof adminAgent>>;
+
+const NOT_FOUND = { ok: false, error: 'Token not found' };
+const MISSING_ID = '0123456789abcdef';
+const A_MEMORY_ID = 'ffffffffffffffffffffffff';
+const TOKEN_RE = /^mem_tok_([0-9a-f]{16})_([A-Za-z0-9_-]{43,})$/;
+const RECORD_KEYS = ['allowed_ips', 'created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'status'];
+
+const nowS = () => Math.floor(Date.now() / 1000);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.each(testBackends())('API tokens on $name', (backend) => {
+  let t: TestApp;
+  let admin: Agent;
+
+  beforeAll(async () => {
+    t = await createTestApp(await backend.env());
+    admin = await adminAgent(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function create(body: Record<string, unknown> = {}) {
+    const res = await admin.post('/api/tokens').send(body);
+    expect(res.status).toBe(201);
+    return { token: res.body.token, plaintext: res.body.plaintext as string, id: res.body.token.id as string };
+  }
+
+  /** A memory:read route: the "use" of a token. */
+  const read = (bearer: string) => request(t.http).get('/api/memories').set('Authorization', `Bearer ${bearer}`);
+  const write = (bearer: string) => request(t.http).post('/api/memories').set('Authorization', `Bearer ${bearer}`).send({ content: 'token test' });
+  const del = (bearer: string) => request(t.http).delete(`/api/memories/${A_MEMORY_ID}`).set('Authorization', `Bearer ${bearer}`);
+
+  describe('create', () => {
+    it('returns 201 with the record and the plaintext once', async () => {
+      const res = await admin.post('/api/tokens').send({ name: ' ci agent ', preset: 'read-write', allowed_ips: ['127.0.0.0/8'] }).expect(201);
+      expect(res.body.ok).toBe(true);
+      const { token, plaintext } = res.body;
+      expect(Object.keys(token).sort()).toEqual(RECORD_KEYS);
+      const m = TOKEN_RE.exec(plaintext);
+      expect(m).not.toBeNull();
+      expect(Buffer.from(m![2], 'base64url').length).toBeGreaterThanOrEqual(32);
+      expect(token).toEqual({
+        id: m![1],
+        name: 'ci agent',
+        prefix: `mem_tok_${m![1]}`,
+        scopes: ['memory:read', 'memory:write'],
+        status: 'active',
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        expires_at: null,
+        allowed_ips: ['127.0.0.0/8'],
+        last_used_at: null,
+        revoked_at: null,
+      });
+    });
+
+    it('never shows the secret or its hash again (list, patch, revoke)', async () => {
+      const { plaintext, id } = await create({ preset: 'full' });
+      const secret = TOKEN_RE.exec(plaintext)![2];
+      const list = await admin.get('/api/tokens').expect(200);
+      const patched = await admin.patch(`/api/tokens/${id}`).send({ name: 'x' }).expect(200);
+      const revoked = await admin.post(`/api/tokens/${id}/revoke`).expect(200);
+      for (const body of [list.body, patched.body, revoked.body]) {
+        const text = JSON.stringify(body);
+        expect(text).not.toContain(secret);
+        expect(text).not.toMatch(/hash|secret|plaintext/i);
+      }
+      const rec = list.body.tokens.find((x: { id: string }) => x.id === id);
+      expect(Object.keys(rec).sort()).toEqual(RECORD_KEYS);
+    });
+
+    it.each([
+      [{}, ['memory:read']],
+      [{ preset: 'read-only' }, ['memory:read']],
+      [{ preset: 'read-write' }, ['memory:read', 'memory:write']],
+      [{ preset: 'full' }, ['memory:read', 'memory:write', 'memory:delete']],
+      [{ preset: 'full', scopes: ['memory:delete'] }, ['memory:delete']],
+      [{ scopes: ['memory:delete', 'memory:read', 'memory:read'] }, ['memory:read', 'memory:delete']],
+      [{ preset: null, scopes: null }, ['memory:read']],
+    ])('scopes for %j are %j', async (body, scopes) => {
+      const { token } = await create(body);
+      expect(token.scopes).toEqual(scopes);
+    });
+
+    it('expires_in_days sets expires_at in epoch seconds', async () => {
+      const before = nowS();
+      const { token } = await create({ expires_in_days: 30 });
+      expect(Number.isInteger(token.expires_at)).toBe(true);
+      expect(token.expires_at).toBeGreaterThanOrEqual(before + 30 * 86400);
+      expect(token.expires_at).toBeLessThanOrEqual(nowS() + 30 * 86400);
+    });
+
+    it('expires_at is taken as given', async () => {
+      const at = nowS() + 3600;
+      const { token } = await create({ expires_at: at });
+      expect(token.expires_at).toBe(at);
+      expect(token.status).toBe('active');
+    });
+
+    it('normalizes allowed_ips (IPv4, IPv6, CIDR, IPv4-mapped)', async () => {
+      const { token } = await create({ allowed_ips: ['10.0.0.0/8', '::FFFF:192.0.2.1', '2001:DB8::/32', '::1'] });
+      expect(token.allowed_ips).toEqual(['10.0.0.0/8', '192.0.2.1', '2001:db8::/32', '::1']);
+    });
+
+    it('lists newest first', async () => {
+      const a = await create({ name: 'older' });
+      await sleep(5);
+      const b = await create({ name: 'newer' });
+      const ids = (await admin.get('/api/tokens').expect(200)).body.tokens.map((x: { id: string }) => x.id);
+      expect(ids.indexOf(b.id)).toBeLessThan(ids.indexOf(a.id));
+    });
+  });
+
+  describe('validation (422)', () => {
+    const cases: Array<[string, unknown, (string | number)[], string]> = [
+      ['unknown scope', { scopes: ['memory:admin'] }, ['body', 'scopes'], 'enum'],
+      ['scopes not a list', { scopes: 'memory:read' }, ['body', 'scopes'], 'list_type'],
+      ['empty scopes', { scopes: [] }, ['body', 'scopes'], 'too_short'],
+      ['unknown preset', { preset: 'admin' }, ['body', 'preset'], 'enum'],
+      ['expires_in_days 0', { expires_in_days: 0 }, ['body', 'expires_in_days'], 'greater_than_equal'],
+      ['expires_in_days 3651', { expires_in_days: 3651 }, ['body', 'expires_in_days'], 'less_than_equal'],
+      ['expires_in_days not an integer', { expires_in_days: 'soon' }, ['body', 'expires_in_days'], 'int_parsing'],
+      ['expires_at in the past', { expires_at: nowS() - 10 }, ['body', 'expires_at'], 'value_error'],
+      ['expires_at not an integer', { expires_at: 1.5 }, ['body', 'expires_at'], 'int_parsing'],
+      ['both expiry fields', { expires_in_days: 1, expires_at: nowS() + 3600 }, ['body'], 'value_error'],
+      ['invalid allowed_ips entry', { allowed_ips: ['127.0.0.1', 'not-an-ip'] }, ['body', 'allowed_ips', 1], 'value_error'],
+      ['CIDR prefix too long', { allowed_ips: ['10.0.0.0/33'] }, ['body', 'allowed_ips', 0], 'value_error'],
+      ['allowed_ips not a list', { allowed_ips: '127.0.0.1' }, ['body', 'allowed_ips'], 'list_type'],
+      ['name not a string', { name: 42 }, ['body', 'name'], 'string_type'],
+      ['name too long', { name: 'x'.repeat(201) }, ['body', 'name'], 'string_too_long'],
+    ];
+    it.each(cases)('%s', async (_label, body, loc, type) => {
+      const res = await admin.post('/api/tokens').send(body as object).expect(422);
+      expect(res.body.ok).toBe(false);
+      expect(typeof res.body.error).toBe('string');
+      expect(res.body.detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc, type })]));
+    });
+
+    it('a body that is not a JSON object', async () => {
+      const res = await admin.post('/api/tokens').set('Content-Type', 'application/json').send('[1,2]').expect(422);
+      expect(res.body.detail[0]).toMatchObject({ loc: ['body'] });
+    });
+
+    it('malformed JSON', async () => {
+      const res = await admin.post('/api/tokens').set('Content-Type', 'application/json').send('{"name":').expect(422);
+      expect(res.body.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
+    });
+
+    it('creates nothing on a 422', async () => {
+      const before = (await admin.get('/api/tokens')).body.tokens.length;
+      await admin.post('/api/tokens').send({ allowed_ips: ['bad'] }).expect(422);
+      expect((await admin.get('/api/tokens')).body.tokens.length).toBe(before);
+    });
+
+    it.each<[string, object, (string | number)[], string]>([
+      ['expires_at with clear_expiry', { expires_at: nowS() + 3600, clear_expiry: true }, ['body'], 'value_error'],
+      ['past expires_at', { expires_at: nowS() - 1 }, ['body', 'expires_at'], 'value_error'],
+      ['unrevoke not a boolean', { unrevoke: 'yes' }, ['body', 'unrevoke'], 'bool_parsing'],
+      ['clear_expiry not a boolean', { clear_expiry: 1 }, ['body', 'clear_expiry'], 'bool_parsing'],
+      ['unknown scope', { scopes: ['nope'] }, ['body', 'scopes'], 'enum'],
+      ['invalid allowed_ips', { allowed_ips: ['300.1.1.1'] }, ['body', 'allowed_ips', 0], 'value_error'],
+    ])('PATCH: %s', async (_label, body, loc, type) => {
+      const { id } = await create();
+      const res = await admin.patch(`/api/tokens/${id}`).send(body).expect(422);
+      expect(res.body.detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc, type })]));
+    });
+  });
+
+  describe('unknown token id (404)', () => {
+    it.each([MISSING_ID, 'not-hex', 'ABCDEF0123456789', '0123456789abcdef0'])('%s', async (id) => {
+      expect((await admin.patch(`/api/tokens/${id}`).send({ name: 'x' }).expect(404)).body).toEqual(NOT_FOUND);
+      expect((await admin.post(`/api/tokens/${id}/revoke`).expect(404)).body).toEqual(NOT_FOUND);
+      expect((await admin.delete(`/api/tokens/${id}`).expect(404)).body).toEqual(NOT_FOUND);
+    });
+  });
+
+  describe('patch, revoke, delete', () => {
+    it('patch changes name, scopes and allow-list and keeps the secret', async () => {
+      const { id, plaintext } = await create({ name: 'a', preset: 'read-only' });
+      const res = await admin.patch(`/api/tokens/${id}`).send({ name: 'b', scopes: ['memory:write'], allowed_ips: ['127.0.0.1'] }).expect(200);
+      expect(res.body).toEqual({ ok: true, token: expect.objectContaining({ id, name: 'b', scopes: ['memory:write'], allowed_ips: ['127.0.0.1'] }) });
+      expect(res.body.plaintext).toBeUndefined();
+      // same plaintext still authenticates, with the new scopes
+      await read(plaintext).expect(403);
+    });
+
+    it('patch with absent or null fields changes nothing', async () => {
+      const { id, token } = await create({ name: 'keep', preset: 'full', allowed_ips: ['127.0.0.1'], expires_in_days: 5 });
+      const res = await admin.patch(`/api/tokens/${id}`).send({ name: null, scopes: null, allowed_ips: null, expires_at: null }).expect(200);
+      expect(res.body.token).toEqual(token);
+    });
+
+    it('allowed_ips [] allows any address again', async () => {
+      const { id, plaintext } = await create({ allowed_ips: ['10.0.0.0/8'] });
+      await read(plaintext).expect(403);
+      const res = await admin.patch(`/api/tokens/${id}`).send({ allowed_ips: [] }).expect(200);
+      expect(res.body.token.allowed_ips).toEqual([]);
+      await read(plaintext).expect(200);
+    });
+
+    it('revoke is idempotent and keeps the first revocation time', async () => {
+      const { id } = await create();
+      const first = await admin.post(`/api/tokens/${id}/revoke`).expect(200);
+      expect(first.body.token.status).toBe('revoked');
+      expect(first.body.token.revoked_at).toEqual(expect.any(String));
+      await sleep(5);
+      const again = await admin.post(`/api/tokens/${id}/revoke`).expect(200);
+      expect(again.body).toEqual(first.body);
+    });
+
+    it('revoked wins over expired in status', async () => {
+      const { id } = await create({ expires_at: nowS() + 2 });
+      await admin.post(`/api/tokens/${id}/revoke`).expect(200);
+      await sleep(2100);
+      const rec = (await admin.get('/api/tokens')).body.tokens.find((x: { id: string }) => x.id === id);
+      expect(rec.status).toBe('revoked');
+    });
+
+    it('delete answers {ok, deleted, id} and the token is gone from the list', async () => {
+      const { id } = await create();
+      expect((await admin.delete(`/api/tokens/${id}`).expect(200)).body).toEqual({ ok: true, deleted: true, id });
+      const ids = (await admin.get('/api/tokens')).body.tokens.map((x: { id: string }) => x.id);
+      expect(ids).not.toContain(id);
+      expect((await admin.delete(`/api/tokens/${id}`).expect(404)).body).toEqual(NOT_FOUND);
+    });
+  });
+
+  describe('life cycle', () => {
+    it('create → use → revoke → 401 → unrevoke → works → expire → 401 → clear expiry → works → delete → 401', async () => {
+      const { id, plaintext } = await create({ name: 'life', preset: 'read-only' });
+      await read(plaintext).expect(200);
+
+      const revoked = await admin.post(`/api/tokens/${id}/revoke`).expect(200);
+      expect(revoked.body.token.status).toBe('revoked');
+      const r1 = await read(plaintext).expect(401);
+      expect(r1.body).toEqual({ ok: false, error: expect.any(String) });
+
+      const restored = await admin.patch(`/api/tokens/${id}`).send({ unrevoke: true }).expect(200);
+      expect(restored.body.token).toMatchObject({ status: 'active', revoked_at: null });
+      await read(plaintext).expect(200);
+
+      const soon = nowS() + 2;
+      const expiring = await admin.patch(`/api/tokens/${id}`).send({ expires_at: soon }).expect(200);
+      expect(expiring.body.token).toMatchObject({ status: 'active', expires_at: soon });
+      await read(plaintext).expect(200);
+      await sleep(soon * 1000 - Date.now() + 50);
+      await read(plaintext).expect(401);
+      const listed = (await admin.get('/api/tokens')).body.tokens.find((x: { id: string }) => x.id === id);
+      expect(listed.status).toBe('expired');
+
+      const cleared = await admin.patch(`/api/tokens/${id}`).send({ clear_expiry: true }).expect(200);
+      expect(cleared.body.token).toMatchObject({ status: 'active', expires_at: null });
+      await read(plaintext).expect(200);
+
+      await admin.delete(`/api/tokens/${id}`).expect(200);
+      await read(plaintext).expect(401);
+    });
+  });
+
+  describe('authentication (401) and authorization (403)', () => {
+    let full: string;
+    let readOnly: string;
+    beforeAll(async () => {
+      full = (await create({ preset: 'full' })).plaintext;
+      readOnly = (await create({ preset: 'read-only' })).plaintext;
+    });
+
+    it('no credentials on a memory route → 401', async () => {
+      const res = await request(t.http).get('/api/memories').expect(401);
+      expect(res.body).toEqual({ ok: false, error: expect.any(String) });
+    });
+
+    it.each([
+      ['a non-Bearer scheme', 'Basic dXNlcjpwYXNz'],
+      ['an empty Bearer', 'Bearer '],
+      ['a token without the prefix', 'Bearer abc'],
+      ['a token without a secret', 'Bearer mem_tok_0123456789abcdef'],
+      ['a token with an empty secret', 'Bearer mem_tok_0123456789abcdef_'],
+      ['a token with a short id', 'Bearer mem_tok_0123_secret'],
+      ['an unknown token id', `Bearer mem_tok_${MISSING_ID}_${'A'.repeat(43)}`],
+    ])('%s → 401', async (_label, header) => {
+      const res = await request(t.http).get('/api/memories').set('Authorization', header).expect(401);
+      expect(res.body.ok).toBe(false);
+    });
+
+    it('the right id with a wrong secret → 401', async () => {
+      const m = TOKEN_RE.exec(full)!;
+      const wrong = `mem_tok_${m[1]}_${m[2].slice(0, -1)}${m[2].endsWith('A') ? 'B' : 'A'}`;
+      await read(wrong).expect(401);
+      await read(`${full}x`).expect(401);
+    });
+
+    it('a valid token without the scope → 403; with it → allowed', async () => {
+      const res = await write(readOnly).expect(403);
+      expect(res.body).toEqual({ ok: false, error: expect.stringContaining('memory:write') });
+      await del(readOnly).expect(403);
+      await read(readOnly).expect(200);
+      const rw = (await create({ preset: 'read-write' })).plaintext;
+      await del(rw).expect(403);
+      expect((await del(full)).status).not.toBe(403);
+      expect((await del(full)).status).not.toBe(401);
+    });
+
+    it.each([
+      ['GET', '/api/tokens'],
+      ['POST', '/api/tokens'],
+      ['PATCH', `/api/tokens/${MISSING_ID}`],
+      ['DELETE', `/api/tokens/${MISSING_ID}`],
+      ['POST', `/api/tokens/${MISSING_ID}/revoke`],
+    ])('%s %s: token → 403, nothing → 401, bad token → 401', async (method, path) => {
+      const m = method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
+      const withToken = await request(t.http)[m](path).set('Authorization', `Bearer ${full}`).send({});
+      expect(withToken.status).toBe(403);
+      expect(withToken.body).toEqual({ ok: false, error: expect.any(String) });
+      expect((await request(t.http)[m](path).send({})).status).toBe(401);
+      expect((await request(t.http)[m](path).set('Authorization', 'Bearer mem_tok_nope').send({})).status).toBe(401);
+    });
+
+    it('a Bearer token wins over the admin session cookie', async () => {
+      await admin.get('/api/tokens').set('Authorization', `Bearer ${full}`).expect(403);
+      await admin.get('/api/tokens').set('Authorization', 'Bearer bogus').expect(401);
+    });
+
+    it('/api/me tells which token is calling', async () => {
+      const { id, plaintext } = await create({ preset: 'read-write' });
+      const res = await request(t.http).get('/api/me').set('Authorization', `Bearer ${plaintext}`).expect(200);
+      expect(res.body).toEqual({ ok: true, authenticated: true, kind: 'token', token_id: id, scopes: ['memory:read', 'memory:write'] });
+      const bad = await request(t.http).get('/api/me').set('Authorization', 'Bearer mem_tok_bad').expect(200);
+      expect(bad.body).toEqual({ ok: true, authenticated: false });
+    });
+  });
+
+  describe('IP allow-lists', () => {
+    it('127.0.0.0/8 lets the loopback client in; 10.0.0.0/8 → 403', async () => {
+      const inside = (await create({ allowed_ips: ['127.0.0.0/8'] })).plaintext;
+      const outside = (await create({ allowed_ips: ['10.0.0.0/8', '2001:db8::/32'] })).plaintext;
+      await read(inside).expect(200);
+      const res = await read(outside).expect(403);
+      expect(res.body).toEqual({ ok: false, error: expect.stringContaining('may not be used from') });
+    });
+
+    it('an exact IPv4 address works', async () => {
+      await read((await create({ allowed_ips: ['127.0.0.1'] })).plaintext).expect(200);
+      await read((await create({ allowed_ips: ['127.0.0.2'] })).plaintext).expect(403);
+    });
+
+    it('IPv6 ::1 from an IPv6 loopback client', async () => {
+      const v6 = (await create({ allowed_ips: ['::1'] })).plaintext;
+      const v4only = (await create({ allowed_ips: ['127.0.0.0/8'] })).plaintext;
+      await read(v6).expect(403); // supertest connects over IPv4
+      const server = http.createServer(t.app.getHttpAdapter().getInstance());
+      await new Promise<void>((resolve) => server.listen(0, '::1', resolve));
+      try {
+        const base = `http://[::1]:${(server.address() as AddressInfo).port}`;
+        await request(base).get('/api/memories').set('Authorization', `Bearer ${v6}`).expect(200);
+        await request(base).get('/api/memories').set('Authorization', `Bearer ${v4only}`).expect(403);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
+    it('a revoked token from a disallowed address is 401, not 403 (credentials first)', async () => {
+      const { id, plaintext } = await create({ allowed_ips: ['10.0.0.0/8'] });
+      await admin.post(`/api/tokens/${id}/revoke`).expect(200);
+      await read(plaintext).expect(401);
+    });
+  });
+
+  describe('last_used_at', () => {
+    it('is set on first use and not rewritten within a minute', async () => {
+      const { id, plaintext } = await create();
+      const lastUsed = async () => (await admin.get('/api/tokens')).body.tokens.find((x: { id: string }) => x.id === id).last_used_at;
+      expect(await lastUsed()).toBeNull();
+      const before = Date.now();
+      await read(plaintext).expect(200);
+      const first = await lastUsed();
+      expect(Date.parse(first)).toBeGreaterThanOrEqual(before - 5);
+      await sleep(20);
+      await read(plaintext).expect(200);
+      expect(await lastUsed()).toBe(first);
+    });
+  });
+});
