@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
 import { ResolvedSettings, SettingsService } from '../config/settings.service';
@@ -37,6 +38,11 @@ export class DefaultBackendFactory extends BackendFactory {
   override createDocumentDatabase(s: ResolvedSettings): DocumentDatabase {
     if (s.docdb_uri) return new MongoDocumentDatabase({ uri: s.docdb_uri, dbName: s.docdb_db, memoryCollection: s.memory_collection });
     return new SqliteDocumentDatabase(path.join(this.cfg.dataDir, 'memstore.db'));
+  }
+
+  override openInactiveEmbedded(): DocumentDatabase | null {
+    const file = path.join(this.cfg.dataDir, 'memstore.db');
+    return fs.existsSync(file) ? new SqliteDocumentDatabase(file) : null;
   }
 
   override createObjectStore(s: ResolvedSettings): ObjectStore {

@@ -69,7 +69,8 @@ export class TokenDocRecord {
   @Prop({ type: String, required: true })
   _id!: string;
 
-  @Prop({ type: String, required: true })
+  /** May be empty (a token without a name). */
+  @Prop({ type: String, default: '' })
   name!: string;
 
   @Prop({ type: String, required: true })
