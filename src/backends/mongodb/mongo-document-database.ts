@@ -40,8 +40,15 @@ export interface MongoModels {
   textSearch: boolean;
 }
 
-/** After a failed connection attempt, further requests fail at once for this long, then try again. */
-const RETRY_AFTER_MS = 1_000;
+/** Runs one operation on the models, translating driver errors into our own. */
+export type MongoExec = <T>(fn: (m: MongoModels) => Promise<T>) => Promise<T>;
+
+/**
+ * After a failed connection attempt, or a network error on an open connection, further
+ * operations fail at once for this long (then one tries again): while MongoDB is down a request
+ * costs nothing instead of a server-selection timeout per operation.
+ */
+const RETRY_AFTER_MS = 2_000;
 
 /**
  * The MongoDB document database: one mongoose connection it opens (and closes) itself, with the
@@ -66,9 +73,10 @@ export class MongoDocumentDatabase extends DocumentDatabase {
     super();
     this.where = redactMongoUri(opts.uri);
     this.logger = opts.logger ?? new Logger('MongoDB');
-    this.memories = new MongoMemoryIndex(() => this.ready(), this.where, () => this.models);
-    this.tokens = new MongoTokenRepository(() => this.ready(), this.where);
-    this.sessions = new MongoSessionRepository(() => this.ready(), this.where);
+    const exec: MongoExec = (fn) => this.exec(fn);
+    this.memories = new MongoMemoryIndex(exec, () => this.models);
+    this.tokens = new MongoTokenRepository(exec);
+    this.sessions = new MongoSessionRepository(exec);
   }
 
   override async init(): Promise<void> {
@@ -79,12 +87,24 @@ export class MongoDocumentDatabase extends DocumentDatabase {
     }
   }
 
+  /** Runs an operation; a network error starts a short fail-fast window (RETRY_AFTER_MS). */
+  async exec<T>(fn: (m: MongoModels) => Promise<T>): Promise<T> {
+    const m = await this.ready();
+    try {
+      return await fn(m);
+    } catch (e) {
+      const error = toAppError(e, this.where);
+      if (isNetworkError(e)) this.lastFailure = { at: Date.now(), error };
+      throw error;
+    }
+  }
+
   /** The models on an open connection; connects (once at a time) when there is none yet. */
   ready(): Promise<MongoModels> {
     if (this.closed) return Promise.reject(new BackendUnavailableError('Document database', 'the MongoDB connection is closed'));
+    if (this.lastFailure && Date.now() - this.lastFailure.at < RETRY_AFTER_MS) return Promise.reject(this.lastFailure.error);
     if (this.models) return Promise.resolve(this.models);
     if (this.connecting) return this.connecting;
-    if (this.lastFailure && Date.now() - this.lastFailure.at < RETRY_AFTER_MS) return Promise.reject(this.lastFailure.error);
     this.connecting = this.connect()
       .then((m) => {
         this.models = m;
@@ -159,25 +179,17 @@ export class MongoDocumentDatabase extends DocumentDatabase {
   }
 
   override async ping(): Promise<void> {
-    const m = await this.ready();
-    try {
-      await m.memories.db.db!.command({ ping: 1 });
-    } catch (e) {
-      throw toAppError(e, this.where);
-    }
+    await this.exec((m) => m.memories.db.db!.command({ ping: 1 }));
   }
 
   override async probe(): Promise<void> {
-    const m = await this.ready();
     const id = `probe-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
-    try {
+    await this.exec(async (m) => {
       await m.probe.create({ _id: id, at: new Date() });
       const back = await m.probe.findById(id).lean().exec();
       await m.probe.deleteOne({ _id: id }).exec();
       if (!back) throw new BackendUnavailableError('Document database', `the probe document written to MongoDB at ${this.where} was not read back`);
-    } catch (e) {
-      throw toAppError(e, this.where);
-    }
+    });
   }
 
   /** Whether search uses $text (true), the regex fallback (false), or is not known yet (null: never connected). */

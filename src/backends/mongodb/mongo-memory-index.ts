@@ -14,9 +14,8 @@ import {
   MemoryType,
   SearchQuery,
 } from '../ports/memory.model';
-import type { MongoModels } from './mongo-document-database';
+import type { MongoExec, MongoModels } from './mongo-document-database';
 import type { MemoryRecord } from './mongo.schemas';
-import { toAppError } from './mongo-errors';
 import { rankByMatches, regexSearchFilter, snippetPatterns } from './regex-search';
 import { makeSnippet } from './snippet';
 
@@ -90,20 +89,14 @@ const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
  */
 export class MongoMemoryIndex extends MemoryIndex {
   constructor(
-    private readonly models: () => Promise<MongoModels>,
-    private readonly where: string,
+    private readonly exec: MongoExec,
     private readonly peek: () => MongoModels | undefined = () => undefined,
   ) {
     super();
   }
 
-  private async run<T>(fn: (m: MongoModels) => Promise<T>): Promise<T> {
-    const m = await this.models();
-    try {
-      return await fn(m);
-    } catch (e) {
-      throw toAppError(e, this.where);
-    }
+  private run<T>(fn: (m: MongoModels) => Promise<T>): Promise<T> {
+    return this.exec(fn);
   }
 
   override insert(doc: MemoryDoc): Promise<void> {

@@ -1,9 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { BackendUnavailableError } from '../../common/errors';
 import { SessionRepository, StoredSession } from '../ports/session.repository';
-import type { MongoModels } from './mongo-document-database';
+import type { MongoExec, MongoModels } from './mongo-document-database';
 import type { SessionRecord } from './mongo.schemas';
-import { toAppError } from './mongo-errors';
 
 function toStored(r: SessionRecord): StoredSession {
   return { sid: r._id, data: r.data, expiresAt: new Date(r.expiresAt) };
@@ -29,20 +28,16 @@ export class MongoSessionRepository extends SessionRepository {
   private lastWarning = 0;
 
   constructor(
-    private readonly models: () => Promise<MongoModels>,
-    private readonly where: string,
+    private readonly exec: MongoExec,
   ) {
     super();
   }
 
-  private async run<T>(fn: (m: MongoModels) => Promise<T>): Promise<T> {
-    const m = await this.models();
-    try {
+  private run<T>(fn: (m: MongoModels) => Promise<T>): Promise<T> {
+    return this.exec(async (m) => {
       await this.flush(m);
-      return await fn(m);
-    } catch (e) {
-      throw toAppError(e, this.where);
-    }
+      return fn(m);
+    });
   }
 
   /** Replays the writes made while MongoDB was unreachable. */

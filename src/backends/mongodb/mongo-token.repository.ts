@@ -1,8 +1,7 @@
 import type { Scope } from '../../common/auth/principal';
 import { TokenPatch, TokenRecord, TokenRepository } from '../ports/token.repository';
-import type { MongoModels } from './mongo-document-database';
+import type { MongoExec, MongoModels } from './mongo-document-database';
 import type { TokenDocRecord } from './mongo.schemas';
-import { toAppError } from './mongo-errors';
 
 function toRecord(r: TokenDocRecord): TokenRecord {
   return {
@@ -21,19 +20,13 @@ function toRecord(r: TokenDocRecord): TokenRecord {
 /** API tokens in the `tokens` collection (`_id` = token id, unique). */
 export class MongoTokenRepository extends TokenRepository {
   constructor(
-    private readonly models: () => Promise<MongoModels>,
-    private readonly where: string,
+    private readonly exec: MongoExec,
   ) {
     super();
   }
 
-  private async run<T>(fn: (m: MongoModels) => Promise<T>): Promise<T> {
-    const m = await this.models();
-    try {
-      return await fn(m);
-    } catch (e) {
-      throw toAppError(e, this.where);
-    }
+  private run<T>(fn: (m: MongoModels) => Promise<T>): Promise<T> {
+    return this.exec(fn);
   }
 
   override create(r: TokenRecord): Promise<void> {
