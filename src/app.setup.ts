@@ -14,7 +14,9 @@ import { setupOpenApi } from './meta/openapi';
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   const cfg = app.get(AppConfig);
   app.disable('x-powered-by');
-  app.set('trust proxy', cfg.trustProxy);
+  // One hop: behind a single reverse proxy req.ip is the address that proxy saw; a client-sent X-Forwarded-For
+  // cannot spoof it (it would defeat token IP allow-lists and login throttling).
+  app.set('trust proxy', cfg.trustProxy ? 1 : false);
   app.set('etag', false);
   app.use(requestId);
   app.use(
@@ -40,6 +42,5 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
     json(req, res, (err?: unknown) => (err ? sendError(err, req, res) : next()));
   });
   setupOpenApi(app);
-  app.enableShutdownHooks();
   return app;
 }

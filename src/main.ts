@@ -11,6 +11,9 @@ const LEVELS: Record<string, LogLevel[] | false> = {
   info: ['log', 'warn', 'error', 'fatal'],
 };
 
+/** How long SIGTERM waits for requests in flight before closing anyway. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
 async function bootstrap(): Promise<void> {
   const cfg = loadAppConfig();
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(cfg), {
@@ -19,8 +22,33 @@ async function bootstrap(): Promise<void> {
   });
   configureApp(app);
   await app.listen(cfg.port, cfg.host);
-  const url = cfg.publicUrl ?? `http://${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${cfg.port}`;
-  new Logger('Memory Store').log(`Listening on ${url} (admin page ${url}/, API docs ${url}/docs)`);
+  const logger = new Logger('Memory Store');
+  const bound = app.getHttpServer().address();
+  const port = typeof bound === 'object' && bound ? bound.port : cfg.port;
+  const url = `http://${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${port}`;
+  logger.log(`Listening on ${url} (admin page ${url}/, API docs ${url}/docs)${cfg.publicUrl ? `, public URL ${cfg.publicUrl}` : ''}`);
+
+  // SIGTERM/SIGINT: stop accepting, let requests in flight finish, close the backends, exit 0.
+  // (Nest's enableShutdownHooks re-raises the signal, which would exit 143.)
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal} received: finishing requests in flight, then stopping`);
+    const server = app.getHttpServer();
+    server.closeIdleConnections?.();
+    const force = setTimeout(() => server.closeAllConnections?.(), SHUTDOWN_GRACE_MS);
+    force.unref();
+    app
+      .close()
+      .then(() => process.exit(0))
+      .catch((err: Error) => {
+        logger.error(`Shutdown failed: ${err.message}`);
+        process.exit(1);
+      });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
 }
 
 bootstrap().catch((err: Error) => {

@@ -1,2 +1,3 @@
 export * from './search-query';
 export { ENGLISH_STOP_WORDS } from './stop-words';
+export { foldForMatch, snippetAround, snippetMaker } from './snippet';

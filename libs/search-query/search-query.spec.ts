@@ -1,4 +1,4 @@
-import { hasPositiveTerms, parseSearchQuery, splitWords, toFts5Match } from './search-query';
+import { hasPositiveTerms, parseSearchQuery, porterVariants, splitWords, toFts5Match } from './search-query';
 
 describe('parseSearchQuery', () => {
   it('splits words, lower-cases them and drops duplicates', () => {
@@ -55,16 +55,16 @@ describe('parseSearchQuery', () => {
 
 describe('toFts5Match', () => {
   it('ORs the words', () => {
-    expect(toFts5Match(parseSearchQuery('deploy kubernetes'))).toBe('"deploy" OR "kubernetes"');
+    expect(toFts5Match(parseSearchQuery('release kubernetes'))).toBe('"release" OR "kubernetes"');
   });
 
   it('requires phrases and lets words rank', () => {
-    expect(toFts5Match(parseSearchQuery('"blue green" deploy'))).toBe('"blue green" AND ("blue green" OR "deploy")');
+    expect(toFts5Match(parseSearchQuery('"blue green" release'))).toBe('"blue green" AND ("blue green" OR "release")');
     expect(toFts5Match(parseSearchQuery('"a b" "c d"'))).toBe('"a b" AND "c d"');
   });
 
   it('adds exclusions with NOT', () => {
-    expect(toFts5Match(parseSearchQuery('deploy -staging'))).toBe('("deploy") NOT ("staging")');
+    expect(toFts5Match(parseSearchQuery('release -staging'))).toBe('("release") NOT ("staging")');
   });
 
   it('returns null when nothing positive is left', () => {
@@ -81,5 +81,19 @@ describe('toFts5Match', () => {
     }
     // Operator words typed by the user are plain words, lower-cased (no longer FTS5 operators).
     expect(toFts5Match(parseSearchQuery('NEAR OR AND'))).toBe('"near"'); // or/and are stop words
+  });
+});
+
+describe('porterVariants', () => {
+  it('pairs a vowel+y word with its derived form, and back', () => {
+    expect(porterVariants('deploy')).toEqual(['deploy', 'deployment']);
+    expect(porterVariants('deployments')).toEqual(['deployments', 'deploy']);
+    expect(porterVariants('deployer')).toEqual(['deployer', 'deploy']);
+    expect(porterVariants('kubernetes')).toEqual(['kubernetes']);
+    expect(porterVariants('key')).toEqual(['key']);
+  });
+
+  it('is used for words and single-word exclusions', () => {
+    expect(toFts5Match(parseSearchQuery('deploy -employer'))).toBe('(("deploy" OR "deployment")) NOT (("employer" OR "employ"))');
   });
 });

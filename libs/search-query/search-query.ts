@@ -110,9 +110,27 @@ export function hasPositiveTerms(q: ParsedSearch): boolean {
   return q.words.length > 0 || q.phrases.length > 0;
 }
 
+/**
+ * Spellings that the Porter stemmer would otherwise split into two stems. Porter turns a final
+ * "y" after a vowel into "i" ("deploy" → "deploi") but strips derived suffixes later ("deployment",
+ * "deployer" → "deploy"), so "deploy" would not find "Deployments". Each word of that shape is
+ * searched together with its counterpart: "deploy" with "deployment", "deployments" with "deploy".
+ */
+export function porterVariants(word: string): string[] {
+  const m = /^(.*[aeiou]y)(ment|ments|er|ers)?$/.exec(word);
+  if (!m || m[1].length < 4) return [word];
+  const base = m[1];
+  return m[2] ? [word, base] : [word, `${base}ment`];
+}
+
 /** FTS5 string literal: the tokenizer reads inside the quotes; `"` is doubled. */
 function ftsString(parts: string[]): string {
   return `"${parts.join(' ').replace(/"/g, '""')}"`;
+}
+
+function wordExpr(w: string): string {
+  const v = porterVariants(w);
+  return v.length === 1 ? ftsString(v) : `(${v.map((x) => ftsString([x])).join(' OR ')})`;
 }
 
 /**
@@ -124,12 +142,31 @@ function ftsString(parts: string[]): string {
  */
 export function toFts5Match(q: ParsedSearch): string | null {
   if (!hasPositiveTerms(q)) return null;
-  const words = q.words.map((w) => ftsString([w]));
+  const words = q.words.map(wordExpr);
   const phrases = q.phrases.map(ftsString);
   let expr: string;
   if (phrases.length === 0) expr = words.join(' OR ');
   else if (words.length === 0) expr = phrases.join(' AND ');
   else expr = `${phrases.join(' AND ')} AND (${[phrases[0], ...words].join(' OR ')})`;
-  if (q.excluded.length > 0) expr = `(${expr}) NOT (${q.excluded.map(ftsString).join(' OR ')})`;
+  if (q.excluded.length > 0) expr = `(${expr}) NOT (${q.excluded.map((e) => (e.length === 1 ? wordExpr(e[0]) : ftsString(e))).join(' OR ')})`;
   return expr;
+}
+
+/** One searchable unit of a query as an FTS5 expression: a word (with its Porter variants) or a phrase. */
+export interface Fts5Term {
+  expr: string;
+  /** Phrases must match; words only add to the score. */
+  required: boolean;
+  /** The words of the term as typed (lower-cased). */
+  words: string[];
+}
+
+/** The parts of toFts5Match separately, for adapters that rank term by term. */
+export function toFts5Terms(q: ParsedSearch): { terms: Fts5Term[]; exclusion: string | null } {
+  const terms: Fts5Term[] = [
+    ...q.phrases.map((p) => ({ expr: ftsString(p), required: true, words: p })),
+    ...q.words.map((w) => ({ expr: wordExpr(w), required: false, words: [w] })),
+  ];
+  const exclusion = q.excluded.length > 0 ? q.excluded.map((e) => (e.length === 1 ? wordExpr(e[0]) : ftsString(e))).join(' OR ') : null;
+  return { terms, exclusion };
 }

@@ -105,7 +105,11 @@ export class MemoriesService {
     // updated_at strictly moves forward, even within the same millisecond.
     next.updatedAt = new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1));
     const key = memoryKey(id);
-    const previous = await this.store.get(key).catch(() => null);
+    // The old file, to put back if the index write fails (a store that cannot be read fails here, before any write).
+    const previous = await this.store.get(key).catch((e: unknown) => {
+      if (e instanceof NotFoundError) return null;
+      throw e;
+    });
     await this.store.put(key, toMarkdown(next), MARKDOWN_TYPE);
     let replaced: boolean;
     try {

@@ -5,6 +5,8 @@ import { ObjectStore } from '../backends/ports/object-store.port';
 import { idFromKey, MEMORY_KEY_PREFIX } from './memory-id';
 import { parseMarkdown } from './memory-markdown';
 
+const BATCH = 500;
+
 export interface ReindexReport {
   /** Memory files found in the object store. */
   files: number;
@@ -37,9 +39,19 @@ export class ReindexService {
       return null;
     });
 
-    const docs: MemoryDoc[] = [];
+    // Files are read and inserted in batches, oldest first within a batch (so the embedded index's
+    // row order follows time), without holding the whole store in memory.
+    await this.index.clear();
+    const restored = new Set<string>();
     const unreadable: ReindexReport['unreadable'] = [];
     let files = 0;
+    let batch: MemoryDoc[] = [];
+    const flush = async () => {
+      batch.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1));
+      await this.index.insertMany(batch);
+      for (const d of batch) restored.add(d.id);
+      batch = [];
+    };
     for await (const key of this.store.list(MEMORY_KEY_PREFIX)) {
       const id = idFromKey(key);
       if (!id) {
@@ -50,16 +62,14 @@ export class ReindexService {
       try {
         const doc = parseMarkdown((await this.store.get(key)).toString('utf8'));
         if (doc.id !== id) throw new Error(`front matter id ${doc.id} does not match the file name`);
-        docs.push(doc);
+        batch.push(doc);
       } catch (e) {
         unreadable.push({ key, reason: (e as Error).message });
       }
+      if (batch.length >= BATCH) await flush();
     }
+    await flush();
 
-    await this.index.clear();
-    for (const doc of docs) await this.index.insert(doc);
-
-    const restored = new Set(docs.map((d) => d.id));
     const orphans = before ? [...before].filter((id) => !restored.has(id)) : [];
     return { files, indexed: await this.index.count(), orphans, unreadable, previous: before ? before.size : null };
   }

@@ -1,6 +1,4 @@
 import request from 'supertest';
-import { TokenAuthenticator } from '../../src/common/auth/token-authenticator';
-import { SCOPES } from '../../src/common/auth/principal';
 import { createToken, TestApp } from '../support/app';
 
 export interface Api {
@@ -28,17 +26,7 @@ export async function fullAccessApi(t: TestApp): Promise<Api> {
 }
 
 async function fullToken(t: TestApp): Promise<string> {
-  try {
-    return (await createToken(t, { preset: 'full' })).plaintext;
-  } catch {
-    // TEMPORARY until the auth branch (token issuing) is merged: accept one fixed test token.
-    const plaintext = 'mem_tok_0000000000000000_memories-e2e';
-    const authn = t.app.get(TokenAuthenticator);
-    const original = authn.authenticate.bind(authn);
-    authn.authenticate = async (bearer: string, ip: string) =>
-      bearer === plaintext ? { kind: 'token', tokenId: '0000000000000000', scopes: [...SCOPES] } : original(bearer, ip);
-    return plaintext;
-  }
+  return (await createToken(t, { preset: 'full' })).plaintext;
 }
 
 /** Creates a memory and returns the response body's memory. */

@@ -1,7 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { adminAgent, createTestApp, TestApp } from '../support/app';
+import { ADMIN_PASSWORD, adminAgent, createTestApp, TestApp } from '../support/app';
 import { testBackends } from '../support/backends';
 
 type Agent = Awaited<ReturnType<typeof adminAgent>>;
@@ -11,6 +11,11 @@ const MISSING_ID = '0123456789abcdef';
 const A_MEMORY_ID = 'ffffffffffffffffffffffff';
 const TOKEN_RE = /^mem_tok_([0-9a-f]{16})_([A-Za-z0-9_-]{43,})$/;
 const RECORD_KEYS = ['allowed_ips', 'created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'status'];
+
+async function sessionCookieFor(app: TestApp): Promise<string> {
+  const res = await request(app.http).post('/api/login').send({ username: app.cfg.adminUsername, password: ADMIN_PASSWORD }).expect(200);
+  return (res.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+}
 
 const nowS = () => Math.floor(Date.now() / 1000);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -363,6 +368,21 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
         await request(base).get('/api/memories').set('Authorization', `Bearer ${v4only}`).expect(403);
       } finally {
         await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
+    it('X-Forwarded-For is ignored unless MEMSTORE_TRUST_PROXY is set, and then only the proxy-added hop counts', async () => {
+      const only10 = (await create({ allowed_ips: ['10.0.0.0/8'] })).plaintext;
+      await read(only10).set('X-Forwarded-For', '10.0.0.5').expect(403);
+
+      const proxied = await createTestApp({ ...(await backend.env()), MEMSTORE_TRUST_PROXY: 'true' });
+      try {
+        const res = await request(proxied.http).post('/api/tokens').set('Cookie', await sessionCookieFor(proxied)).send({ allowed_ips: ['10.0.0.0/8'] }).expect(201);
+        const via = (xff: string) => request(proxied.http).get('/api/memories').set('Authorization', `Bearer ${res.body.plaintext}`).set('X-Forwarded-For', xff);
+        await via('10.0.0.5').expect(200); // the proxy saw 10.0.0.5
+        await via('10.0.0.5, 203.0.113.7').expect(403); // a client-sent 10.0.0.5, the proxy saw 203.0.113.7
+      } finally {
+        await proxied.close();
       }
     });
 

@@ -13,8 +13,8 @@ export class TooManyRequestsError extends AppError {
 }
 
 /** Extra delay per failed attempt once half the allowed failures are used up, capped. */
-const STEP_MS = 250;
-const MAX_DELAY_MS = 3000;
+const STEP_MS = 500;
+const MAX_DELAY_MS = 5000;
 
 /**
  * POST /api/login throttling per client address, counting failed attempts only (a successful

@@ -7,6 +7,10 @@ import type { ListQuery, MemoryDoc, MemoryPage, MemoryStats, SearchQuery } from 
  */
 export abstract class MemoryIndex {
   abstract insert(doc: MemoryDoc): Promise<void>;
+  /** Insert many (reindex). Adapters may override with a batched write; the default inserts one by one. */
+  async insertMany(docs: MemoryDoc[]): Promise<void> {
+    for (const doc of docs) await this.insert(doc);
+  }
   /** Replace the stored document with the same id. Returns false when it does not exist. */
   abstract replace(doc: MemoryDoc): Promise<boolean>;
   abstract get(id: string): Promise<MemoryDoc | null>;

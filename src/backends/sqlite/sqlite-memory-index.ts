@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { parseSearchQuery, toFts5Match } from '../../../libs/search-query';
+import { hasPositiveTerms, ParsedSearch, parseSearchQuery, snippetMaker, toFts5Match, toFts5Terms } from '../../../libs/search-query';
 import { AppError, BackendUnavailableError, ConflictError } from '../../common/errors';
 import { MemoryIndex } from '../ports/memory-index.port';
 import {
@@ -22,6 +22,28 @@ export const PREVIEW_CHARS = 200;
 const BM25_WEIGHTS = 'bm25(10.0, 6.0, 1.0)';
 /** Tokens around the best match shown by snippet(). */
 const SNIPPET_TOKENS = 24;
+/** Ranked search: newest matches looked at per term (see rankedSearch). */
+export const DEFAULT_TERM_WINDOW = 500;
+/** Ranked search: a title or tag hit counts this many times a content hit. */
+const TITLE_TAG_WEIGHT = 3;
+
+export interface SqliteMemoryIndexOptions {
+  /**
+   * How many of the newest matches of each query term the ranked search reads. Below it (a term
+   * matching fewer memories) ranking and totals are exact; above it, relevance is computed among
+   * the newest `termWindow` matches of that term and the total is an estimate.
+   */
+  termWindow?: number;
+  /**
+   * When every term is complete (matches fewer than `termWindow` memories) and the terms have at
+   * most this many matches together, FTS5's bm25() ranks them instead (term frequency and length
+   * normalisation included; its cost grows with the matches, so only for small sets). 0 = never.
+   */
+  exactRankingBudget?: number;
+}
+
+export const DEFAULT_EXACT_RANKING_BUDGET = 2000;
+const MMAP_BYTES = 1024 * 1024 * 1024;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memories (
@@ -58,6 +80,51 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
   tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
+-- Title and tags alone: a small index, so "which of these memories have the word in the title or
+-- tags" costs in proportion to title/tag hits rather than to every occurrence of the word.
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_tt USING fts5 (
+  title, tag_text,
+  content = 'memories', content_rowid = 'seq',
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TRIGGER IF NOT EXISTS memories_tt_insert AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_tt (rowid, title, tag_text) VALUES (new.seq, new.title, new.tag_text);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_tt_delete AFTER DELETE ON memories BEGIN
+  INSERT INTO memories_tt (memories_tt, rowid, title, tag_text) VALUES ('delete', old.seq, old.title, old.tag_text);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_tt_update AFTER UPDATE OF title, tag_text ON memories BEGIN
+  INSERT INTO memories_tt (memories_tt, rowid, title, tag_text) VALUES ('delete', old.seq, old.title, old.tag_text);
+  INSERT INTO memories_tt (rowid, title, tag_text) VALUES (new.seq, new.title, new.tag_text);
+END;
+
+-- Running counts for /api/stats (grouping 100,000 rows on every call would cost tens of ms).
+-- A missing project or agent is counted under ''.
+CREATE TABLE IF NOT EXISTS memory_counts (
+  dim TEXT NOT NULL,
+  key TEXT NOT NULL,
+  n   INTEGER NOT NULL,
+  PRIMARY KEY (dim, key)
+) WITHOUT ROWID;
+
+CREATE TRIGGER IF NOT EXISTS memory_counts_insert AFTER INSERT ON memories BEGIN
+  INSERT INTO memory_counts (dim, key, n) VALUES
+    ('type', new.type, 1), ('scope', new.scope, 1), ('project', coalesce(new.project, ''), 1), ('agent', coalesce(new.agent, ''), 1)
+  ON CONFLICT (dim, key) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS memory_counts_delete AFTER DELETE ON memories BEGIN
+  UPDATE memory_counts SET n = n - 1 WHERE (dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
+    OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, ''));
+END;
+CREATE TRIGGER IF NOT EXISTS memory_counts_update AFTER UPDATE OF type, scope, project, agent ON memories BEGIN
+  UPDATE memory_counts SET n = n - 1 WHERE (dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
+    OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, ''));
+  INSERT INTO memory_counts (dim, key, n) VALUES
+    ('type', new.type, 1), ('scope', new.scope, 1), ('project', coalesce(new.project, ''), 1), ('agent', coalesce(new.agent, ''), 1)
+  ON CONFLICT (dim, key) DO UPDATE SET n = n + 1;
+END;
+
 CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
   INSERT INTO memories_fts (rowid, title, tag_text, content) VALUES (new.seq, new.title, new.tag_text, new.content);
 END;
@@ -74,6 +141,14 @@ const DROP = `
 DROP TRIGGER IF EXISTS memories_fts_insert;
 DROP TRIGGER IF EXISTS memories_fts_delete;
 DROP TRIGGER IF EXISTS memories_fts_update;
+DROP TRIGGER IF EXISTS memory_counts_insert;
+DROP TRIGGER IF EXISTS memory_counts_delete;
+DROP TRIGGER IF EXISTS memory_counts_update;
+DROP TABLE IF EXISTS memory_counts;
+DROP TRIGGER IF EXISTS memories_tt_insert;
+DROP TRIGGER IF EXISTS memories_tt_delete;
+DROP TRIGGER IF EXISTS memories_tt_update;
+DROP TABLE IF EXISTS memories_tt;
 DROP TABLE IF EXISTS memories_fts;
 DROP TABLE IF EXISTS memory_tags;
 DROP TABLE IF EXISTS memories;
@@ -118,14 +193,37 @@ export function previewOf(content: string): string {
  */
 export class SqliteMemoryIndex extends MemoryIndex {
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly termWindow: number;
+  private readonly exactRankingBudget: number;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    opts: SqliteMemoryIndexOptions = {},
+  ) {
     super();
+    this.termWindow = Math.max(1, opts.termWindow ?? DEFAULT_TERM_WINDOW);
+    this.exactRankingBudget = Math.max(0, opts.exactRankingBudget ?? DEFAULT_EXACT_RANKING_BUDGET);
+    // Memory-mapped reads: rows carry their content, so a page read through read(2) per row made
+    // filtered lists ~10x slower at 100,000 memories. (Per connection; only address space.)
+    this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
     this.createSchema();
   }
 
   private createSchema(): void {
+    const has = (name: string) => this.db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
+    const hadTitleIndex = has('memories_tt');
+    const hadCounts = has('memory_counts');
     this.db.exec(SCHEMA);
+    // A database from before the running counts: count the rows already there.
+    if (!hadCounts) {
+      this.db.exec(`INSERT INTO memory_counts (dim, key, n)
+        SELECT 'type', type, count(*) FROM memories GROUP BY type
+        UNION ALL SELECT 'scope', scope, count(*) FROM memories GROUP BY scope
+        UNION ALL SELECT 'project', coalesce(project, ''), count(*) FROM memories GROUP BY coalesce(project, '')
+        UNION ALL SELECT 'agent', coalesce(agent, ''), count(*) FROM memories GROUP BY coalesce(agent, '')`);
+    }
+    // A database from before the title/tags index: fill it from the rows already there.
+    if (!hadTitleIndex) this.db.exec("INSERT INTO memories_tt (memories_tt) VALUES ('rebuild')");
     this.db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', ?)`).run(BM25_WEIGHTS);
   }
 
@@ -141,6 +239,19 @@ export class SqliteMemoryIndex extends MemoryIndex {
            VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
         ).run(this.params(doc));
         this.writeTags(Number(res.lastInsertRowid), doc.tags);
+      })(),
+    );
+  }
+
+  /** One transaction for the whole batch. */
+  override async insertMany(docs: MemoryDoc[]): Promise<void> {
+    this.guard(() =>
+      this.db.transaction(() => {
+        const ins = this.stmt(
+          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at)
+           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
+        );
+        for (const doc of docs) this.writeTags(Number(ins.run(this.params(doc)).lastInsertRowid), doc.tags);
       })(),
     );
   }
@@ -207,65 +318,163 @@ export class SqliteMemoryIndex extends MemoryIndex {
     });
   }
 
+  /**
+   * Search (CONTRACT §3). When the query's words match few memories, FTS5's bm25() ranks every
+   * match (title 10, tags 6, content 1). bm25's IDF step reads the whole posting list of every
+   * term on every query, tens of milliseconds for a common word at 100,000 memories, so larger
+   * result sets are ranked term by term instead: for each term (a word with its Porter variants,
+   * or a phrase) we read the newest `termWindow` matching rowids, and those with the term in the
+   * title or tags; a memory scores sum(idf(term) * (1 or TITLE_TAG_WEIGHT)) over the terms it
+   * contains, so more and rarer words rank higher and title/tag hits weigh more; ties go to the
+   * newer memory.
+   */
   override async search(query: SearchQuery): Promise<MemoryPage> {
-    const match = toFts5Match(parseSearchQuery(query.text));
-    if (match === null) return { rows: [], total: 0 };
-    return this.guard(() => {
-      const { where, params } = filterSql(query.filter);
-      const filters = where.length ? ` AND ${where.join(' AND ')}` : '';
-      const base = `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH @match${filters}`;
-      const all = { ...params, match };
-      const total = (this.stmt(`SELECT count(*) AS n ${base}`).get(all) as { n: number }).n;
-      if (total === 0 || query.offset >= total) return { rows: [], total };
-      // Rank first without snippets (cheap), then build snippets for the page only.
-      const ranked = this.stmt(`SELECT m.seq AS seq, -memories_fts.rank AS score ${base} ORDER BY memories_fts.rank LIMIT @limit OFFSET @offset`).all({
-        ...all,
-        limit: query.limit,
-        offset: query.offset,
-      }) as Array<{ seq: number; score: number }>;
-      if (ranked.length === 0) return { rows: [], total };
-      const seqs = ranked.map((r) => r.seq);
-      const placeholders = seqs.map((_, i) => `@s${i}`).join(', ');
-      const seqParams: Params = { match };
-      seqs.forEach((s, i) => (seqParams[`s${i}`] = s));
-      const details = this.stmt(
-        `SELECT ${ROW_COLUMNS}, snippet(memories_fts, 2, '', '', '…', ${SNIPPET_TOKENS}) AS snip
-         FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
-         WHERE memories_fts MATCH @match AND memories_fts.rowid IN (${placeholders})`,
-      ).all(seqParams) as DbRow[];
-      const bySeq = new Map(details.map((d) => [d.seq, d]));
-      const rows: MemoryRow[] = [];
-      for (const r of ranked) {
-        const d = bySeq.get(r.seq);
-        if (!d) continue; // deleted between the two statements (cannot happen inside one synchronous call)
-        const row = toRow(d);
-        const snip = (d.snip ?? '').replace(/\s+/g, ' ').trim();
-        row.snippet = snip.length > 0 ? snip : row.snippet;
-        row.score = Math.round(r.score * 1e6) / 1e6;
-        rows.push(row);
-      }
-      return { rows, total };
+    const parsed = parseSearchQuery(query.text);
+    if (!hasPositiveTerms(parsed)) return { rows: [], total: 0 };
+    return this.guard(() => this.rankedSearch(parsed, query) ?? this.exactSearch(parsed, query));
+  }
+
+  private rankedSearch(parsed: ParsedSearch, query: SearchQuery): MemoryPage | null {
+    const { terms, exclusion } = toFts5Terms(parsed);
+    const C = this.termWindow;
+    const newest = this.stmt('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?').pluck();
+    const newestTitleTags = this.stmt('SELECT rowid FROM memories_tt WHERE memories_tt MATCH ? ORDER BY rowid DESC LIMIT ?').pluck();
+    const n = (this.stmt('SELECT count(*) FROM memories').pluck().get() as number) || 0;
+    if (n === 0) return { rows: [], total: 0 };
+    const maxSeq = (this.stmt('SELECT max(seq) FROM memories').pluck().get() as number) ?? 0;
+    const not = (e: string) => (exclusion ? `(${e}) NOT (${exclusion})` : e);
+
+    interface TermHits {
+      any: Set<number>;
+      titleTags: Set<number>;
+      /** Rowids below this are not known (the window was full). 0 when complete. */
+      cutoff: number;
+      idf: number;
+      required: boolean;
+    }
+    const hits: TermHits[] = terms.map((t) => {
+      const any = newest.all(not(t.expr), C) as number[];
+      // Exclusions are applied through `any` (a row must be in it to count).
+      const titleTags = newestTitleTags.all(t.expr, C) as number[];
+      const complete = any.length < C;
+      const cutoff = complete ? 0 : any[any.length - 1];
+      const df = complete ? any.length : (C * n) / Math.max(C, maxSeq - cutoff + 1);
+      return { any: new Set(any), titleTags: new Set(titleTags), cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
     });
+
+    // Few matches: bm25 over all of them is cheap and ranks with term frequencies too. Not with a
+    // multi-word phrase: bm25 counts a phrase's documents by reading every occurrence of its words.
+    const postings = hits.reduce((sum, h) => sum + h.any.size, 0);
+    const phrases = terms.some((t) => t.words.length > 1);
+    if (!phrases && hits.every((h) => h.cutoff === 0) && postings <= this.exactRankingBudget) return null;
+
+    // Candidates: rows of the required terms (phrases, all of them), else of any term.
+    const required = hits.filter((h) => h.required);
+    let candidates: number[];
+    if (required.length > 0) {
+      const [first, ...others] = required;
+      candidates = [...first.any].filter((r) => others.every((h) => h.any.has(r)));
+    } else {
+      const union = new Set<number>();
+      for (const h of hits) for (const r of h.any) union.add(r);
+      candidates = [...union];
+    }
+    if (hasFilter(query.filter) && candidates.length > 0) {
+      const { where, params } = filterSql(query.filter);
+      candidates = this.stmt(`SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(@seqs)) AND ${where.join(' AND ')}`)
+        .pluck()
+        .all({ ...params, seqs: JSON.stringify(candidates) }) as number[];
+    }
+    const scored = candidates.map((r) => {
+      let score = 0;
+      for (const h of hits) if (h.any.has(r)) score += h.idf * (h.titleTags.has(r) ? TITLE_TAG_WEIGHT : 1);
+      return { seq: r, score };
+    });
+    scored.sort((a, b) => b.score - a.score || b.seq - a.seq);
+
+    const incomplete = hits.filter((h) => h.cutoff > 0);
+    let total = scored.length;
+    if (incomplete.length > 0) {
+      if (hasFilter(query.filter) && scored.length < query.offset + query.limit) return null; // too few in the windows: rank exactly
+      // Exact inside the window where every term is complete; scaled to the whole table.
+      const lowest = Math.max(...incomplete.map((h) => h.cutoff));
+      const inside = scored.filter((x) => x.seq >= lowest).length;
+      total = Math.max(scored.length, Math.round((inside * n) / Math.max(1, maxSeq - lowest + 1)));
+    }
+    const page = scored.slice(query.offset, query.offset + query.limit);
+    if (page.length === 0) return { rows: [], total };
+    const details = this.stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(
+      JSON.stringify(page.map((p) => p.seq)),
+    ) as DbRow[];
+    const bySeq = new Map(details.map((d) => [d.seq, d]));
+    const snippet = snippetMaker(parsed);
+    const rows: MemoryRow[] = [];
+    for (const p of page) {
+      const d = bySeq.get(p.seq);
+      if (!d) continue;
+      const row = toRow(d);
+      row.snippet = snippet(d.content ?? '') ?? row.snippet;
+      row.score = Math.round(p.score * 1e6) / 1e6;
+      rows.push(row);
+    }
+    return { rows, total };
+  }
+
+  /** Exact bm25 ranking over every match: for small result sets, and for a filtered search that needs more than the windows hold. */
+  private exactSearch(parsed: ParsedSearch, query: SearchQuery): MemoryPage {
+    const match = toFts5Match(parsed);
+    if (match === null) return { rows: [], total: 0 };
+    const { where, params } = filterSql(query.filter);
+    const filters = where.length ? ` AND ${where.join(' AND ')}` : '';
+    const base = `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH @match${filters}`;
+    const all = { ...params, match };
+    const total = (this.stmt(`SELECT count(*) AS n ${base}`).get(all) as { n: number }).n;
+    if (total === 0 || query.offset >= total) return { rows: [], total };
+    // Rank first without snippets (cheap), then build snippets for the page only.
+    const ranked = this.stmt(`SELECT m.seq AS seq, -memories_fts.rank AS score ${base} ORDER BY memories_fts.rank LIMIT @limit OFFSET @offset`).all({
+      ...all,
+      limit: query.limit,
+      offset: query.offset,
+    }) as Array<{ seq: number; score: number }>;
+    if (ranked.length === 0) return { rows: [], total };
+    const seqs = ranked.map((r) => r.seq);
+    const placeholders = seqs.map((_, i) => `@s${i}`).join(', ');
+    const seqParams: Params = { match };
+    seqs.forEach((s, i) => (seqParams[`s${i}`] = s));
+    const details = this.stmt(
+      `SELECT ${ROW_COLUMNS}, snippet(memories_fts, 2, '', '', '…', ${SNIPPET_TOKENS}) AS snip
+       FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+       WHERE memories_fts MATCH @match AND memories_fts.rowid IN (${placeholders})`,
+    ).all(seqParams) as DbRow[];
+    const bySeq = new Map(details.map((d) => [d.seq, d]));
+    const rows: MemoryRow[] = [];
+    for (const r of ranked) {
+      const d = bySeq.get(r.seq);
+      if (!d) continue; // deleted between the two statements (cannot happen inside one synchronous call)
+      const row = toRow(d);
+      const snip = (d.snip ?? '').replace(/\s+/g, ' ').trim();
+      row.snippet = snip.length > 0 ? snip : row.snippet;
+      row.score = Math.round(r.score * 1e6) / 1e6;
+      rows.push(row);
+    }
+    return { rows, total };
   }
 
   override async stats(): Promise<MemoryStats> {
     return this.guard(() => {
-      const group = (col: string): Array<{ k: string | null; n: number }> =>
-        this.stmt(`SELECT ${col} AS k, count(*) AS n FROM memories GROUP BY ${col}`).all() as Array<{ k: string | null; n: number }>;
+      const counts = this.stmt('SELECT dim, key, n FROM memory_counts WHERE n > 0').all() as Array<{ dim: string; key: string; n: number }>;
       const byType: Record<string, number> = Object.fromEntries(MEMORY_TYPES.map((t) => [t, 0]));
-      const byScope: Record<string, number> = Object.fromEntries(MEMORY_SCOPES.map((s) => [s, 0]));
+      const byScope: Record<string, number> = Object.fromEntries(MEMORY_SCOPES.map((x) => [x, 0]));
+      const byProject: Record<string, number> = {};
+      const byAgent: Record<string, number> = {};
+      const target: Record<string, Record<string, number>> = { type: byType, scope: byScope, project: byProject, agent: byAgent };
       let total = 0;
-      for (const { k, n } of group('type')) {
-        byType[k ?? '(none)'] = (byType[k ?? '(none)'] ?? 0) + n;
-        total += n;
+      for (const { dim, key, n } of counts) {
+        const k = (dim === 'project' || dim === 'agent') && key === '' ? '(none)' : key;
+        target[dim][k] = (target[dim][k] ?? 0) + n;
+        if (dim === 'type') total += n;
       }
-      for (const { k, n } of group('scope')) byScope[k ?? '(none)'] = (byScope[k ?? '(none)'] ?? 0) + n;
-      const named = (col: string) => {
-        const out: Record<string, number> = {};
-        for (const { k, n } of group(col)) out[k ?? '(none)'] = (out[k ?? '(none)'] ?? 0) + n;
-        return out;
-      };
-      return { total, byType, byScope, byProject: named('project'), byAgent: named('agent') };
+      return { total, byType, byScope, byProject, byAgent };
     });
   }
 
@@ -336,6 +545,10 @@ function translate(e: unknown): Error {
     return new BackendUnavailableError('Document database', `SQLite error: ${err.message ?? 'unknown'}`);
   }
   return e as Error;
+}
+
+function hasFilter(f: MemoryFilter): boolean {
+  return f.type !== undefined || f.scope !== undefined || f.agent !== undefined || f.project !== undefined || f.since !== undefined || (f.tags?.length ?? 0) > 0;
 }
 
 function filterSql(f: MemoryFilter): { where: string[]; params: Params } {

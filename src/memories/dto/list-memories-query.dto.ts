@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsArray, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
 import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from '../../backends/ports/memory.model';
 import { OneOf, QueryInt } from './validators';
 
@@ -35,12 +35,13 @@ export class ListMemoriesQueryDto {
   @IsString(STRING)
   project?: string;
 
-  /** Only memories carrying this tag; repeat the parameter to require several tags. */
-  @ApiPropertyOptional({ type: [String], example: ['infra'] })
+  /** Only memories carrying this tag; repeat the parameter (at most 50 times) to require several tags. */
+  @ApiPropertyOptional({ type: [String], example: ['infra'], maxItems: 50 })
   @Transform(({ value }) => (value === undefined || Array.isArray(value) ? value : [value]))
   @IsOptional()
-  @IsArray()
   @IsString({ each: true, ...STRING })
+  @ArrayMaxSize(50, { message: 'List should have at most 50 items', context: { type: 'too_long', ctx: { max_length: 50 } } })
+  @IsArray()
   tag?: string[];
 
   /** Only memories created in the last N days (N ≥ 1). */

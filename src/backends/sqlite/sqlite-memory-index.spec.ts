@@ -1,0 +1,70 @@
+import Database from 'better-sqlite3';
+import { memoryDoc } from '../../../test/contract/memory-index.contract';
+import { SqliteMemoryIndex } from './sqlite-memory-index';
+
+/** SQLite-specific behaviour beyond the MemoryIndex contract (which runs in test/contract). */
+describe('SqliteMemoryIndex', () => {
+  let db: Database.Database;
+  beforeEach(() => {
+    db = new Database(':memory:');
+    db.pragma('foreign_keys = ON');
+  });
+  afterEach(() => db.close());
+
+  describe('with a small term window (what happens to common words in a large store)', () => {
+    it('ranks among the newest matches of a common word and estimates the total', async () => {
+      const index = new SqliteMemoryIndex(db, { termWindow: 5 });
+      for (let i = 0; i < 40; i++) await index.insert(memoryDoc({ content: `common word ${i}`, type: i % 2 ? 'fact' : 'note' }));
+      const res = await index.search({ text: 'common', filter: {}, limit: 10, offset: 0 });
+      expect(res.rows).toHaveLength(5); // the window
+      expect(res.total).toBe(40); // scaled estimate: exact here because every row matches
+      const newest = (await index.list({ filter: {}, limit: 5, offset: 0 })).rows.map((r) => r.id);
+      expect(res.rows.map((r) => r.id)).toEqual(newest); // equal scores: newest first
+    });
+
+    it('keeps every match of a rare word, even an old one, and ranks it first', async () => {
+      const index = new SqliteMemoryIndex(db, { termWindow: 5 });
+      const rare = memoryDoc({ content: 'common and zeppelin' });
+      await index.insert(rare);
+      for (let i = 0; i < 30; i++) await index.insert(memoryDoc({ content: `common ${i}` }));
+      const res = await index.search({ text: 'zeppelin common', filter: {}, limit: 3, offset: 0 });
+      expect(res.rows[0].id).toBe(rare.id);
+    });
+
+    it('falls back to exact ranking when a filtered search needs more than the windows hold', async () => {
+      const index = new SqliteMemoryIndex(db, { termWindow: 3 });
+      const facts = [];
+      for (let i = 0; i < 20; i++) {
+        const d = memoryDoc({ content: `common ${i}`, type: i < 4 ? 'fact' : 'note' });
+        await index.insert(d);
+        if (d.type === 'fact') facts.push(d.id);
+      }
+      const res = await index.search({ text: 'common', filter: { type: 'fact' }, limit: 10, offset: 0 });
+      expect(res.rows.map((r) => r.id).sort()).toEqual([...facts].sort());
+      expect(res.total).toBe(4);
+    });
+  });
+
+  it('upgrades a database created before the title/tags index and the running counts', async () => {
+    const first = new SqliteMemoryIndex(db);
+    const d = memoryDoc({ title: 'Zeppelin', content: 'common words', type: 'code', project: 'p' });
+    await first.insert(d);
+    await first.insert(memoryDoc({ content: 'zeppelin in the content only' }));
+    db.exec(`DROP TRIGGER memories_tt_insert; DROP TRIGGER memories_tt_delete; DROP TRIGGER memories_tt_update; DROP TABLE memories_tt;
+             DROP TRIGGER memory_counts_insert; DROP TRIGGER memory_counts_delete; DROP TRIGGER memory_counts_update; DROP TABLE memory_counts;`);
+    const upgraded = new SqliteMemoryIndex(db);
+    const res = await upgraded.search({ text: 'zeppelin', filter: {}, limit: 10, offset: 0 });
+    expect(res.rows[0].id).toBe(d.id); // the title hit still weighs more
+    const stats = await upgraded.stats();
+    expect(stats.total).toBe(2);
+    expect(stats.byType.code).toBe(1);
+    expect(stats.byProject).toEqual({ p: 1, '(none)': 1 });
+  });
+
+  it('reports a closed database as 503 Document database unavailable', async () => {
+    const index = new SqliteMemoryIndex(db);
+    db.close();
+    await expect(index.count()).rejects.toMatchObject({ status: 503, message: expect.stringMatching(/^Document database unavailable: /) });
+    db = new Database(':memory:'); // for afterEach
+  });
+});

@@ -1,0 +1,254 @@
+import request from 'supertest';
+import { SessionRepository } from '../../src/backends/ports/session.repository';
+import { SettingsService } from '../../src/config/settings.service';
+import { ADMIN_PASSWORD, adminAgent, createTestApp, TestApp, tempDir } from '../support/app';
+import { testBackends } from '../support/backends';
+
+const COOKIE = 'memstore.sid';
+
+function sessionCookie(res: request.Response): string | undefined {
+  const raw = res.headers['set-cookie'] as unknown as string[] | undefined;
+  return raw?.find((c) => c.startsWith(`${COOKIE}=`));
+}
+
+/** "memstore.sid=<value>" from a Set-Cookie line. */
+const cookiePair = (setCookie: string) => setCookie.split(';')[0];
+const login = (t: TestApp, body: object) => request(t.http).post('/api/login').send(body);
+
+describe.each(testBackends())('admin sign-in on $name', (backend) => {
+  describe('one app', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await createTestApp(await backend.env());
+    });
+    afterAll(async () => {
+      await t?.close();
+    });
+
+    it('login → me → admin route → logout → 401', async () => {
+      const res = await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+      expect(res.body).toEqual({ ok: true, username: 'admin' });
+      const cookie = cookiePair(sessionCookie(res)!);
+
+      const me = await request(t.http).get('/api/me').set('Cookie', cookie).expect(200);
+      expect(me.body).toEqual({ ok: true, authenticated: true, kind: 'admin', username: 'admin' });
+      await request(t.http).get('/api/tokens').set('Cookie', cookie).expect(200);
+      // a signed-in admin may use every memory route
+      await request(t.http).get('/api/memories').set('Cookie', cookie).expect(200);
+
+      const out = await request(t.http).post('/api/logout').set('Cookie', cookie).expect(200);
+      expect(out.body).toEqual({ ok: true });
+      const cleared = sessionCookie(out)!;
+      expect(cleared).toMatch(/^memstore\.sid=;/);
+      expect(cleared).toMatch(/Expires=Thu, 01 Jan 1970/);
+
+      const after = await request(t.http).get('/api/tokens').set('Cookie', cookie).expect(401);
+      expect(after.body).toEqual({ ok: false, error: expect.any(String) });
+      expect((await request(t.http).get('/api/me').set('Cookie', cookie).expect(200)).body).toEqual({ ok: true, authenticated: false });
+    });
+
+    it('the session cookie is HttpOnly, SameSite=Lax, path /, 12 h, not Secure over plain HTTP', async () => {
+      const res = await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+      const c = sessionCookie(res)!;
+      expect(c).toMatch(/; HttpOnly/);
+      expect(c).toMatch(/; SameSite=Lax/);
+      expect(c).toMatch(/; Path=\//);
+      const expires = Date.parse(/Expires=([^;]+)/.exec(c)![1]);
+      expect(Math.abs(expires - (Date.now() + 12 * 3600_000))).toBeLessThan(5000);
+      expect(c).not.toMatch(/; Secure/);
+    });
+
+    it('anonymous requests get no cookie', async () => {
+      const res = await request(t.http).get('/api/me').expect(200);
+      expect(res.body).toEqual({ ok: true, authenticated: false });
+      expect(sessionCookie(res)).toBeUndefined();
+      expect(sessionCookie(await request(t.http).get('/api/memories'))).toBeUndefined();
+    });
+
+    it('signing in again issues a new session id and ends the old one', async () => {
+      const first = cookiePair(sessionCookie(await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200))!);
+      const second = sessionCookie(await request(t.http).post('/api/login').set('Cookie', first).send({ username: 'admin', password: ADMIN_PASSWORD }).expect(200))!;
+      expect(cookiePair(second)).not.toBe(first);
+      await request(t.http).get('/api/tokens').set('Cookie', first).expect(401);
+      await request(t.http).get('/api/tokens').set('Cookie', cookiePair(second)).expect(200);
+    });
+
+    it('sessions are kept in the document database, not in memory', async () => {
+      const c = cookiePair(sessionCookie(await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200))!);
+      const sid = decodeURIComponent(c.split('=')[1]).replace(/^s:/, '').split('.')[0];
+      const stored = await t.app.get(SessionRepository).get(sid);
+      expect(stored).not.toBeNull();
+      expect(JSON.parse(stored!.data).admin.username).toBe('admin');
+      await request(t.http).post('/api/logout').set('Cookie', c).expect(200);
+      expect(await t.app.get(SessionRepository).get(sid)).toBeNull();
+    });
+
+    it.each([
+      ['a wrong password', { username: 'admin', password: 'nope' }],
+      ['a wrong username with the right password', { username: 'root', password: ADMIN_PASSWORD }],
+      ['empty credentials', {}],
+      ['the username in another case', { username: 'Admin', password: ADMIN_PASSWORD }],
+    ])('%s → 401 and no cookie', async (_label, body) => {
+      const res = await login(t, body).expect(401);
+      expect(res.body).toEqual({ ok: false, error: 'Wrong username or password' });
+      expect(sessionCookie(res)).toBeUndefined();
+    });
+
+    it('a non-string password → 422', async () => {
+      const res = await login(t, { username: 'admin', password: 123 }).expect(422);
+      expect(res.body.detail[0]).toMatchObject({ loc: ['body', 'password'], type: 'string_type' });
+    });
+
+    it('logout is idempotent and public', async () => {
+      expect((await request(t.http).post('/api/logout').expect(200)).body).toEqual({ ok: true });
+      expect((await request(t.http).post('/api/logout').set('Cookie', `${COOKIE}=s%3Agarbage.sig`).expect(200)).body).toEqual({ ok: true });
+    });
+
+    it('no credentials on an admin route → 401', async () => {
+      expect((await request(t.http).get('/api/tokens').expect(401)).body.ok).toBe(false);
+      await request(t.http).get('/api/tokens').set('Cookie', `${COOKIE}=s%3Aforged.signature`).expect(401);
+    });
+
+    describe('cross-site requests with the session cookie', () => {
+      let agent: Awaited<ReturnType<typeof adminAgent>>;
+      beforeAll(async () => {
+        agent = await adminAgent(t);
+      });
+
+      it('a cross-site Origin on a write → 403', async () => {
+        const res = await agent.post('/api/tokens').set('Origin', 'http://evil.example').send({ name: 'csrf' }).expect(403);
+        expect(res.body).toEqual({ ok: false, error: 'Cross-site request refused' });
+      });
+
+      it('Sec-Fetch-Site: cross-site on a write → 403', async () => {
+        await agent.post('/api/tokens').set('Sec-Fetch-Site', 'cross-site').send({ name: 'csrf' }).expect(403);
+      });
+
+      it('a cross-site login → 403', async () => {
+        await request(t.http).post('/api/login').set('Origin', 'http://evil.example').send({ username: 'admin', password: ADMIN_PASSWORD }).expect(403);
+      });
+
+      it('same-origin writes and plain clients are allowed; reads are never refused', async () => {
+        await agent.post('/api/tokens').set('Host', 'memstore.test:8080').set('Origin', 'http://memstore.test:8080').set('Sec-Fetch-Site', 'same-origin').send({ name: 'ok' }).expect(201);
+        await agent.post('/api/tokens').send({ name: 'curl' }).expect(201);
+        await agent.get('/api/tokens').set('Origin', 'http://evil.example').set('Sec-Fetch-Site', 'cross-site').expect(200);
+      });
+    });
+  });
+
+  it('Secure cookie when MEMSTORE_COOKIE_SECURE=true, or behind an HTTPS proxy with auto', async () => {
+    const forced = await createTestApp({ ...(await backend.env()), MEMSTORE_COOKIE_SECURE: 'true', MEMSTORE_TRUST_PROXY: 'true' });
+    const proxied = await createTestApp({ ...(await backend.env()), MEMSTORE_TRUST_PROXY: 'true' });
+    try {
+      // express-session only sends a Secure cookie on a request it sees as HTTPS (here: via the trusted proxy)
+      const viaProxy = await request(forced.http).post('/api/login').set('X-Forwarded-Proto', 'https').send({ username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+      expect(sessionCookie(viaProxy)).toMatch(/; Secure/);
+      const auto = await request(proxied.http).post('/api/login').set('X-Forwarded-Proto', 'https').send({ username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+      expect(sessionCookie(auto)).toMatch(/; Secure/);
+      const plain = await request(proxied.http).post('/api/login').send({ username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+      expect(sessionCookie(plain)).not.toMatch(/; Secure/);
+    } finally {
+      await forced.close();
+      await proxied.close();
+    }
+  });
+
+  it('throttles failed logins per address: slower, then 429 with Retry-After; successes do not count', async () => {
+    const t = await createTestApp({ ...(await backend.env()), MEMSTORE_LOGIN_MAX_FAILURES: '4', MEMSTORE_LOGIN_WINDOW_SECONDS: '120' });
+    try {
+      for (let i = 0; i < 6; i++) await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+      const times: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const start = Date.now();
+        await login(t, { username: 'admin', password: `wrong-${i}` }).expect(401);
+        times.push(Date.now() - start);
+      }
+      // from the third failure on (half of 4 used up) each try is delayed by a growing step (0.5 s, then 1 s)
+      expect(times[3]).toBeGreaterThanOrEqual(times[0] + 800);
+      expect(times[3]).toBeGreaterThan(times[2]);
+      const limited = await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(429);
+      expect(limited.body).toEqual({ ok: false, error: expect.stringMatching(/too many/i) });
+      const retryAfter = Number(limited.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(120);
+      expect(sessionCookie(limited)).toBeUndefined();
+      // other routes are not throttled
+      await request(t.http).get('/api/me').expect(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a session survives an app restart on the same data directory', async () => {
+    const env = { ...(await backend.env()), MEMSTORE_DATA_DIR: tempDir() };
+    const first = await createTestApp(env);
+    const cookie = cookiePair(sessionCookie(await login(first, { username: 'admin', password: ADMIN_PASSWORD }).expect(200))!);
+    await request(first.http).get('/api/tokens').set('Cookie', cookie).expect(200);
+    await first.close();
+
+    const second = await createTestApp(env);
+    try {
+      await request(second.http).get('/api/tokens').set('Cookie', cookie).expect(200);
+      expect((await request(second.http).get('/api/me').set('Cookie', cookie)).body).toMatchObject({ kind: 'admin' });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('MEMSTORE_ADMIN_PASSWORD_HASH and MEMSTORE_ADMIN_USERNAME are honoured', async () => {
+    const bcrypt = await import('bcrypt');
+    const hash = await bcrypt.hash('from-a-hash', 4);
+    const t = await createTestApp({ ...(await backend.env()), MEMSTORE_ADMIN_PASSWORD: '', MEMSTORE_ADMIN_PASSWORD_HASH: hash, MEMSTORE_ADMIN_USERNAME: 'keeper' });
+    try {
+      await login(t, { username: 'keeper', password: 'from-a-hash' }).expect(200);
+      await login(t, { username: 'admin', password: 'from-a-hash' }).expect(401);
+      await login(t, { username: 'keeper', password: ADMIN_PASSWORD }).expect(401);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('with no password configured, the first start prints a generated one once; only its hash is kept', async () => {
+    const env = { ...(await backend.env()), MEMSTORE_DATA_DIR: tempDir(), MEMSTORE_ADMIN_PASSWORD: '' };
+    const written: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    let password: string;
+    try {
+      const first = await createTestApp(env);
+      spy.mockRestore();
+      const banner = written.join('');
+      const m = /password: (\S+)/.exec(banner);
+      expect(m).not.toBeNull();
+      password = m![1];
+      expect(password.length).toBeGreaterThanOrEqual(20);
+      expect(banner.match(/password: /g)).toHaveLength(1);
+      expect(banner).toMatch(/^\+-+\+$/m); // boxed
+
+      const stored = first.app.get(SettingsService).getInternalSecret('admin_password_hash');
+      expect(stored).toMatch(/^\$2[aby]\$/);
+      expect(stored).not.toContain(password);
+      await login(first, { username: 'admin', password }).expect(200);
+      await login(first, { username: 'admin', password: 'guess' }).expect(401);
+      await first.close();
+    } finally {
+      spy.mockRestore();
+    }
+
+    // second start: the hash comes from the credential store, nothing is printed again
+    written.length = 0;
+    const spy2 = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const second = await createTestApp(env).finally(() => spy2.mockRestore());
+    try {
+      expect(written.join('')).not.toMatch(/password: /);
+      await login(second, { username: 'admin', password: password! }).expect(200);
+    } finally {
+      await second.close();
+    }
+  });
+});

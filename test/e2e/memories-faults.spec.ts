@@ -1,0 +1,156 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { BackendsService } from '../../src/backends/backends.service';
+import { BackendUnavailableError } from '../../src/common/errors';
+import { runCli } from '../../src/cli';
+import { ReindexService } from '../../src/memories/reindex.service';
+import { createTestApp, TestApp } from '../support/app';
+import { Api, createMemory, fullAccessApi } from './memories.helpers';
+
+const memoryFiles = (t: TestApp) => {
+  const dir = path.join(t.dataDir, 'objects', 'memories');
+  return fs.existsSync(dir) ? fs.readdirSync(dir).sort() : [];
+};
+
+describe('memories: consistency between index and object store', () => {
+  let t: TestApp;
+  let api: Api;
+  let backends: BackendsService;
+
+  beforeEach(async () => {
+    t = await createTestApp();
+    api = await fullAccessApi(t);
+    backends = t.app.get(BackendsService);
+  });
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    await t.close();
+  });
+
+  it('index write fails after the object write: 503 naming the backend, and no orphan file', async () => {
+    await createMemory(api, { content: 'existing' });
+    const before = memoryFiles(t);
+    jest.spyOn(backends.docdb.memories, 'insert').mockRejectedValue(new BackendUnavailableError('Document database', 'disk I/O error (injected)'));
+    const res = await api.post('/api/memories', { content: 'doomed' }).expect(503);
+    expect(res.body).toEqual({ ok: false, error: 'Document database unavailable: disk I/O error (injected)' });
+    expect(memoryFiles(t)).toEqual(before);
+    expect(fs.readdirSync(path.join(t.dataDir, 'objects')).filter((f) => f !== 'memories' && f !== '.tmp')).toEqual([]);
+  });
+
+  it('object store write fails: 503 naming the backend, and no index row', async () => {
+    jest.spyOn(backends.objstore, 'put').mockRejectedValue(new BackendUnavailableError('Object store', 'no space left on device (injected)'));
+    const res = await api.post('/api/memories', { content: 'doomed' }).expect(503);
+    expect(res.body.error).toBe('Object store unavailable: no space left on device (injected)');
+    jest.restoreAllMocks();
+    expect((await api.get('/api/memories').expect(200)).body.total).toBe(0);
+    expect((await api.get('/api/memories?q=doomed').expect(200)).body.total).toBe(0);
+  });
+
+  it('update: index write fails after the new object was written → the old file is put back', async () => {
+    const m = await createMemory(api, { content: 'version one', title: 'v1' });
+    const file = path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`);
+    const original = fs.readFileSync(file, 'utf8');
+    jest.spyOn(backends.docdb.memories, 'replace').mockRejectedValue(new BackendUnavailableError('Document database', 'locked (injected)'));
+    await api.patch(`/api/memories/${m.id}`, { content: 'version two' }).expect(503);
+    jest.restoreAllMocks();
+    expect(fs.readFileSync(file, 'utf8')).toBe(original);
+    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
+  });
+
+  it('update: a store that cannot read the old file fails before anything is written', async () => {
+    const m = await createMemory(api, { content: 'version one' });
+    const put = jest.spyOn(backends.objstore, 'put');
+    jest.spyOn(backends.objstore, 'get').mockRejectedValue(new BackendUnavailableError('Object store', 'EIO (injected)'));
+    await api.patch(`/api/memories/${m.id}`, { content: 'version two' }).expect(503);
+    expect(put).not.toHaveBeenCalled();
+    jest.restoreAllMocks();
+    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory.content).toBe('version one');
+  });
+
+  it('delete removes the index entry first: if that fails, the file stays and the memory is intact', async () => {
+    const m = await createMemory(api, { content: 'survivor' });
+    jest.spyOn(backends.docdb.memories, 'delete').mockRejectedValue(new BackendUnavailableError('Document database', 'down (injected)'));
+    await api.delete(`/api/memories/${m.id}`).expect(503);
+    jest.restoreAllMocks();
+    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory.content).toBe('survivor');
+  });
+
+  it('an unreadable store answers 503 on fetch and download, never 500', async () => {
+    const m = await createMemory(api, { content: 'x' });
+    jest.spyOn(backends.objstore, 'get').mockRejectedValue(new BackendUnavailableError('Object store', 'EIO (injected)'));
+    expect((await api.get(`/api/memories/${m.id}/download`).expect(503)).body.error).toBe('Object store unavailable: EIO (injected)');
+    await api.get(`/api/memories/${m.id}`).expect(503);
+  });
+});
+
+describe('memories: reindex from the object store alone', () => {
+  it('restores every memory with all its fields after the index database is deleted', async () => {
+    let t = await createTestApp();
+    const dataDir = t.dataDir;
+    let api = await fullAccessApi(t);
+    const originals = [];
+    for (let i = 0; i < 12; i++) {
+      originals.push(
+        await createMemory(api, {
+          content: `Body ${i}\n\n- with *markdown*\n---\nand a rule: café ${i % 2 ? 'deployments' : 'zebra'}`,
+          title: i % 3 ? `Title ${i}: "quoted"` : undefined,
+          type: (['note', 'fact', 'decision', 'code'] as const)[i % 4],
+          scope: (['global', 'project', 'agent', 'user'] as const)[i % 4],
+          agent: i % 2 ? 'agent-x' : undefined,
+          project: i % 5 ? 'proj' : undefined,
+          tags: i % 2 ? ['a', 'b c', 'null', 'true', '123'] : [],
+        }),
+      );
+    }
+    await api.patch(`/api/memories/${originals[0].id}`, { title: 'patched' }).expect(200);
+    originals[0] = (await api.get(`/api/memories/${originals[0].id}`).expect(200)).body.memory;
+    const statsBefore = (await api.get('/api/stats').expect(200)).body;
+    await t.close();
+
+    for (const f of ['memstore.db', 'memstore.db-wal', 'memstore.db-shm']) fs.rmSync(path.join(dataDir, f), { force: true });
+    t = await createTestApp({ MEMSTORE_DATA_DIR: dataDir });
+    api = await fullAccessApi(t);
+    expect((await api.get('/api/memories').expect(200)).body.total).toBe(0);
+
+    const report = await t.app.get(ReindexService).reindex();
+    expect(report).toEqual({ files: 12, indexed: 12, orphans: [], unreadable: [], previous: 0 });
+    for (const m of originals) expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
+    const listed = (await api.get('/api/memories?limit=50').expect(200)).body.rows.map((r: { id: string }) => r.id);
+    expect(listed).toEqual([...originals].sort((a, b) => (a.created_at < b.created_at || (a.created_at === b.created_at && a.id < b.id) ? 1 : -1)).map((m) => m.id));
+    expect((await api.get('/api/memories?q=deploy').expect(200)).body.total).toBe(6);
+    expect((await api.get('/api/stats').expect(200)).body).toEqual(statsBefore);
+    await t.close();
+  });
+
+  it('reports orphans (index entries without a file) and unreadable files, through the CLI too', async () => {
+    const t = await createTestApp();
+    const api = await fullAccessApi(t);
+    const keep = await createMemory(api, { content: 'keep' });
+    const orphan = await createMemory(api, { content: 'orphan' });
+    const dir = path.join(t.dataDir, 'objects', 'memories');
+    fs.rmSync(path.join(dir, `${orphan.id}.md`));
+    fs.writeFileSync(path.join(dir, '0123456789abcdef01234567.md'), 'no front matter here');
+    fs.writeFileSync(path.join(dir, 'notes.txt'), 'stray file');
+    const report = await t.app.get(ReindexService).reindex();
+    expect(report.files).toBe(2);
+    expect(report.indexed).toBe(1);
+    expect(report.orphans).toEqual([orphan.id]);
+    expect(report.unreadable.map((u) => u.key).sort()).toEqual(['memories/0123456789abcdef01234567.md', 'memories/notes.txt']);
+    expect((await api.get(`/api/memories/${keep.id}`).expect(200)).body.memory.content).toBe('keep');
+    await api.get(`/api/memories/${orphan.id}`).expect(404);
+    await t.close();
+
+    // The same through the command line entry point (its own application context on the data dir).
+    const out: string[] = [];
+    const code = await runCli(['reindex'], { MEMSTORE_DATA_DIR: t.dataDir, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_SECRET_KEY: 'test-secret-key-0123456789abcdef0123456789abcdef' }, {
+      out: (l) => out.push(l),
+      err: (l) => out.push(l),
+    });
+    expect(code).toBe(1); // unreadable files make the exit code non-zero
+    const text = out.join('\n');
+    expect(text).toContain('memory files found: 2');
+    expect(text).toContain('memories indexed:   1');
+    expect(text).toContain('memories/notes.txt');
+    expect(await runCli(['bogus'], {}, { out: () => undefined, err: () => undefined })).toBe(2);
+  });
+});

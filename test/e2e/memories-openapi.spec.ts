@@ -1,0 +1,50 @@
+import request from 'supertest';
+import { createTestApp, TestApp } from '../support/app';
+
+describe('memories in the OpenAPI description', () => {
+  let t: TestApp;
+  let doc: any;
+  beforeAll(async () => {
+    t = await createTestApp();
+    doc = (await request(t.http).get('/openapi.json').expect(200)).body;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('declares every memory route with bearer security', () => {
+    const ops: Array<[string, string]> = [
+      ['/api/memories', 'get'],
+      ['/api/memories', 'post'],
+      ['/api/memories/bulk-delete', 'post'],
+      ['/api/memories/{memory_id}', 'get'],
+      ['/api/memories/{memory_id}', 'patch'],
+      ['/api/memories/{memory_id}', 'delete'],
+      ['/api/memories/{memory_id}/download', 'get'],
+      ['/api/stats', 'get'],
+    ];
+    for (const [p, m] of ops) {
+      const op = doc.paths[p]?.[m];
+      expect(op).toBeDefined();
+      expect(op.security).toEqual(expect.arrayContaining([{ bearer: [] }]));
+    }
+    expect(doc.paths['/api/memories'].post.responses['201']).toBeDefined();
+  });
+
+  it('documents the list query parameters and the request/response schemas with examples', () => {
+    const params = doc.paths['/api/memories'].get.parameters.map((p: { name: string }) => p.name).sort();
+    expect(params).toEqual(['after', 'agent', 'days', 'limit', 'page', 'project', 'q', 'scope', 'since', 'skip', 'tag', 'type'].sort());
+    const schemas = doc.components.schemas;
+    expect(schemas.CreateMemoryDto.required).toEqual(['content']);
+    expect(schemas.CreateMemoryDto.properties.type.enum).toContain('preference');
+    expect(schemas.MemoryDto.properties.id.example).toMatch(/^[0-9a-f]{24}$/);
+    expect(Object.keys(schemas.MemoryListResponseDto.properties)).toEqual(
+      expect.arrayContaining(['rows', 'count', 'total', 'page', 'page_size', 'total_pages', 'has_prev', 'has_next', 'next_cursor', 'mode']),
+    );
+    expect(schemas.StatsDto.properties.by_agent).toBeDefined();
+  });
+
+  it('keeps the signed file route out of the description', () => {
+    expect(Object.keys(doc.paths).some((p) => p.startsWith('/api/files'))).toBe(false);
+  });
+});

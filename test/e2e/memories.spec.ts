@@ -1,0 +1,500 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import request from 'supertest';
+import { signFileUrl } from '../../src/backends/filesystem/url-signer';
+import { SettingsService } from '../../src/config/settings.service';
+import { adminAgent, createTestApp, TestApp } from '../support/app';
+import { testBackends } from '../support/backends';
+import { Api, createMemory, fullAccessApi } from './memories.helpers';
+
+const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const MISSING_ID = '0123456789abcdef01234567';
+
+describe.each(testBackends())('memories API on $name', (backend) => {
+  let t: TestApp;
+  let api: Api;
+
+  beforeAll(async () => {
+    t = await createTestApp(await backend.env());
+    api = await fullAccessApi(t);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** Deletes every memory so a test can count from zero. */
+  async function wipe(): Promise<void> {
+    for (;;) {
+      const res = await api.get('/api/memories?limit=200').expect(200);
+      if (res.body.rows.length === 0) return;
+      await api.post('/api/memories/bulk-delete', { ids: res.body.rows.map((r: { id: string }) => r.id) }).expect(200);
+    }
+  }
+
+  const loc = (res: request.Response) => res.body.detail?.[0]?.loc;
+  const errType = (res: request.Response) => res.body.detail?.[0]?.type;
+
+  describe('POST /api/memories', () => {
+    it('creates with defaults (201) and returns every field', async () => {
+      const res = await api.post('/api/memories', { content: 'Remember the milk' }).expect(201);
+      expect(res.body.ok).toBe(true);
+      const m = res.body.memory;
+      expect(m).toEqual({
+        id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        title: null,
+        type: 'note',
+        scope: 'global',
+        content: 'Remember the milk',
+        tags: [],
+        agent: null,
+        project: null,
+        created_at: expect.stringMatching(ISO_MS),
+        updated_at: expect.stringMatching(ISO_MS),
+      });
+      expect(m.created_at).toBe(m.updated_at);
+      // ObjectId layout: the first 4 bytes are the creation second.
+      expect(Math.abs(parseInt(m.id.slice(0, 8), 16) * 1000 - Date.parse(m.created_at))).toBeLessThan(1000);
+    });
+
+    it('stores every given field; tags are trimmed, empty and duplicate tags dropped, order kept', async () => {
+      const m = await createMemory(api, {
+        content: '# Heading\n\nBody',
+        title: 'A title',
+        type: 'decision',
+        scope: 'project',
+        agent: 'planner',
+        project: 'apollo',
+        tags: [' infra ', 'db', '', 'infra', '   ', 'db', 'ops'],
+      });
+      expect(m).toMatchObject({ title: 'A title', type: 'decision', scope: 'project', agent: 'planner', project: 'apollo', tags: ['infra', 'db', 'ops'] });
+    });
+
+    it('writes the markdown file with YAML front matter holding every field but content', async () => {
+      const m = await createMemory(api, { content: 'Body text\n---\nnot front matter', title: 'T: with colon', tags: ['x'], agent: 'a' });
+      const file = fs.readFileSync(path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`), 'utf8');
+      expect(file.startsWith('---\n')).toBe(true);
+      expect(file.endsWith('\n---\nBody text\n---\nnot front matter')).toBe(true);
+      for (const k of ['id', 'title', 'type', 'scope', 'tags', 'agent', 'project', 'created_at', 'updated_at']) expect(file).toMatch(new RegExp(`^${k}:`, 'm'));
+      expect(file).not.toMatch(/^content:/m);
+    });
+
+    it.each([
+      [{}, ['body', 'content'], 'missing'],
+      [{ content: 42 }, ['body', 'content'], 'string_type'],
+      [{ content: '   \n\t ' }, ['body', 'content'], 'value_error'],
+      [{ content: 'x', type: 'bogus' }, ['body', 'type'], 'enum'],
+      [{ content: 'x', scope: 'everyone' }, ['body', 'scope'], 'enum'],
+      [{ content: 'x', tags: 'a,b' }, ['body', 'tags'], 'list_type'],
+      [{ content: 'x', tags: ['ok', 3] }, ['body', 'tags'], 'string_type'],
+      [{ content: 'x', title: 'x'.repeat(301) }, ['body', 'title'], 'string_too_long'],
+      [{ content: 'x', agent: 'a'.repeat(201) }, ['body', 'agent'], 'string_too_long'],
+      [{ content: 'x', project: 'p'.repeat(201) }, ['body', 'project'], 'string_too_long'],
+      [{ content: 'x', tags: ['t'.repeat(65)] }, ['body', 'tags', 0], 'string_too_long'],
+      [{ content: 'x', tags: Array.from({ length: 51 }, (_, i) => `t${i}`) }, ['body', 'tags'], 'too_long'],
+    ])('refuses %j with 422 at %j (%s)', async (body, where, type) => {
+      const res = await api.post('/api/memories', body).expect(422);
+      expect(res.body.ok).toBe(false);
+      expect(loc(res)).toEqual(where);
+      expect(errType(res)).toBe(type);
+    });
+
+    it('accepts exactly 50 tags of 64 characters and a 300-character title', async () => {
+      const tags = Array.from({ length: 50 }, (_, i) => `${i}`.padEnd(64, 'x'));
+      const m = await createMemory(api, { content: 'x', tags, title: 't'.repeat(300) });
+      expect(m.tags).toHaveLength(50);
+    });
+
+    it('counts the content limit in UTF-8 bytes (1 MiB by default)', async () => {
+      await api.post('/api/memories', { content: 'é'.repeat(512 * 1024) }).expect(201); // exactly 1 MiB
+      const res = await api.post('/api/memories', { content: 'é'.repeat(512 * 1024) + 'x' }).expect(422);
+      expect(loc(res)).toEqual(['body', 'content']);
+      expect(errType(res)).toBe('string_too_long');
+    });
+
+    it('answers a body that is not a JSON object or not JSON with 422', async () => {
+      const arr = await api.post('/api/memories', [1, 2]).expect(422);
+      expect(loc(arr)).toEqual(['body']);
+      const bad = await request(t.http).post('/api/memories').set('Authorization', `Bearer ${api.bearer}`).set('Content-Type', 'application/json').send('{"content": ').expect(422);
+      expect(errType(bad)).toBe('json_invalid');
+    });
+  });
+
+  describe('GET /api/memories/:id', () => {
+    it('returns the memory with content read from the object store', async () => {
+      const m = await createMemory(api, { content: 'original body', title: 'T' });
+      const file = path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`);
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('original body', 'edited on disk'));
+      const res = await api.get(`/api/memories/${m.id}`).expect(200);
+      expect(res.body).toEqual({ ok: true, memory: { ...m, content: 'edited on disk' } });
+    });
+
+    it.each([MISSING_ID, 'not-an-id', '0123456789ABCDEF01234567', '../../etc/passwd', `${MISSING_ID}0`])('answers 404 "Memory not found" for %s', async (id) => {
+      const res = await api.get(`/api/memories/${encodeURIComponent(id)}`).expect(404);
+      expect(res.body).toEqual({ ok: false, error: 'Memory not found' });
+    });
+  });
+
+  describe('PATCH /api/memories/:id', () => {
+    it('changes only the given fields; null leaves a field as it is', async () => {
+      const m = await createMemory(api, { content: 'c1', title: 'T1', agent: 'a1', project: 'p1', tags: ['t1'], type: 'fact', scope: 'user' });
+      const res = await api.patch(`/api/memories/${m.id}`, { title: 'T2', content: null, agent: null, tags: null }).expect(200);
+      expect(res.body.ok).toBe(true);
+      expect(res.body.memory).toMatchObject({ title: 'T2', content: 'c1', agent: 'a1', project: 'p1', tags: ['t1'], type: 'fact', scope: 'user' });
+      expect((await api.get(`/api/memories/${m.id}`)).body.memory.title).toBe('T2');
+    });
+
+    it('"" clears title, agent and project; [] clears tags; tags are normalised', async () => {
+      const m = await createMemory(api, { content: 'c', title: 'T', agent: 'a', project: 'p', tags: ['x'] });
+      const cleared = (await api.patch(`/api/memories/${m.id}`, { title: '', agent: '', project: '', tags: [] }).expect(200)).body.memory;
+      expect(cleared).toMatchObject({ title: null, agent: null, project: null, tags: [] });
+      const retagged = (await api.patch(`/api/memories/${m.id}`, { tags: [' b', 'a', 'b', ''] }).expect(200)).body.memory;
+      expect(retagged.tags).toEqual(['b', 'a']);
+    });
+
+    it('refuses to empty the content and validates like create', async () => {
+      const m = await createMemory(api, { content: 'keep me' });
+      expect(loc(await api.patch(`/api/memories/${m.id}`, { content: '' }).expect(422))).toEqual(['body', 'content']);
+      expect(loc(await api.patch(`/api/memories/${m.id}`, { content: '  ' }).expect(422))).toEqual(['body', 'content']);
+      expect(errType(await api.patch(`/api/memories/${m.id}`, { type: 'nope' }).expect(422))).toBe('enum');
+      expect(errType(await api.patch(`/api/memories/${m.id}`, { title: 'x'.repeat(301) }).expect(422))).toBe('string_too_long');
+      expect((await api.get(`/api/memories/${m.id}`)).body.memory.content).toBe('keep me');
+    });
+
+    it('moves updated_at only when something changed', async () => {
+      const m = await createMemory(api, { content: 'same', title: 'same', tags: ['a'] });
+      await new Promise((r) => setTimeout(r, 5));
+      const noop = (await api.patch(`/api/memories/${m.id}`, { content: 'same', title: 'same', tags: ['a', ' a '] }).expect(200)).body.memory;
+      expect(noop.updated_at).toBe(m.updated_at);
+      const empty = (await api.patch(`/api/memories/${m.id}`, {}).expect(200)).body.memory;
+      expect(empty.updated_at).toBe(m.updated_at);
+      const changed = (await api.patch(`/api/memories/${m.id}`, { content: 'different' }).expect(200)).body.memory;
+      expect(Date.parse(changed.updated_at)).toBeGreaterThan(Date.parse(m.updated_at));
+      expect(changed.created_at).toBe(m.created_at);
+    });
+
+    it('updates the stored file and the search index', async () => {
+      const m = await createMemory(api, { content: 'walrus facts' });
+      await api.patch(`/api/memories/${m.id}`, { content: 'narwhal facts', title: 'Sea' }).expect(200);
+      expect((await api.get('/api/memories?q=walrus')).body.total).toBe(0);
+      expect((await api.get('/api/memories?q=narwhal')).body.rows.map((r: { id: string }) => r.id)).toEqual([m.id]);
+      const file = fs.readFileSync(path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`), 'utf8');
+      expect(file).toContain('narwhal facts');
+      expect(file).toMatch(/^title: Sea$/m);
+    });
+
+    it('answers 404 for an unknown id', async () => {
+      expect((await api.patch(`/api/memories/${MISSING_ID}`, { title: 'x' }).expect(404)).body.error).toBe('Memory not found');
+    });
+  });
+
+  describe('DELETE and bulk-delete', () => {
+    it('deletes from the index and the object store', async () => {
+      const m = await createMemory(api, { content: 'to delete' });
+      const res = await api.delete(`/api/memories/${m.id}`).expect(200);
+      expect(res.body).toEqual({ ok: true, deleted: true, id: m.id });
+      await api.get(`/api/memories/${m.id}`).expect(404);
+      await api.delete(`/api/memories/${m.id}`).expect(404);
+      expect(fs.existsSync(path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`))).toBe(false);
+    });
+
+    it('bulk-deletes, reporting deleted ids and missing ones', async () => {
+      const a = await createMemory(api, { content: 'a' });
+      const b = await createMemory(api, { content: 'b' });
+      const res = await api.post('/api/memories/bulk-delete', { ids: [a.id, b.id, MISSING_ID, 'junk', a.id] }).expect(200);
+      expect(res.body).toEqual({ ok: true, deleted: 2, ids: [a.id, b.id], missing: [MISSING_ID, 'junk'] });
+      await api.get(`/api/memories/${a.id}`).expect(404);
+      expect(fs.existsSync(path.join(t.dataDir, 'objects', 'memories', `${b.id}.md`))).toBe(false);
+      expect((await api.post('/api/memories/bulk-delete', {}).expect(200)).body).toEqual({ ok: true, deleted: 0, ids: [], missing: [] });
+    });
+
+    it('refuses more than 1000 ids and non-list input', async () => {
+      const res = await api.post('/api/memories/bulk-delete', { ids: Array.from({ length: 1001 }, () => MISSING_ID) }).expect(422);
+      expect(loc(res)).toEqual(['body', 'ids']);
+      expect(errType(res)).toBe('too_long');
+      expect(errType(await api.post('/api/memories/bulk-delete', { ids: 'x' }).expect(422))).toBe('list_type');
+    });
+  });
+
+  describe('download', () => {
+    it('returns the markdown file with download headers', async () => {
+      const m = await createMemory(api, { content: 'Downloadable body', title: 'D' });
+      const res = await api.get(`/api/memories/${m.id}/download`).expect(200);
+      expect(res.headers['content-type']).toBe('text/markdown; charset=utf-8');
+      expect(res.headers['content-disposition']).toBe(`attachment; filename="${m.id}.md"`);
+      expect(res.text).toBe(fs.readFileSync(path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`), 'utf8'));
+      expect(res.text.endsWith('Downloadable body')).toBe(true);
+      await api.get(`/api/memories/${m.id}/download?url=false`).expect(200);
+      await api.get(`/api/memories/${MISSING_ID}/download`).expect(404);
+      expect(errType(await api.get(`/api/memories/${m.id}/download?url=maybe`).expect(422))).toBe('bool_parsing');
+    });
+
+    it('gives a signed URL that works without a token, and refuses a tampered one', async () => {
+      const m = await createMemory(api, { content: 'Signed body' });
+      const res = await api.get(`/api/memories/${m.id}/download?url=true`).expect(200);
+      expect(res.body).toEqual({ ok: true, url: expect.any(String), expires_in: 3600, expires_at: expect.stringMatching(ISO_MS) });
+      expect(Math.abs(Date.parse(res.body.expires_at) - Date.now() - 3600_000)).toBeLessThan(5000);
+      const u = new URL(res.body.url);
+      const file = await request(t.http).get(u.pathname + u.search).expect(200);
+      expect(file.headers['content-type']).toBe('text/markdown; charset=utf-8');
+      expect(file.headers['content-disposition']).toBe(`attachment; filename="${m.id}.md"`);
+      expect(file.text.endsWith('Signed body')).toBe(true);
+
+      const other = await createMemory(api, { content: 'Other body' });
+      const sig = u.searchParams.get('sig')!;
+      const expires = u.searchParams.get('expires')!;
+      const tampered = [
+        `${u.pathname}?expires=${Number(expires) + 1000}&sig=${sig}`,
+        `${u.pathname.replace(m.id, other.id)}?expires=${expires}&sig=${sig}`,
+        `${u.pathname}?expires=${expires}&sig=${sig.slice(0, -2)}AA`,
+        `${u.pathname}?expires=${expires}`,
+        `${u.pathname}`,
+        `/api/files/memories/../memories/${m.id}.md?expires=${expires}&sig=${sig}`,
+      ];
+      for (const p of tampered) {
+        const r = await request(t.http).get(p);
+        expect([403, 404]).toContain(r.status);
+        expect(r.body.ok).toBe(false);
+        expect(r.text).not.toContain('Signed body');
+      }
+      const bad = await request(t.http).get(tampered[0]).expect(403);
+      expect(bad.body).toEqual({ ok: false, error: expect.stringMatching(/invalid download link/i) });
+    });
+
+    it('refuses an expired link with 403', async () => {
+      const m = await createMemory(api, { content: 'Expiring body' });
+      const key = `memories/${m.id}.md`;
+      const past = Math.floor(Date.now() / 1000) - 5;
+      const url = new URL(signFileUrl(t.app.get(SettingsService).serviceKey(), 'http://x', key, past));
+      const res = await request(t.http).get(url.pathname + url.search).expect(403);
+      expect(res.body).toEqual({ ok: false, error: 'Download link expired' });
+    });
+  });
+
+  describe('stats', () => {
+    it('sums by type, scope (every value), project and agent', async () => {
+      await wipe();
+      await createMemory(api, { content: 'a', type: 'fact', scope: 'project', project: 'p1', agent: 'x' });
+      await createMemory(api, { content: 'b', type: 'fact', project: 'p1' });
+      await createMemory(api, { content: 'c', type: 'code', scope: 'user', agent: 'x' });
+      const res = await api.get('/api/stats').expect(200);
+      expect(res.body).toEqual({
+        ok: true,
+        stats: {
+          total: 3,
+          by_type: { note: 0, fact: 2, decision: 0, task: 0, preference: 0, reference: 0, code: 1, conversation: 0 },
+          by_scope: { global: 1, project: 1, agent: 0, user: 1 },
+          by_project: { p1: 2, '(none)': 1 },
+          by_agent: { x: 2, '(none)': 1 },
+        },
+      });
+    });
+  });
+
+  describe('GET /api/memories (list mode)', () => {
+    let created: Array<Record<string, any>>;
+
+    beforeAll(async () => {
+      await wipe();
+      created = [];
+      for (let i = 0; i < 25; i++) {
+        created.push(
+          await createMemory(api, {
+            content: `List item number ${i} `.repeat(30),
+            type: i % 3 === 0 ? 'task' : 'note',
+            scope: i % 2 ? 'project' : 'global',
+            agent: i % 5 === 0 ? 'lister' : undefined,
+            project: i < 10 ? 'early' : 'late',
+            tags: i % 4 === 0 ? ['four', 'even'] : i % 2 === 0 ? ['even'] : [],
+          }),
+        );
+      }
+    });
+    const newest = () => [...created].reverse().map((m) => m.id);
+
+    it('defaults: newest first, 20 rows, offset page 1, a cursor for the next page', async () => {
+      const res = await api.get('/api/memories').expect(200);
+      const b = res.body;
+      expect(b).toMatchObject({ ok: true, count: 20, total: 25, page: 1, page_size: 20, total_pages: 2, has_prev: false, has_next: true, mode: 'list' });
+      expect(b.rows.map((r: { id: string }) => r.id)).toEqual(newest().slice(0, 20));
+      expect(typeof b.next_cursor).toBe('string');
+      const row = b.rows[0];
+      expect(Object.keys(row).sort()).toEqual(['agent', 'created_at', 'id', 'project', 'scope', 'snippet', 'tags', 'title', 'type', 'updated_at']);
+      expect(row.snippet.length).toBeLessThanOrEqual(201);
+      expect(row.snippet.startsWith('List item number 24')).toBe(true);
+    });
+
+    it('offset pages: page, skip overriding page, total_pages, has_prev/has_next', async () => {
+      const p2 = (await api.get('/api/memories?limit=10&page=2').expect(200)).body;
+      expect(p2.rows.map((r: { id: string }) => r.id)).toEqual(newest().slice(10, 20));
+      expect(p2).toMatchObject({ page: 2, total_pages: 3, has_prev: true, has_next: true });
+      const skip = (await api.get('/api/memories?limit=10&page=1&skip=12').expect(200)).body;
+      expect(skip.rows.map((r: { id: string }) => r.id)).toEqual(newest().slice(12, 22));
+      expect(skip.page).toBe(2);
+      const last = (await api.get('/api/memories?limit=10&page=3').expect(200)).body;
+      expect(last).toMatchObject({ count: 5, has_next: false, next_cursor: null });
+      const beyond = (await api.get('/api/memories?limit=10&page=9').expect(200)).body;
+      expect(beyond).toMatchObject({ count: 0, rows: [], has_next: false, has_prev: true });
+    });
+
+    it('cursor pages: page null, has_prev true, every row once', async () => {
+      const seen: string[] = [];
+      let res = (await api.get('/api/memories?limit=7').expect(200)).body;
+      seen.push(...res.rows.map((r: { id: string }) => r.id));
+      while (res.next_cursor) {
+        res = (await api.get(`/api/memories?limit=7&after=${encodeURIComponent(res.next_cursor)}`).expect(200)).body;
+        expect(res).toMatchObject({ page: null, has_prev: true, total: 25, mode: 'list' });
+        seen.push(...res.rows.map((r: { id: string }) => r.id));
+      }
+      expect(seen).toEqual(newest());
+      expect(res.has_next).toBe(false);
+    });
+
+    it('filters in list mode: type, scope, agent, project, tag (all must match), days, since', async () => {
+      const q = async (qs: string) => (await api.get(`/api/memories?limit=200&${qs}`).expect(200)).body.rows.map((r: { id: string }) => r.id);
+      const ids = (pred: (m: Record<string, any>) => boolean) => newest().filter((id) => pred(created.find((m) => m.id === id)!));
+      expect(await q('type=task')).toEqual(ids((m) => m.type === 'task'));
+      expect(await q('scope=project')).toEqual(ids((m) => m.scope === 'project'));
+      expect(await q('agent=lister')).toEqual(ids((m) => m.agent === 'lister'));
+      expect(await q('project=early')).toEqual(ids((m) => m.project === 'early'));
+      expect(await q('tag=even')).toEqual(ids((m) => m.tags.includes('even')));
+      expect(await q('tag=even&tag=four')).toEqual(ids((m) => m.tags.includes('four')));
+      expect(await q('tag=four&type=task&scope=global')).toEqual(ids((m) => m.tags.includes('four') && m.type === 'task' && m.scope === 'global'));
+      expect(await q('days=1')).toHaveLength(25);
+      expect(await q(`since=${encodeURIComponent(created[20].created_at)}`)).toEqual(newest().slice(0, 5));
+      expect(await q(`since=${encodeURIComponent(new Date(Date.now() + 3600_000).toISOString())}`)).toEqual([]);
+      // Both bounds: the later wins.
+      expect(await q(`days=30&since=${encodeURIComponent(created[20].created_at)}`)).toEqual(newest().slice(0, 5));
+      expect(await q('since=2000-01-01&days=1')).toHaveLength(25);
+      // Filters work with cursors too.
+      const first = (await api.get('/api/memories?limit=3&tag=even').expect(200)).body;
+      const next = (await api.get(`/api/memories?limit=3&tag=even&after=${first.next_cursor}`).expect(200)).body;
+      expect(next.rows.map((r: { id: string }) => r.id)).toEqual(ids((m) => m.tags.includes('even')).slice(3, 6));
+      expect(next.total).toBe(ids((m) => m.tags.includes('even')).length);
+    });
+
+    it.each([
+      ['limit=0', 'limit', 'greater_than_equal'],
+      ['limit=201', 'limit', 'less_than_equal'],
+      ['limit=abc', 'limit', 'int_parsing'],
+      ['limit=1.5', 'limit', 'int_parsing'],
+      ['limit=1&limit=2', 'limit', 'int_parsing'],
+      ['page=0', 'page', 'greater_than_equal'],
+      ['skip=-1', 'skip', 'greater_than_equal'],
+      ['days=0', 'days', 'greater_than_equal'],
+      ['days=x', 'days', 'int_parsing'],
+      ['type=bogus', 'type', 'enum'],
+      ['scope=bogus', 'scope', 'enum'],
+      ['since=yesterday', 'since', 'datetime_parsing'],
+      ['after=garbage', 'after', 'value_error'],
+      [`after=${Buffer.from('v1.1.zzzz').toString('base64url')}`, 'after', 'value_error'],
+      ['q=x&after=abc', 'after', 'value_error'],
+      [Array.from({ length: 51 }, (_, i) => `tag=t${i}`).join('&'), 'tag', 'too_long'],
+      ['q=' + 'x'.repeat(1001), 'q', 'string_too_long'],
+    ])('refuses %s with 422 at ["query", "%s"] (%s)', async (qs, field, type) => {
+      const res = await api.get(`/api/memories?${qs}`).expect(422);
+      expect(res.body.ok).toBe(false);
+      expect(loc(res)).toEqual(['query', field]);
+      expect(errType(res)).toBe(type);
+    });
+
+    it('accepts the boundary values', async () => {
+      await api.get('/api/memories?limit=1&page=1&skip=0&days=1').expect(200);
+      await api.get('/api/memories?limit=200').expect(200);
+    });
+  });
+
+  describe('GET /api/memories?q= (search mode)', () => {
+    beforeAll(async () => {
+      await wipe();
+    });
+
+    it('ranks a title hit above the same word in content, and more matched words higher', async () => {
+      const inContent = await createMemory(api, { content: 'Notes about the quarterly zirconium audit and other topics of the meeting', title: 'Meeting notes' });
+      const inTitle = await createMemory(api, { content: 'Notes about the quarterly audit and other topics of the meeting today', title: 'Zirconium' });
+      let res = (await api.get('/api/memories?q=zirconium').expect(200)).body;
+      expect(res.mode).toBe('search');
+      expect(res.rows.map((r: { id: string }) => r.id)).toEqual([inTitle.id, inContent.id]);
+      expect(res.rows[0].score).toBeGreaterThan(res.rows[1].score);
+      expect(res.next_cursor).toBeNull();
+
+      const one = await createMemory(api, { content: 'walnut only, with plenty of padding words' });
+      const two = await createMemory(api, { content: 'walnut and pecan, with plenty of padding words' });
+      const three = await createMemory(api, { content: 'walnut pecan hazelnut, with plenty of padding' });
+      res = (await api.get('/api/memories?q=walnut pecan hazelnut').expect(200)).body;
+      expect(res.rows.map((r: { id: string }) => r.id)).toEqual([three.id, two.id, one.id]);
+    });
+
+    it('stems (deploy finds Deployments), ignores case and accents, matches phrases, excludes -words', async () => {
+      const dep = await createMemory(api, { content: 'Deployments run through the Crème Brûlée pipeline' });
+      const stg = await createMemory(api, { content: 'we deploy the staging cluster with the brulee pipeline' });
+      const ids = async (q: string) => (await api.get(`/api/memories?q=${encodeURIComponent(q)}`).expect(200)).body.rows.map((r: { id: string }) => r.id).sort();
+      expect(await ids('deploy')).toEqual([dep.id, stg.id].sort());
+      expect(await ids('DEPLOYMENTS')).toEqual([dep.id, stg.id].sort());
+      expect(await ids('creme')).toEqual([dep.id]);
+      expect(await ids('"brulee pipeline"')).toEqual([dep.id, stg.id].sort());
+      expect(await ids('"staging pipeline"')).toEqual([]);
+      expect(await ids('deploy -staging')).toEqual([dep.id]);
+      expect(await ids('deploy -"staging cluster"')).toEqual([dep.id]);
+    });
+
+    it('shows a snippet around the match', async () => {
+      const long = `${'filler words go here. '.repeat(60)}The secret ingredient is saffron. ${'more filler text. '.repeat(60)}`;
+      const m = await createMemory(api, { content: long });
+      const row = (await api.get('/api/memories?q=saffron').expect(200)).body.rows.find((r: { id: string }) => r.id === m.id);
+      expect(row.snippet).toContain('saffron');
+      expect(row.snippet.length).toBeLessThan(400);
+    });
+
+    it('pages search results with offsets and applies filters', async () => {
+      const made = [];
+      for (let i = 0; i < 5; i++) made.push(await createMemory(api, { content: `quokka number ${i}`, type: i % 2 ? 'fact' : 'note', tags: i < 2 ? ['pair'] : [] }));
+      const p1 = (await api.get('/api/memories?q=quokka&limit=2').expect(200)).body;
+      expect(p1).toMatchObject({ count: 2, total: 5, page: 1, total_pages: 3, has_prev: false, has_next: true, next_cursor: null, mode: 'search' });
+      const p3 = (await api.get('/api/memories?q=quokka&limit=2&skip=4').expect(200)).body;
+      expect(p3).toMatchObject({ count: 1, page: 3, has_prev: true, has_next: false });
+      expect((await api.get('/api/memories?q=quokka&type=fact').expect(200)).body.total).toBe(2);
+      expect((await api.get('/api/memories?q=quokka&tag=pair').expect(200)).body.total).toBe(2);
+      expect((await api.get(`/api/memories?q=quokka&since=${encodeURIComponent(made[3].created_at)}`).expect(200)).body.total).toBe(2);
+    });
+
+    it('drops stop words: "what does the user prefer" finds the preference, not every "the"', async () => {
+      const pref = await createMemory(api, { content: 'The user prefers tabs over spaces', type: 'preference' });
+      for (let i = 0; i < 3; i++) await createMemory(api, { content: `the what and the does ${i}` });
+      const res = (await api.get(`/api/memories?q=${encodeURIComponent('what does the user prefer')}`).expect(200)).body;
+      expect(res.rows.map((r: { id: string }) => r.id)).toEqual([pref.id]);
+    });
+
+    it('answers hostile query strings with 200 or 422, never 500', async () => {
+      const hostile = [
+        '"', '"unbalanced', '(', ')', 'NEAR(', 'NEAR(a b, 3)', '*', 'a*', '-', '--x', 'title:secret', 'content:x', '{title content}:x', '^x', 'a AND', 'OR NOT',
+        "' OR 1=1 --", "'; DROP TABLE memories; --", 'SELECT * FROM memories', '%00', '\\', '🚀', '\u0000', 'x'.repeat(1000),
+      ];
+      for (const q of hostile) {
+        const res = await api.get(`/api/memories?q=${encodeURIComponent(q)}`);
+        expect([200, 422]).toContain(res.status);
+        expect(res.body.ok).toBe(res.status === 200);
+      }
+      await api.get('/api/stats').expect(200);
+    });
+  });
+
+  it('lets a signed-in admin session use every memory route', async () => {
+    const admin = await adminAgent(t);
+    const created = await admin.post('/api/memories').send({ content: 'from the admin page' }).expect(201);
+    const id = created.body.memory.id;
+    await admin.get('/api/memories').expect(200);
+    await admin.get(`/api/memories/${id}`).expect(200);
+    await admin.patch(`/api/memories/${id}`).send({ title: 'x' }).expect(200);
+    await admin.get(`/api/memories/${id}/download`).expect(200);
+    await admin.get(`/api/memories/${id}/download?url=true`).expect(200);
+    await admin.get('/api/stats').expect(200);
+    await admin.delete(`/api/memories/${id}`).expect(200);
+    await admin.post('/api/memories/bulk-delete').send({ ids: [id] }).expect(200);
+  });
+
+  it('refuses memory routes without credentials (401)', async () => {
+    await request(t.http).get('/api/memories').expect(401);
+    await request(t.http).post('/api/memories').send({ content: 'x' }).expect(401);
+    await request(t.http).get('/api/stats').expect(401);
+  });
+});
