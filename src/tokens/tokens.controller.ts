@@ -16,7 +16,7 @@ export class TokensController {
 
   @Get()
   @ApiOperation({ summary: 'List API tokens (metadata only, newest first)' })
-  @ApiOkResponse({ type: TokenListResponseDto })
+  @ApiOkResponse({ type: TokenListResponseDto, description: 'Token records, newest first' })
   async list(): Promise<TokenListResponseDto> {
     const now = Date.now();
     return { ok: true, tokens: (await this.tokens.list()).map((t) => mapToken(t, now)) };
@@ -25,7 +25,7 @@ export class TokensController {
   @Post()
   @HttpCode(201)
   @ApiOperation({ summary: 'Create an API token; the plaintext is returned once' })
-  @ApiCreatedResponse({ type: CreatedTokenResponseDto })
+  @ApiCreatedResponse({ type: CreatedTokenResponseDto, description: 'The new token record and its plaintext (shown only here)' })
   @ApiUnprocessableEntityResponse({ description: 'Unknown scope or preset, both expiry fields, a past expires_at, an invalid allowed_ips entry' })
   async create(@Body() dto: CreateTokenDto): Promise<CreatedTokenResponseDto> {
     const { record, plaintext } = await this.tokens.create(dto);
@@ -35,7 +35,7 @@ export class TokensController {
   @Patch(':token_id')
   @ApiOperation({ summary: 'Change a token (name, scopes, expiry, allow-list, unrevoke); the secret is not rotated' })
   @ApiParam(TOKEN_ID_PARAM)
-  @ApiOkResponse({ type: TokenResponseDto })
+  @ApiOkResponse({ type: TokenResponseDto, description: 'The token record' })
   @ApiNotFoundResponse({ description: 'Token not found' })
   async update(@Param('token_id') id: string, @Body() dto: UpdateTokenDto): Promise<TokenResponseDto> {
     return { ok: true, token: mapToken(await this.tokens.update(id, dto)) };
@@ -45,7 +45,7 @@ export class TokensController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Revoke a token (idempotent); it gets 401 from then on' })
   @ApiParam(TOKEN_ID_PARAM)
-  @ApiOkResponse({ type: TokenResponseDto })
+  @ApiOkResponse({ type: TokenResponseDto, description: 'The token record' })
   @ApiNotFoundResponse({ description: 'Token not found' })
   async revoke(@Param('token_id') id: string): Promise<TokenResponseDto> {
     return { ok: true, token: mapToken(await this.tokens.revoke(id)) };
@@ -54,7 +54,7 @@ export class TokensController {
   @Delete(':token_id')
   @ApiOperation({ summary: 'Delete a token for good' })
   @ApiParam(TOKEN_ID_PARAM)
-  @ApiOkResponse({ type: TokenDeletedResponseDto })
+  @ApiOkResponse({ type: TokenDeletedResponseDto, description: 'Deleted' })
   @ApiNotFoundResponse({ description: 'Token not found' })
   async delete(@Param('token_id') id: string): Promise<TokenDeletedResponseDto> {
     await this.tokens.delete(id);

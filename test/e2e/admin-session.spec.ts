@@ -208,6 +208,12 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
     }
   });
 
+  it('refuses to start with a MEMSTORE_ADMIN_PASSWORD_HASH that is not a bcrypt hash', async () => {
+    await expect(createTestApp({ ...(await backend.env()), MEMSTORE_ADMIN_PASSWORD: '', MEMSTORE_ADMIN_PASSWORD_HASH: 'plain-text' })).rejects.toThrow(
+      /MEMSTORE_ADMIN_PASSWORD_HASH is not a bcrypt hash/,
+    );
+  });
+
   it('with no password configured, the first start prints a generated one once; only its hash is kept', async () => {
     const env = { ...(await backend.env()), MEMSTORE_DATA_DIR: tempDir(), MEMSTORE_ADMIN_PASSWORD: '' };
     const written: string[] = [];

@@ -237,6 +237,33 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
     });
   });
 
+  describe('OpenAPI', () => {
+    it('documents the token and session routes with request and response schemas and their security', async () => {
+      const doc = (await request(t.http).get('/openapi.json').expect(200)).body;
+      const op = (p: string, m: string) => doc.paths[p]?.[m];
+      const ref = (s: { $ref?: string } | undefined) => s?.$ref?.split('/').pop();
+      const json = (o: { content?: Record<string, { schema?: { $ref?: string } }> } | undefined) => ref(o?.content?.['application/json']?.schema);
+      expect(json(op('/api/tokens', 'post').requestBody)).toBe('CreateTokenDto');
+      expect(json(op('/api/tokens', 'post').responses['201'])).toBe('CreatedTokenResponseDto');
+      expect(json(op('/api/tokens', 'get').responses['200'])).toBe('TokenListResponseDto');
+      expect(json(op('/api/tokens/{token_id}', 'patch').requestBody)).toBe('UpdateTokenDto');
+      expect(json(op('/api/tokens/{token_id}', 'patch').responses['200'])).toBe('TokenResponseDto');
+      expect(json(op('/api/tokens/{token_id}', 'delete').responses['200'])).toBe('TokenDeletedResponseDto');
+      expect(json(op('/api/tokens/{token_id}/revoke', 'post').responses['200'])).toBe('TokenResponseDto');
+      expect(json(op('/api/login', 'post').requestBody)).toBe('LoginDto');
+      expect(json(op('/api/me', 'get').responses['200'])).toBe('MeResponseDto');
+      for (const m of ['get', 'post']) expect(op('/api/tokens', m).security).toEqual([{ session: [] }]);
+      expect(op('/api/login', 'post').security).toBeUndefined();
+      const create = doc.components.schemas.CreateTokenDto.properties;
+      expect(create.preset.enum).toEqual(['read-only', 'read-write', 'full']);
+      expect(create.scopes.items.enum).toEqual(['memory:read', 'memory:write', 'memory:delete']);
+      expect(create.expires_at).toMatchObject({ type: 'integer' });
+      const record = doc.components.schemas.TokenDto.properties;
+      expect(Object.keys(record).sort()).toEqual(RECORD_KEYS);
+      expect(record.status.enum).toEqual(['active', 'revoked', 'expired']);
+    });
+  });
+
   describe('life cycle', () => {
     it('create → use → revoke → 401 → unrevoke → works → expire → 401 → clear expiry → works → delete → 401', async () => {
       const { id, plaintext } = await create({ name: 'life', preset: 'read-only' });

@@ -20,7 +20,7 @@ export class AdminAuthController {
   @Post('login')
   @HttpCode(200)
   @ApiOperation({ summary: 'Sign in as the administrator; sets the HttpOnly session cookie memstore.sid' })
-  @ApiOkResponse({ type: LoginResponseDto })
+  @ApiOkResponse({ type: LoginResponseDto, description: 'Signed in' })
   @ApiUnauthorizedResponse({ description: 'Wrong username or password' })
   @ApiTooManyRequestsResponse({ description: 'Too many failed attempts from this address (Retry-After says when to retry)' })
   async login(@Body() dto: LoginDto, @Req() req: Request): Promise<LoginResponseDto> {
@@ -32,7 +32,7 @@ export class AdminAuthController {
   @Post('logout')
   @HttpCode(200)
   @ApiOperation({ summary: 'Sign out (idempotent); ends the session and clears the cookie' })
-  @ApiOkResponse({ type: LogoutResponseDto })
+  @ApiOkResponse({ type: LogoutResponseDto, description: 'Signed out (also when there was no session)' })
   async logout(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<LogoutResponseDto> {
     await this.auth.logout(req);
     const secure = this.cfg.cookieSecure === 'auto' ? req.secure : this.cfg.cookieSecure;
@@ -43,7 +43,7 @@ export class AdminAuthController {
   @Public()
   @Get('me')
   @ApiOperation({ summary: 'Who is calling: anonymous, the signed-in admin, or an API token' })
-  @ApiOkResponse({ type: MeResponseDto })
+  @ApiOkResponse({ type: MeResponseDto, description: 'The caller' })
   me(@CurrentPrincipal() principal: Principal | undefined): MeResponseDto {
     if (!principal) return { ok: true, authenticated: false };
     if (principal.kind === 'admin') return { ok: true, authenticated: true, kind: 'admin', username: principal.username };

@@ -79,6 +79,9 @@ export class AdminPasswordService implements OnApplicationBootstrap {
       return;
     }
     if (this.cfg.adminPassword) {
+      if (Buffer.byteLength(this.cfg.adminPassword, 'utf8') > 72) {
+        this.logger.warn('MEMSTORE_ADMIN_PASSWORD is longer than 72 bytes; bcrypt only checks the first 72');
+      }
       this.hash = await bcrypt.hash(this.cfg.adminPassword, BCRYPT_COST);
       this.source = 'env-password';
       return;

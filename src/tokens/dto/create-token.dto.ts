@@ -40,7 +40,7 @@ export class CreateTokenDto {
   preset?: TokenPreset | null;
 
   /** Lifetime in days (1..3650). Exclusive with `expires_at`. */
-  @ApiPropertyOptional({ minimum: 1, maximum: 3650, nullable: true, example: 90 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 3650, nullable: true, example: 90 })
   @IsOptional()
   @Max(3650, { context: { type: 'less_than_equal', ctx: { le: 3650 } }, message: 'Input should be less than or equal to 3650' })
   @Min(1, { context: { type: 'greater_than_equal', ctx: { ge: 1 } }, message: 'Input should be greater than or equal to 1' })
