@@ -158,8 +158,10 @@ describe('SettingsService', () => {
   it('reports what the chosen S3 object store still needs', async () => {
     const s = service(dataDir());
     let r = await s.save({ objstore_bucket: 'bkt' });
-    expect(r).toMatchObject({ complete: false, missing: ['objstore_access_key_id', 'objstore_secret_access_key', 'objstore_endpoint'] });
-    r = await s.save({ objstore_access_key_id: 'AKIAIOSFODNN7EXAMPLE', objstore_secret_access_key: SECRET, objstore_account_id: '0123456789abcdef0123456789abcdef' });
+    expect(r).toMatchObject({ complete: false, missing: ['objstore_access_key_id', 'objstore_secret_access_key'] });
+    r = await s.save({ objstore_access_key_id: 'AKIAIOSFODNN7EXAMPLE' });
+    expect(r).toMatchObject({ complete: false, missing: ['objstore_secret_access_key'] });
+    r = await s.save({ objstore_secret_access_key: SECRET }); // no endpoint: AWS S3
     expect(r).toMatchObject({ complete: true, missing: [] });
     r = await s.save({ objstore_bucket: '' }); // back to the filesystem store: nothing needed
     expect(r.complete).toBe(true);

@@ -185,8 +185,8 @@ export class SettingsService {
    *   URI (database: docdb_db, else the one named in the URI, else "memstore"; collection
    *   defaults to "memories");
    * - object store: the filesystem needs nothing; S3 (objstore_bucket set) needs
-   *   objstore_access_key_id, objstore_secret_access_key and an endpoint: objstore_endpoint, or
-   *   objstore_account_id for Cloudflare R2 (reported as objstore_endpoint when both are absent).
+   *   objstore_access_key_id and objstore_secret_access_key. The endpoint is optional: the explicit
+   *   objstore_endpoint, else the R2 endpoint of objstore_account_id, else AWS S3 (us-east-1).
    */
   completeness(): Completeness {
     const s = this.current();
@@ -194,7 +194,6 @@ export class SettingsService {
     if (s.objstore_bucket) {
       if (!s.objstore_access_key_id) missing.push('objstore_access_key_id');
       if (!s.objstore_secret_access_key) missing.push('objstore_secret_access_key');
-      if (!s.objstore_endpoint && !s.objstore_account_id) missing.push('objstore_endpoint');
     }
     return { complete: missing.length === 0, missing };
   }

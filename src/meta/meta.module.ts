@@ -1,5 +1,10 @@
 import { Module } from '@nestjs/common';
+import { MetaController } from './meta.controller';
+import { MetaService } from './meta.service';
 
-// NOTE(skeleton): filled in by its owner.
-@Module({})
+/** Health, guide, skill prompt and skill pack. OpenAPI, /docs and /redoc: see openapi.ts. */
+@Module({
+  controllers: [MetaController],
+  providers: [MetaService],
+})
 export class MetaModule {}

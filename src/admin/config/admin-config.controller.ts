@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, Req } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { AdminOnly, Authenticated, CurrentPrincipal } from '../../common/auth/decorators';
@@ -39,6 +39,7 @@ export class AdminConfigController {
 
   @Get('config')
   @AdminOnly()
+  @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: 'Settings in effect (secrets masked)', description: 'Values in effect with secrets masked, where each comes from (env, file, credentials, default), completeness, a one-line status and the active adapters.' })
   @ApiOkResponse({ type: ConfigResponseDto })
   async getConfig() {
@@ -60,6 +61,7 @@ export class AdminConfigController {
 
   @Get('config/raw')
   @AdminOnly()
+  @Header('Cache-Control', 'no-store') // secrets in clear: never cached
   @ApiOperation({ summary: 'Settings in effect, unmasked' })
   @ApiOkResponse({ type: RawConfigResponseDto })
   raw() {

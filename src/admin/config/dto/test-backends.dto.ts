@@ -8,10 +8,10 @@ export type TestTarget = (typeof TEST_TARGETS)[number];
 export class TestBackendsDto {
   @ApiPropertyOptional({ enum: TEST_TARGETS, default: 'all', example: 'all', description: 'Which backend to test: all, docdb (alias mongodb) or objstore (aliases s3, r2).' })
   @IsOptional()
-  @IsString({ message: 'Input should be a valid string', context: { type: 'string_type' } })
   @IsIn(TEST_TARGETS, {
     message: `Input should be ${TEST_TARGETS.map((t) => `'${t}'`).join(', ')}`,
     context: { type: 'enum', ctx: { expected: TEST_TARGETS.map((t) => `'${t}'`).join(', ') } },
   })
+  @IsString({ message: 'Input should be a valid string', context: { type: 'string_type' } }) // runs first
   target?: TestTarget = 'all';
 }

@@ -1,0 +1,273 @@
+import * as fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
+import request from 'supertest';
+import { createTestApp, TestApp } from '../support/app';
+
+/**
+ * /openapi.json, /docs and /redoc (CONTRACT §6): the document describes every route of the spec
+ * with request and response schemas, and the two pages load nothing from another host.
+ */
+
+type Op = {
+  operationId?: string;
+  description?: string;
+  security?: Array<Record<string, string[]>>;
+  parameters?: unknown[];
+  requestBody?: { content?: Record<string, { schema?: unknown }> };
+  responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  tags?: string[];
+  'x-access'?: unknown;
+};
+
+/** Every route of the spec (§4), its access, and whether it takes a JSON body. */
+const SPEC_ROUTES: Array<{ method: string; path: string; access: unknown; body?: boolean }> = [
+  { method: 'get', path: '/api/health', access: 'public' },
+  { method: 'get', path: '/api/guide', access: 'public' },
+  { method: 'get', path: '/api/skill-prompt', access: 'public' },
+  { method: 'get', path: '/api/skill-pack.zip', access: 'public' },
+  { method: 'post', path: '/api/login', access: 'public', body: true },
+  { method: 'post', path: '/api/logout', access: 'public' },
+  { method: 'get', path: '/api/me', access: 'public' },
+  { method: 'get', path: '/api/status', access: 'authenticated' },
+  { method: 'get', path: '/api/schema', access: 'admin' },
+  { method: 'get', path: '/api/config', access: 'admin' },
+  { method: 'post', path: '/api/config', access: 'admin', body: true },
+  { method: 'get', path: '/api/config/raw', access: 'admin' },
+  { method: 'get', path: '/api/config/path', access: 'admin' },
+  { method: 'post', path: '/api/test', access: 'admin', body: true },
+  { method: 'post', path: '/api/derive-endpoint', access: 'admin', body: true },
+  { method: 'get', path: '/api/tokens', access: 'admin' },
+  { method: 'post', path: '/api/tokens', access: 'admin', body: true },
+  { method: 'patch', path: '/api/tokens/{token_id}', access: 'admin', body: true },
+  { method: 'delete', path: '/api/tokens/{token_id}', access: 'admin' },
+  { method: 'post', path: '/api/tokens/{token_id}/revoke', access: 'admin' },
+  { method: 'get', path: '/api/memories', access: { scopes: ['memory:read'] } },
+  { method: 'post', path: '/api/memories', access: { scopes: ['memory:write'] }, body: true },
+  { method: 'get', path: '/api/memories/{memory_id}', access: { scopes: ['memory:read'] } },
+  { method: 'patch', path: '/api/memories/{memory_id}', access: { scopes: ['memory:write'] }, body: true },
+  { method: 'delete', path: '/api/memories/{memory_id}', access: { scopes: ['memory:delete'] } },
+  { method: 'post', path: '/api/memories/bulk-delete', access: { scopes: ['memory:delete'] }, body: true },
+  { method: 'get', path: '/api/memories/{memory_id}/download', access: { scopes: ['memory:read'] } },
+  { method: 'get', path: '/api/stats', access: { scopes: ['memory:read'] } },
+];
+
+/**
+ * Absolute URLs that appear in the vendored bundles but are never requested by the page:
+ * XML/MathML namespaces, JSON Schema and OpenAPI dialect identifiers ($id values), links in
+ * error messages and licence headers, example values, and Swagger UI's linkifier prefixes.
+ * Anything else found in a served asset fails the test, so a new fetchable URL is noticed.
+ */
+const NOT_FETCHED = [
+  /^https?:\/\/www\.w3\.org\//,
+  /^https?:\/\/json-schema\.org\//,
+  /^https:\/\/spec\.openapis\.org\//,
+  /^https:\/\/(datatracker\.ietf\.org|www\.rfc-editor\.org)\//,
+  /^https:\/\/(reactjs\.org|redux\.js\.org|marked\.js\.org|github\.com|git\.io|stackoverflow\.com|fb\.me|spdx\.org)\b/,
+  /^http:\/\/fb\.me\//,
+  /^https:\/\/raw\.githubusercontent\.com\/ajv-validator\//, // ajv's $data meta-schema id
+  /^https?:\/\/example\.com\b/,
+  /^https:\/\/(www\.)?(twitter|instagram|facebook|tiktok|soundcloud)\.com\//, // linkify prefixes
+  /^https:\/\/(swagger\.io|vladimirgorej\.com)$/,
+  /^https:\/\/redocly\.com\//, // the "API docs by Redocly" link (an <a href>, not loaded)
+  /^https:\/\/api\.\$?$/, // isRedoclyRegistryURL prefix check (a template string)
+  /^https:\/\/실례\.com/,
+  /^https?:\/\/$/, // string prefixes in URL-building code
+  /^https:\/\/base/, // URL-parsing helper base
+];
+
+/** URLs that a page would load by itself if left in a bundle. */
+const KNOWN_FETCHED = ['cdn.redoc.ly', 'validator.swagger.io', 'fonts.googleapis.com', 'fonts.gstatic.com', 'unpkg.com', 'cdn.jsdelivr.net', 'cdnjs.cloudflare.com'];
+
+function absoluteUrls(text: string): string[] {
+  return [...new Set(text.match(/https?:\/\/[^\s"'`)<>\\,;{}]*/g) ?? [])];
+}
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  let doc: { openapi: string; info: { version: string; title: string }; paths: Record<string, Record<string, Op>>; components: { securitySchemes: Record<string, { type: string; scheme?: string }>; schemas: Record<string, unknown> }; tags?: Array<{ name: string }> };
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    const res = await request(t.http).get('/openapi.json').expect(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    doc = res.body;
+  });
+  afterAll(async () => t.close());
+
+  it('declares version 1.0.0, a bearer scheme, a session scheme and tags', () => {
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.components.securitySchemes.session).toMatchObject({ type: 'apiKey' });
+    expect(doc.tags?.map((x) => x.name)).toEqual(expect.arrayContaining(['memories', 'tokens', 'auth', 'admin', 'meta']));
+  });
+
+  it.each(SPEC_ROUTES)('$method $path is described with its access, tags and schemas', ({ method, path, access, body }) => {
+    const op = doc.paths[path]?.[method];
+    expect(op).toBeDefined();
+    expect(op['x-access']).toEqual(access);
+    expect(op.description).toMatch(/^\*\*Access:\*\* /);
+    if (typeof access === 'object') for (const s of (access as { scopes: string[] }).scopes) expect(op.description).toContain(s);
+    expect(op.tags?.length).toBeGreaterThan(0);
+    if (access === 'public') expect(op.security ?? []).toEqual([]);
+    else expect(op.security?.length).toBeGreaterThan(0);
+    if (body) expect(op.requestBody?.content?.['application/json']?.schema).toBeDefined();
+    const ok = op.responses?.['200'] ?? op.responses?.['201'];
+    expect(ok).toBeDefined();
+    const contents = Object.values(ok!.content ?? {});
+    expect(contents.length).toBeGreaterThan(0);
+    for (const c of contents) expect(c.schema).toBeDefined();
+  });
+
+  it('every documented operation states its access (none is left undeclared)', () => {
+    for (const [p, item] of Object.entries(doc.paths)) {
+      for (const [m, op] of Object.entries(item)) {
+        expect([`${m} ${p}`, op['x-access']]).not.toEqual([`${m} ${p}`, undefined]);
+        expect([`${m} ${p}`, op['x-access']]).not.toEqual([`${m} ${p}`, 'denied']);
+      }
+    }
+  });
+
+  it('response schemas of our DTOs carry examples', () => {
+    const schemas = doc.components.schemas as Record<string, { properties?: Record<string, { example?: unknown }> }>;
+    for (const name of ['ConfigResponseDto', 'SaveConfigDto', 'StatusResponseDto', 'SkillPromptResponseDto', 'DeriveEndpointResponseDto']) {
+      const props = Object.values(schemas[name]?.properties ?? {});
+      expect([name, props.length > 0]).toEqual([name, true]);
+      expect([name, props.some((p) => p.example !== undefined)]).toEqual([name, true]);
+    }
+  });
+});
+
+describe('/docs and /redoc load nothing from another host', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => t.close());
+
+  async function assetsOf(page: string): Promise<string[]> {
+    const res = await request(t.http).get(page).expect(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    const refs = [...res.text.matchAll(/\b(?:src|href)\s*=\s*["']([^"']+)["']/g)].map((m) => m[1]);
+    expect(refs.length).toBeGreaterThan(0);
+    for (const r of refs) expect(r).toMatch(/^\/(?!\/)/); // same origin, absolute path; no scheme, no protocol-relative
+    expect(absoluteUrls(res.text)).toEqual([]);
+    return refs;
+  }
+
+  it.each(['/docs', '/redoc'])('%s references only same-origin assets, each served, none fetching another host', async (page) => {
+    const refs = await assetsOf(page);
+    for (const ref of refs) {
+      const res = await request(t.http).get(ref).buffer(true).parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
+      expect([ref, res.status]).toEqual([ref, 200]);
+      const type = String(res.headers['content-type']);
+      if (!/javascript|css|svg/.test(type)) continue;
+      const text = (res.body as Buffer).toString('utf8');
+      for (const host of KNOWN_FETCHED) expect([ref, text.includes(host)]).toEqual([ref, false]);
+      const foreign = absoluteUrls(text).filter((u) => !NOT_FETCHED.some((re) => re.test(u)));
+      expect([ref, foreign]).toEqual([ref, []]);
+    }
+  });
+
+  it('the init scripts point at our /openapi.json and turn the validator badge off', async () => {
+    const docs = await request(t.http).get('/docs/swagger-init.js').expect(200);
+    expect(docs.text).toContain("url: '/openapi.json'");
+    expect(docs.text).toContain('validatorUrl: null');
+    const redoc = await request(t.http).get('/redoc/redoc-init.js').expect(200);
+    expect(redoc.text).toContain("Redoc.init('/openapi.json'");
+  });
+
+  it('the ReDoc logo is served locally', async () => {
+    const res = await request(t.http).get('/redoc/redoc.standalone.js').expect(200);
+    expect(res.text).toContain('"/redoc/logo-mini.svg"');
+    await request(t.http).get('/redoc/logo-mini.svg').expect(200).expect('Content-Type', /image\/svg\+xml/);
+  });
+
+  it('the pages are served under a CSP that allows only our origin', async () => {
+    for (const page of ['/docs', '/redoc']) {
+      const res = await request(t.http).get(page).expect(200);
+      const csp = String(res.headers['content-security-policy']);
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toMatch(/https?:/);
+    }
+  });
+
+  it('unknown asset under /docs → 404 envelope', async () => {
+    const res = await request(t.http).get('/docs/nope.js').expect(404);
+    expect(res.body).toEqual({ ok: false, error: expect.any(String) });
+  });
+});
+
+// ---- In a real browser: every request the pages make stays on our origin, under our CSP. ----
+
+const CHROMIUM = '/usr/bin/chromium';
+const haveChromium = fs.existsSync(CHROMIUM);
+if (!haveChromium) {
+  const msg = `OpenAPI pages in a browser: SKIPPED — Chromium not found at ${CHROMIUM}`;
+  process.stdout.write(`\n${msg}\n`);
+  if (process.env.MEMSTORE_REQUIRE_ALL_BACKENDS === '1') throw new Error(`MEMSTORE_REQUIRE_ALL_BACKENDS=1 but ${msg}`);
+}
+const describeBrowser = haveChromium ? describe : describe.skip;
+
+describeBrowser(`/docs and /redoc in Chromium (${CHROMIUM})`, () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    await new Promise<void>((resolve) => t.http.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(t.http.address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  async function visit(pagePath: string, ready: string): Promise<{ requests: string[]; problems: string[]; text: string }> {
+    const ctx = await browser.newContext();
+    const page = await ctx.newPage();
+    const requests: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('console', (m) => {
+      if (m.type() === 'error' || /Content Security Policy/i.test(m.text())) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    try {
+      await page.goto(`${base}${pagePath}`, { waitUntil: 'load' });
+      await page.waitForSelector(ready, { timeout: 30_000 });
+      await page.waitForLoadState('networkidle');
+      const text = await page.innerText('body');
+      return { requests, problems, text };
+    } finally {
+      await ctx.close();
+    }
+  }
+
+  it('/docs renders Swagger UI from our origin only', async () => {
+    const { requests, problems, text } = await visit('/docs', '.swagger-ui .info .title');
+    expect(text).toContain('Memory Store API');
+    expect(text).toContain('/api/health');
+    expect(requests.filter((u) => !u.startsWith(`${base}/`) && !u.startsWith('data:') && !u.startsWith('blob:'))).toEqual([]);
+    expect(requests).toContain(`${base}/openapi.json`);
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('/redoc renders ReDoc from our origin only', async () => {
+    const { requests, problems, text } = await visit('/redoc', '.api-content h1');
+    expect(text).toContain('Memory Store API');
+    expect(requests.filter((u) => !u.startsWith(`${base}/`) && !u.startsWith('data:') && !u.startsWith('blob:'))).toEqual([]);
+    expect(requests).toContain(`${base}/openapi.json`);
+    expect(problems).toEqual([]);
+  }, 60_000);
+});
