@@ -3,7 +3,8 @@
  * setup started (FerretDB, or a real MongoDB at MONGODB_URI). Each harness gets its own database.
  */
 import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
-import { freshDatabaseName, testMongoUri } from '../support/backends';
+import { freshDatabaseName, testMongoIsFerretdb, testMongoUri } from '../support/backends';
+import { memoryIndexContract } from './memory-index.contract';
 import { sessionRepositoryContract } from './session-repository.contract';
 import { tokenRepositoryContract } from './token-repository.contract';
 
@@ -31,6 +32,11 @@ if (!uri) {
     });
   });
 } else {
+  memoryIndexContract(testMongoIsFerretdb() ? 'MongoDB adapter on FerretDB (regex fallback search)' : 'MongoDB adapter ($text search)', async () => {
+    const { db, cleanup } = await openDatabase();
+    return { index: db.memories, cleanup };
+  });
+
   tokenRepositoryContract('mongodb', async () => {
     const { db, cleanup } = await openDatabase();
     return { repo: db.tokens, cleanup };

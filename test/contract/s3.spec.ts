@@ -7,6 +7,7 @@ import { AppError, BackendUnavailableError, NotFoundError } from '../../src/comm
 import { resolveS3Endpoint, S3ObjectStore, S3Options } from '../../src/backends/s3/s3-object-store';
 import { createTestBucket, testS3Endpoint } from '../support/backends';
 import { freePort, S3RVER_CREDENTIALS } from '../support/servers';
+import { objectStoreContract } from './object-store.contract';
 
 const endpoint = testS3Endpoint();
 
@@ -38,6 +39,17 @@ describe('S3 endpoint resolution', () => {
 
 // Without s3rver the global setup printed "S3 suites: SKIPPED" (and failed the run under MEMSTORE_REQUIRE_ALL_BACKENDS=1).
 const onS3rver = endpoint ? describe : () => undefined;
+
+if (endpoint) {
+  objectStoreContract('S3 (s3rver)', async () => {
+    const s = store({ bucket: await createTestBucket() });
+    return { store: s, cleanup: () => s.close() };
+  });
+  objectStoreContract('S3 (s3rver) under a key prefix', async () => {
+    const s = store({ bucket: await createTestBucket(), prefix: 'memstore/' });
+    return { store: s, cleanup: () => s.close() };
+  });
+}
 onS3rver('S3 object store on s3rver', () => {
   let bucket: string;
   let s: S3ObjectStore;

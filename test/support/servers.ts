@@ -6,6 +6,7 @@
  * This is test support: it reads process.env directly (the app never does outside app-config.ts).
  */
 import { ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -55,10 +56,55 @@ export interface RunningServer {
 // ---------------------------------------------------------------------------------------------
 // s3rver
 
+let s3rverPatched = false;
+
+/**
+ * s3rver 3.7 writes an object in place and answers the PUT before the file is complete, so a GET
+ * right after a PUT, or two PUTs of one key at once, can see a half-written body — unlike S3,
+ * where a PUT is atomic. Its filesystem store is made to write a temp file, wait for it, and
+ * rename it into place, one writer per key at a time. Everything else is s3rver's own code.
+ */
+function makeS3rverPutsAtomic(): void {
+  if (s3rverPatched) return;
+  s3rverPatched = true;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const FilesystemStore = require('s3rver/lib/stores/filesystem');
+  const locks = new Map<string, Promise<unknown>>();
+  type S3rverObject = { bucket: string; key: string; content: Buffer | NodeJS.ReadableStream; metadata: unknown };
+  FilesystemStore.prototype.putObject = async function putObject(object: S3rverObject): Promise<{ size: number; md5: string }> {
+    const objectPath: string = this.getResourcePath(object.bucket, object.key, 'object');
+    const body = Buffer.isBuffer(object.content) ? object.content : await readAll(object.content);
+    const md5 = createHash('md5').update(body).digest('hex');
+    const previous = locks.get(objectPath) ?? Promise.resolve();
+    const write = previous.then(async () => {
+      await fs.promises.mkdir(path.dirname(objectPath), { recursive: true });
+      const tmp = `${objectPath}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+      await fs.promises.writeFile(tmp, body);
+      await fs.promises.rename(tmp, objectPath);
+      await this.putMetadata(object.bucket, object.key, object.metadata, md5);
+    });
+    const settled = write.catch(() => undefined);
+    locks.set(objectPath, settled);
+    try {
+      await write;
+    } finally {
+      if (locks.get(objectPath) === settled) locks.delete(objectPath);
+    }
+    return { size: body.length, md5 };
+  };
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  return Buffer.concat(chunks);
+}
+
 export async function startS3rver(opts: { port?: number; directory?: string } = {}): Promise<RunningServer> {
   // s3rver is CommonJS without types.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const S3rver = require('s3rver');
+  makeS3rverPutsAtomic();
   const directory = opts.directory ?? fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-s3rver-'));
   const port = opts.port ?? (await freePort());
   let instance: { run(): Promise<unknown>; close(): Promise<void>; httpServer?: Server } | null = null;

@@ -105,6 +105,13 @@ export class MongoMemoryIndex extends MemoryIndex {
     });
   }
 
+  override insertMany(docs: MemoryDoc[]): Promise<void> {
+    if (docs.length === 0) return Promise.resolve();
+    return this.run(async (m) => {
+      await m.memories.collection.insertMany(docs.map(toRecord) as never[], { ordered: true });
+    });
+  }
+
   override replace(doc: MemoryDoc): Promise<boolean> {
     return this.run(async (m) => {
       const { _id, ...rest } = toRecord(doc);

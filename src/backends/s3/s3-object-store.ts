@@ -10,6 +10,7 @@ import {
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { randomBytes } from 'node:crypto';
 import { AppError, BackendUnavailableError, NotFoundError } from '../../common/errors';
+import { assertObjectKey, InvalidObjectKeyError } from '../ports/object-key';
 import { ObjectStore, SignedUrl } from '../ports/object-store.port';
 
 export interface S3Options {
@@ -44,24 +45,7 @@ export function resolveS3Endpoint(o: Pick<S3Options, 'endpoint' | 'accountId'>):
   return { endpoint: null, source: 'aws' };
 }
 
-/** Rules every key must follow: relative, no empty, "." or ".." segment, no backslash or control character. */
-function keyProblem(key: string): string | null {
-  if (typeof key !== 'string' || key.length === 0) return 'the key is empty';
-  if (key.length > 1024) return 'the key is longer than 1024 characters';
-  // eslint-disable-next-line no-control-regex
-  if (/[\\\x00-\x1f\x7f]/.test(key)) return 'the key contains a backslash or a control character';
-  if (key.startsWith('/')) return 'the key is an absolute path';
-  if (key.split('/').some((s) => s === '' || s === '.' || s === '..')) return 'the key has an empty, "." or ".." segment';
-  return null;
-}
-
 const NETWORK_CODE = /\b(?:ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|EPIPE|ECONNABORTED)\b/;
-
-class InvalidKeyError extends AppError {
-  constructor(reason: string) {
-    super(400, `Invalid object key: ${reason}`);
-  }
-}
 
 /** ObjectStore on an S3-compatible bucket (AWS S3, Cloudflare R2, MinIO, s3rver) with the AWS SDK v3. */
 export class S3ObjectStore extends ObjectStore {
@@ -97,8 +81,7 @@ export class S3ObjectStore extends ObjectStore {
   }
 
   private fullKey(key: string): string {
-    const problem = keyProblem(key);
-    if (problem) throw new InvalidKeyError(problem);
+    assertObjectKey(key);
     return this.prefix + key;
   }
 
@@ -129,7 +112,7 @@ export class S3ObjectStore extends ObjectStore {
 
   override async *list(prefix: string): AsyncIterable<string> {
     if (prefix.includes('\\') || prefix.startsWith('/') || prefix.split('/').some((s) => s === '.' || s === '..')) {
-      throw new InvalidKeyError('the prefix could leave the store');
+      throw new InvalidObjectKeyError('the prefix could leave the store');
     }
     let token: string | undefined;
     do {
