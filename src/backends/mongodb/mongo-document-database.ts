@@ -143,7 +143,9 @@ export class MongoDocumentDatabase extends DocumentDatabase {
       const tokens = conn.model(TokenDocRecord.name, TokenDocRecordSchema, 'tokens');
       const sessions = conn.model(SessionRecord.name, SessionRecordSchema, 'sessions');
       const probe = conn.model(ProbeRecord.name, ProbeRecordSchema, 'memstore_probe');
-      await memories.collection.createIndexes(MEMORY_INDEXES.map((i) => ({ key: i.key, name: i.name })));
+      const existing = await existingIndexes(memories);
+      const missing = MEMORY_INDEXES.filter((i) => !existing.has(i.name));
+      if (missing.length > 0) await memories.collection.createIndexes(missing.map((i) => ({ key: i.key, name: i.name })));
       await this.setUpSessionExpiry(sessions);
       const textSearch = await this.setUpTextSearch(memories);
       this.conn = conn;
@@ -156,6 +158,8 @@ export class MongoDocumentDatabase extends DocumentDatabase {
 
   /** A TTL index removes expired sessions; servers without TTL indexes get a plain index (reads skip expired sessions anyway). */
   private async setUpSessionExpiry(sessions: Model<SessionRecord>): Promise<void> {
+    const existing = await existingIndexes(sessions);
+    if (existing.has('session_expiry') || existing.has('session_expiry_plain')) return;
     try {
       await sessions.collection.createIndex({ expiresAt: 1 }, { name: 'session_expiry', expireAfterSeconds: 0 });
     } catch (e) {
@@ -168,7 +172,7 @@ export class MongoDocumentDatabase extends DocumentDatabase {
   private async setUpTextSearch(memories: Model<MemoryRecord>): Promise<boolean> {
     const { key, ...options } = MEMORY_TEXT_INDEX;
     try {
-      await memories.collection.createIndex(key, options);
+      if (!(await existingIndexes(memories)).has(options.name)) await memories.collection.createIndex(key, options);
       await memories.collection.find({ $text: { $search: 'probe' } }, { projection: { _id: 1 } }).limit(1).toArray();
       return true;
     } catch (e) {
@@ -210,6 +214,21 @@ export class MongoDocumentDatabase extends DocumentDatabase {
     const conn = this.conn;
     this.conn = undefined;
     if (conn) await conn.close(true).catch(() => undefined);
+  }
+}
+
+/**
+ * Names of the indexes a collection has (none when it does not exist yet). Indexes are created
+ * only when missing: cheaper at start-up, and FerretDB 1.24 drops the connection when asked to
+ * create an index that already exists.
+ */
+async function existingIndexes(model: Model<unknown> | Model<MemoryRecord> | Model<SessionRecord>): Promise<Set<string>> {
+  try {
+    const list = await (model as Model<unknown>).collection.listIndexes().toArray();
+    return new Set(list.map((i) => String(i.name)));
+  } catch (e) {
+    if ((e as { code?: number }).code === 26) return new Set(); // NamespaceNotFound
+    throw e;
   }
 }
 
