@@ -145,14 +145,15 @@ export class MemoriesService {
     return { deleted, missing: unique.filter((id) => !gone.has(id)) };
   }
 
-  /** The stored markdown file, byte for byte. */
+  /** The stored markdown file, byte for byte (rebuilt from the index if the file is missing). */
   async download(id: string): Promise<Buffer> {
-    await this.indexed(id);
+    const doc = await this.indexed(id);
     try {
       return await this.store.get(memoryKey(id));
     } catch (e) {
-      if (e instanceof NotFoundError) throw new MemoryNotFoundError();
-      throw e;
+      if (!(e instanceof NotFoundError)) throw e;
+      this.logger.warn(`Memory ${id}: object ${memoryKey(id)} is missing; served markdown rebuilt from the index`);
+      return Buffer.from(toMarkdown(doc), 'utf8');
     }
   }
 
@@ -178,7 +179,8 @@ export class MemoriesService {
       }
       const offset = q.skip ?? (q.page - 1) * limit;
       const res = await this.index.search({ text, filter, limit, offset });
-      return this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, false);
+      const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
+      return this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext);
     }
 
     if (q.after !== undefined) {
@@ -210,7 +212,7 @@ export class MemoriesService {
     nextCursor: string | null,
     hasNextKnown: boolean,
   ): MemoryListResponseDto {
-    const hasNext = mode === 'search' ? offset + rows.length < total : hasNextKnown;
+    const hasNext = hasNextKnown;
     return {
       ok: true,
       rows,

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import request from 'supertest';
 import { BackendsService } from '../../src/backends/backends.service';
 import { BackendUnavailableError } from '../../src/common/errors';
 import { runCli } from '../../src/cli';
@@ -73,6 +74,15 @@ describe('memories: consistency between index and object store', () => {
     await api.delete(`/api/memories/${m.id}`).expect(503);
     jest.restoreAllMocks();
     expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory.content).toBe('survivor');
+  });
+
+  it('a missing file: fetch and download serve the indexed copy (same markdown), reindex reports it', async () => {
+    const m = await createMemory(api, { content: 'indexed copy', title: 'T', tags: ['a'] });
+    const file = path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`);
+    const markdown = fs.readFileSync(file, 'utf8');
+    fs.rmSync(file);
+    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
+    expect((await api.get(`/api/memories/${m.id}/download`).expect(200)).text).toBe(markdown);
   });
 
   it('an unreadable store answers 503 on fetch and download, never 500', async () => {
@@ -152,5 +162,23 @@ describe('memories: reindex from the object store alone', () => {
     expect(text).toContain('memories indexed:   1');
     expect(text).toContain('memories/notes.txt');
     expect(await runCli(['bogus'], {}, { out: () => undefined, err: () => undefined })).toBe(2);
+  });
+});
+
+describe('memories: signed URL lifetime from objstore_presign_ttl', () => {
+  it('works until the TTL runs out, then answers 403', async () => {
+    const t = await createTestApp({ MEMSTORE_OBJSTORE_PRESIGN_TTL: '1' });
+    try {
+      const api = await fullAccessApi(t);
+      const m = await createMemory(api, { content: 'short-lived' });
+      const res = await api.get(`/api/memories/${m.id}/download?url=true`).expect(200);
+      expect(res.body.expires_in).toBe(1);
+      const u = new URL(res.body.url);
+      await request(t.http).get(u.pathname + u.search).expect(200);
+      await new Promise((r) => setTimeout(r, 2100));
+      expect((await request(t.http).get(u.pathname + u.search).expect(403)).body).toEqual({ ok: false, error: 'Download link expired' });
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -110,7 +110,8 @@ export class FilesystemObjectStore extends ObjectStore {
 
   override async signedUrl(key: string, ttlSeconds: number, opts: { baseUrl: string; filename: string }): Promise<SignedUrl> {
     this.pathOf(key);
-    const expires = Math.floor(Date.now() / 1000) + Math.max(1, Math.floor(ttlSeconds));
+    // Rounded up to whole seconds: the link lives at least ttlSeconds.
+    const expires = Math.ceil((Date.now() + Math.max(1, Math.floor(ttlSeconds)) * 1000) / 1000);
     return { url: signFileUrl(this.key, opts.baseUrl, key, expires), expiresAt: new Date(expires * 1000) };
   }
 

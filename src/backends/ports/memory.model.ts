@@ -58,8 +58,13 @@ export interface MemoryRow extends Omit<MemoryDoc, 'content'> {
 
 export interface MemoryPage {
   rows: MemoryRow[];
-  /** Rows matching the filter (and text), regardless of paging. */
+  /** Rows matching the filter (and text), regardless of paging. May be an estimate in search mode. */
   total: number;
+  /**
+   * Search mode: how many rows paging can reach, when fewer than `total` (an adapter that ranks
+   * only part of a very large result set). Absent = total.
+   */
+  reachable?: number;
 }
 
 export interface MemoryStats {

@@ -18,6 +18,7 @@ describe('SqliteMemoryIndex', () => {
       const res = await index.search({ text: 'common', filter: {}, limit: 10, offset: 0 });
       expect(res.rows).toHaveLength(5); // the window
       expect(res.total).toBe(40); // scaled estimate: exact here because every row matches
+      expect(res.reachable).toBe(5); // paging reaches the window only
       const newest = (await index.list({ filter: {}, limit: 5, offset: 0 })).rows.map((r) => r.id);
       expect(res.rows.map((r) => r.id)).toEqual(newest); // equal scores: newest first
     });
@@ -59,6 +60,21 @@ describe('SqliteMemoryIndex', () => {
     expect(stats.total).toBe(2);
     expect(stats.byType.code).toBe(1);
     expect(stats.byProject).toEqual({ p: 1, '(none)': 1 });
+  });
+
+  it('upgrades the tag table of an older layout (tag, seq) and keeps tag filters working', async () => {
+    const first = new SqliteMemoryIndex(db);
+    const a = memoryDoc({ tags: ['x', 'y'] });
+    const b = memoryDoc({ tags: ['y'] });
+    await first.insert(a);
+    await first.insert(b);
+    db.exec(`DROP TABLE memory_tags;
+             CREATE TABLE memory_tags (tag TEXT NOT NULL, seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE, PRIMARY KEY (tag, seq)) WITHOUT ROWID;
+             CREATE INDEX memory_tags_seq ON memory_tags (seq);`);
+    const upgraded = new SqliteMemoryIndex(db);
+    const ids = async (tags: string[]) => (await upgraded.list({ filter: { tags }, limit: 10, offset: 0 })).rows.map((r) => r.id);
+    expect(await ids(['y'])).toEqual([b.id, a.id]);
+    expect(await ids(['x', 'y'])).toEqual([a.id]);
   });
 
   it('reports a closed database as 503 Document database unavailable', async () => {

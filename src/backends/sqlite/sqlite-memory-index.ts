@@ -44,6 +44,8 @@ export interface SqliteMemoryIndexOptions {
 
 export const DEFAULT_EXACT_RANKING_BUDGET = 2000;
 const MMAP_BYTES = 1024 * 1024 * 1024;
+/** See rankedSearch: below this many filtered candidates, a windowed search is ranked exactly. */
+const FILTERED_WINDOW_MIN = 200;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memories (
@@ -67,12 +69,16 @@ CREATE INDEX IF NOT EXISTS memories_scope   ON memories (scope, created_at DESC,
 CREATE INDEX IF NOT EXISTS memories_agent   ON memories (agent, created_at DESC, id DESC);
 CREATE INDEX IF NOT EXISTS memories_project ON memories (project, created_at DESC, id DESC);
 
+-- One row per (memory, tag), with the memory's position in the newest-first order, so a tag
+-- filter walks its own index in order (and counts without touching the memories table).
 CREATE TABLE IF NOT EXISTS memory_tags (
-  tag TEXT NOT NULL,
-  seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
-  PRIMARY KEY (tag, seq)
+  tag        TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  id         TEXT NOT NULL,
+  seq        INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+  PRIMARY KEY (tag, created_at, id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS memory_tags_seq ON memory_tags (seq);
+CREATE INDEX IF NOT EXISTS memory_tags_by_memory ON memory_tags (seq, tag);
 
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
   title, tag_text, content,
@@ -209,11 +215,23 @@ export class SqliteMemoryIndex extends MemoryIndex {
     this.createSchema();
   }
 
+  /** Creates or upgrades the schema in one transaction (a second process opening the file waits). */
   private createSchema(): void {
+    this.db.transaction(() => this.createSchemaNow()).immediate();
+  }
+
+  private createSchemaNow(): void {
     const has = (name: string) => this.db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
+    // A tag table from before the denormalised layout: rebuild it from the memories' tags.
+    const oldTags = has('memory_tags') && !(this.db.prepare('PRAGMA table_info(memory_tags)').all() as Array<{ name: string }>).some((c) => c.name === 'created_at');
+    if (oldTags) this.db.exec('DROP INDEX IF EXISTS memory_tags_seq; DROP TABLE memory_tags;');
     const hadTitleIndex = has('memories_tt');
     const hadCounts = has('memory_counts');
     this.db.exec(SCHEMA);
+    if (oldTags) {
+      this.db.exec(`INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq)
+        SELECT j.value, m.created_at, m.id, m.seq FROM memories m, json_each(m.tags) j`);
+    }
     // A database from before the running counts: count the rows already there.
     if (!hadCounts) {
       this.db.exec(`INSERT INTO memory_counts (dim, key, n)
@@ -238,7 +256,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
           `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at)
            VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
         ).run(this.params(doc));
-        this.writeTags(Number(res.lastInsertRowid), doc.tags);
+        this.writeTags(Number(res.lastInsertRowid), doc);
       })(),
     );
   }
@@ -251,7 +269,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
           `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at)
            VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
         );
-        for (const doc of docs) this.writeTags(Number(ins.run(this.params(doc)).lastInsertRowid), doc.tags);
+        for (const doc of docs) this.writeTags(Number(ins.run(this.params(doc)).lastInsertRowid), doc);
       })(),
     );
   }
@@ -267,7 +285,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
            WHERE id = @id`,
         ).run(this.params(doc));
         this.stmt('DELETE FROM memory_tags WHERE seq = ?').run(row.seq);
-        this.writeTags(row.seq, doc.tags);
+        this.writeTags(row.seq, doc);
         return true;
       })(),
     );
@@ -299,20 +317,28 @@ export class SqliteMemoryIndex extends MemoryIndex {
 
   override async list(query: ListQuery): Promise<MemoryPage> {
     return this.guard(() => {
-      const { where, params } = filterSql(query.filter);
-      const countSql = `SELECT count(*) AS n FROM memories m${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+      // With a tag filter, walk that tag's rows in newest-first order (memory_tags has the order).
+      const tags = this.rarestFirst([...new Set(query.filter.tags ?? [])]);
+      const tagDriven = tags.length > 0;
+      const { where, params } = filterSql({ ...query.filter, tags }, { tagDriven });
+      const from = tagDriven ? 'memory_tags t0 JOIN memories m ON m.seq = t0.seq' : 'memories m';
+      const o = tagDriven ? 't0' : 'm';
+      const onlyTag = tagDriven && where.length === 1;
+      const countSql = onlyTag
+        ? 'SELECT count(*) AS n FROM memory_tags t0 WHERE t0.tag = @f_tag0'
+        : `SELECT count(*) AS n FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
       const total = (this.stmt(countSql).get(params) as { n: number }).n;
       const pageWhere = [...where];
       const pageParams: Params = { ...params, limit: query.limit, offset: 0 };
       if (query.after) {
-        pageWhere.push('(m.created_at < @after_ts OR (m.created_at = @after_ts AND m.id < @after_id))');
+        pageWhere.push(`(${o}.created_at < @after_ts OR (${o}.created_at = @after_ts AND ${o}.id < @after_id))`);
         pageParams.after_ts = query.after.createdAt.getTime();
         pageParams.after_id = query.after.id;
       } else {
         pageParams.offset = query.offset;
       }
-      const sql = `SELECT ${ROW_COLUMNS} FROM memories m${pageWhere.length ? ` WHERE ${pageWhere.join(' AND ')}` : ''}
-        ORDER BY m.created_at DESC, m.id DESC LIMIT @limit OFFSET @offset`;
+      const sql = `SELECT ${ROW_COLUMNS} FROM ${from}${pageWhere.length ? ` WHERE ${pageWhere.join(' AND ')}` : ''}
+        ORDER BY ${o}.created_at DESC, ${o}.id DESC LIMIT @limit OFFSET @offset`;
       const rows = (this.stmt(sql).all(pageParams) as DbRow[]).map(toRow);
       return { rows, total };
     });
@@ -395,14 +421,16 @@ export class SqliteMemoryIndex extends MemoryIndex {
     const incomplete = hits.filter((h) => h.cutoff > 0);
     let total = scored.length;
     if (incomplete.length > 0) {
-      if (hasFilter(query.filter) && scored.length < query.offset + query.limit) return null; // too few in the windows: rank exactly
+      // A filter that leaves fewer rows in the windows than the largest page: rank every match
+      // exactly instead. Decided from the query alone (not the page), so paging stays consistent.
+      if (hasFilter(query.filter) && scored.length < FILTERED_WINDOW_MIN) return null;
       // Exact inside the window where every term is complete; scaled to the whole table.
       const lowest = Math.max(...incomplete.map((h) => h.cutoff));
       const inside = scored.filter((x) => x.seq >= lowest).length;
       total = Math.max(scored.length, Math.round((inside * n) / Math.max(1, maxSeq - lowest + 1)));
     }
     const page = scored.slice(query.offset, query.offset + query.limit);
-    if (page.length === 0) return { rows: [], total };
+    if (page.length === 0) return { rows: [], total, reachable: scored.length };
     const details = this.stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(
       JSON.stringify(page.map((p) => p.seq)),
     ) as DbRow[];
@@ -414,10 +442,10 @@ export class SqliteMemoryIndex extends MemoryIndex {
       if (!d) continue;
       const row = toRow(d);
       row.snippet = snippet(d.content ?? '') ?? row.snippet;
-      row.score = Math.round(p.score * 1e6) / 1e6;
+      row.score = Number(p.score.toPrecision(6));
       rows.push(row);
     }
-    return { rows, total };
+    return { rows, total, reachable: scored.length };
   }
 
   /** Exact bm25 ranking over every match: for small result sets, and for a filtered search that needs more than the windows hold. */
@@ -454,7 +482,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
       const row = toRow(d);
       const snip = (d.snip ?? '').replace(/\s+/g, ' ').trim();
       row.snippet = snip.length > 0 ? snip : row.snippet;
-      row.score = Math.round(r.score * 1e6) / 1e6;
+      row.score = Number(r.score.toPrecision(6));
       rows.push(row);
     }
     return { rows, total };
@@ -511,9 +539,16 @@ export class SqliteMemoryIndex extends MemoryIndex {
     } as Params & Record<string, string | number | null>;
   }
 
-  private writeTags(seq: number, tags: string[]): void {
-    const ins = this.stmt('INSERT OR IGNORE INTO memory_tags (tag, seq) VALUES (?, ?)');
-    for (const t of tags) ins.run(t, seq);
+  /** Several tag filters: the tag with the fewest memories drives the query. */
+  private rarestFirst(tags: string[]): string[] {
+    if (tags.length < 2) return tags;
+    const count = this.stmt('SELECT count(*) FROM memory_tags WHERE tag = ?').pluck();
+    return tags.map((t) => ({ t, n: count.get(t) as number })).sort((a, b) => a.n - b.n).map((x) => x.t);
+  }
+
+  private writeTags(seq: number, doc: MemoryDoc): void {
+    const ins = this.stmt('INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq) VALUES (?, ?, ?, ?)');
+    for (const t of doc.tags) ins.run(t, doc.createdAt.getTime(), doc.id, seq);
   }
 
   private stmt(sql: string): Database.Statement {
@@ -551,7 +586,7 @@ function hasFilter(f: MemoryFilter): boolean {
   return f.type !== undefined || f.scope !== undefined || f.agent !== undefined || f.project !== undefined || f.since !== undefined || (f.tags?.length ?? 0) > 0;
 }
 
-function filterSql(f: MemoryFilter): { where: string[]; params: Params } {
+function filterSql(f: MemoryFilter, opts: { tagDriven?: boolean } = {}): { where: string[]; params: Params } {
   const where: string[] = [];
   const params: Params = {};
   if (f.type !== undefined) {
@@ -575,7 +610,12 @@ function filterSql(f: MemoryFilter): { where: string[]; params: Params } {
     params.f_since = f.since.getTime();
   }
   [...new Set(f.tags ?? [])].forEach((tag, i) => {
-    where.push(`m.seq IN (SELECT seq FROM memory_tags WHERE tag = @f_tag${i})`);
+    if (i === 0 && opts.tagDriven) {
+      // list(): the first tag's rows (alias t0) drive the query; see list().
+      where.push('t0.tag = @f_tag0');
+    } else {
+      where.push(`EXISTS (SELECT 1 FROM memory_tags tx WHERE tx.seq = m.seq AND tx.tag = @f_tag${i})`);
+    }
     params[`f_tag${i}`] = tag;
   });
   return { where, params };
