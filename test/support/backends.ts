@@ -10,6 +10,9 @@ import { S3RVER_CREDENTIALS, TEST_ENV, uniqueName } from './servers';
 
 export interface TestBackend {
   name: string;
+  /** Which adapters the pair uses, for the few tests that look at one adapter's specifics. */
+  docdb: 'sqlite' | 'mongodb';
+  objectStore: 'filesystem' | 's3';
   env(): Promise<Record<string, string>>;
 }
 
@@ -64,10 +67,12 @@ export async function s3TestEnv(endpoint = testS3Endpoint()): Promise<Record<str
 }
 
 export function testBackends(): TestBackend[] {
-  const pairs: TestBackend[] = [{ name: 'embedded (sqlite + filesystem)', env: async () => ({}) }];
+  const pairs: TestBackend[] = [{ name: 'embedded (sqlite + filesystem)', docdb: 'sqlite', objectStore: 'filesystem', env: async () => ({}) }];
   if (testMongoUri() && testS3Endpoint()) {
     pairs.push({
       name: `mongodb (${testMongoIsFerretdb() ? 'FerretDB' : 'MongoDB'}) + s3 (s3rver)`,
+      docdb: 'mongodb',
+      objectStore: 's3',
       env: async () => ({ ...mongoTestEnv(), ...(await s3TestEnv()) }),
     });
   }
