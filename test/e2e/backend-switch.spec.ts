@@ -84,11 +84,12 @@ withServers('switching embedded → MongoDB + S3 → embedded without a restart'
     let list = await asToken().get('/api/memories').expect(200);
     expect(list.body.total).toBe(0);
     await asToken().get(`/api/memories/${embeddedId}`).expect(404);
-    const counts = await t.app.get(BackendsService).memoryCounts();
-    expect(counts).toEqual([
-      expect.objectContaining({ backend: 'mongodb', active: true, count: 0 }),
-      expect.objectContaining({ backend: 'sqlite', active: false, count: 1 }),
-    ]);
+    const counts = [
+      { backend: 'mongodb', active: true, count: 0 },
+      { backend: 'sqlite', active: false, count: 1 },
+    ];
+    expect((await admin.get('/api/status').expect(200)).body.memories).toMatchObject({ count: 0, by_backend: counts });
+    expect((await admin.get('/api/config').expect(200)).body.memories).toEqual(counts);
 
     // 3. Memories now live in MongoDB (index) and the bucket (markdown files).
     const onMongo = await asToken().post('/api/memories', { content: 'Production memory about mongodb', title: 'production', tags: ['prod'] }).expect(201);
@@ -112,6 +113,7 @@ withServers('switching embedded → MongoDB + S3 → embedded without a restart'
     expect(status.body.objstore).toMatchObject({ backend: 'filesystem', ok: true });
     list = await asToken().get('/api/memories').expect(200);
     expect(list.body.rows.map((r: { id: string }) => r.id)).toEqual([embeddedId]);
+    expect((await admin.get('/api/config').expect(200)).body.memories).toEqual([{ backend: 'sqlite', active: true, count: 1 }]);
     expect((await asToken().get(`/api/memories/${embeddedId}`).expect(200)).body.memory.content).toBe('Embedded memory about sqlite');
     await asToken().get(`/api/memories/${mongoId}`).expect(404);
 
