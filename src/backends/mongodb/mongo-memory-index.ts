@@ -1,5 +1,5 @@
 import type { FilterQuery } from 'mongoose';
-import { hasPositiveTerms, ParsedSearch, parseSearchQuery } from '../../../libs/search-query';
+import { hasPositiveTerms, isStopWord, ParsedSearch, parseSearchQuery } from '../../../libs/search-query';
 import { MemoryIndex } from '../ports/memory-index.port';
 import {
   ListQuery,
@@ -148,7 +148,7 @@ export class MongoMemoryIndex extends MemoryIndex {
     return this.run(async (m) => {
       const base = filterQuery(query.filter);
       const cursor = query.after
-        ? { $or: [{ createdAt: { $lt: query.after.createdAt } }, { createdAt: query.after.createdAt, _id: { $lt: query.after.id } }] }
+        ? { $or: [{ createdAt: { $lt: new Date(query.after.createdAt) } }, { createdAt: new Date(query.after.createdAt), _id: { $lt: String(query.after.id) } }] }
         : null;
       let find = m.memories.find(and(base, cursor)).sort(NEWEST_FIRST);
       if (!query.after && query.offset > 0) find = find.skip(query.offset);
@@ -160,7 +160,10 @@ export class MongoMemoryIndex extends MemoryIndex {
   override search(query: SearchQuery): Promise<MemoryPage> {
     const parsed = parseSearchQuery(query.text);
     if (!hasPositiveTerms(parsed)) return Promise.resolve({ rows: [], total: 0 });
-    return this.run((m) => (m.textSearch ? this.textSearch(m, parsed, query) : this.regexSearch(m, parsed, query)));
+    // MongoDB's text index drops English stop words: a query of stop words only (or a phrase made
+    // of them) would match nothing there, so those go through the regex search on every server.
+    const textable = !parsed.stopWordsOnly && parsed.phrases.every((p) => p.some((w) => !isStopWord(w)));
+    return this.run((m) => (m.textSearch && textable ? this.textSearch(m, parsed, query) : this.regexSearch(m, parsed, query)));
   }
 
   private async textSearch(m: MongoModels, parsed: ParsedSearch, query: SearchQuery): Promise<MemoryPage> {
