@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { BackendsService } from '../../src/backends/backends.service';
 import { SessionRepository } from '../../src/backends/ports/session.repository';
 import { SettingsService } from '../../src/config/settings.service';
 import { ADMIN_PASSWORD, adminAgent, createTestApp, TestApp, tempDir } from '../support/app';
@@ -256,6 +257,28 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
       await login(second, { username: 'admin', password: password! }).expect(200);
     } finally {
       await second.close();
+    }
+  });
+
+  it('the liveness probe and Bearer requests never read the session store', async () => {
+    const t = await createTestApp(await backend.env());
+    try {
+      const cookie = cookiePair(sessionCookie(await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200))!);
+      // a stray Authorization header does not stop sign-in from creating a session
+      const withHeader = await login(t, { username: 'admin', password: ADMIN_PASSWORD }).set('Authorization', 'Bearer x').expect(200);
+      expect(sessionCookie(withHeader)).toBeDefined();
+      const sessions = t.app.get(BackendsService).docdb.sessions; // the active adapter behind the port
+      const get = jest.spyOn(sessions, 'get').mockRejectedValue(new Error('session store down'));
+      try {
+        await request(t.http).get('/api/health').set('Cookie', cookie).expect(200, { ok: true, status: 'ok' });
+        // a Bearer request is judged by its token alone, even with an admin cookie beside it
+        await request(t.http).get('/api/tokens').set('Cookie', cookie).set('Authorization', 'Bearer mem_tok_0000000000000000_nope').expect(401);
+        expect(get).not.toHaveBeenCalled();
+      } finally {
+        get.mockRestore();
+      }
+    } finally {
+      await t.close();
     }
   });
 });

@@ -20,6 +20,7 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   ['GET', '/docs', 'public'],
   ['GET', '/redoc', 'public'],
   ['GET', '/', 'public'],
+  ['GET', '/admin-assets/{}', 'public'], // the admin page's hashed scripts and styles
   // session and admin UI support
   ['POST', '/api/login', 'public'],
   ['POST', '/api/logout', 'public'],

@@ -14,7 +14,11 @@ import { SessionMiddleware } from './session.middleware';
 })
 export class AdminAuthModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(SessionMiddleware, CsrfMiddleware).forRoutes({ path: '*', method: RequestMethod.ALL });
+    // The liveness probe never touches a backend, not even the session store.
+    consumer
+      .apply(SessionMiddleware, CsrfMiddleware)
+      .exclude({ path: 'api/health', method: RequestMethod.GET })
+      .forRoutes({ path: '*', method: RequestMethod.ALL });
     consumer.apply(LoginThrottleMiddleware).forRoutes({ path: 'api/login', method: RequestMethod.POST });
   }
 }

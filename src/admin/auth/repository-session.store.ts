@@ -5,6 +5,9 @@ import type { SessionRepository } from '../../backends/ports/session.repository'
  * express-session Store backed by the SessionRepository port: sessions live in the active
  * document database (embedded SQLite or MongoDB), survive restarts and are shared between
  * instances. Never a MemoryStore.
+ *
+ * No `touch`: sessions do not roll (their expiry is fixed at sign-in), so express-session would
+ * only rewrite the same expiry on every signed-in request.
  */
 export class RepositorySessionStore extends session.Store {
   constructor(
@@ -37,13 +40,6 @@ export class RepositorySessionStore extends session.Store {
 
   override set(sid: string, sess: session.SessionData, cb?: (err?: unknown) => void): void {
     this.repo.set({ sid, data: JSON.stringify(sess), expiresAt: this.expiry(sess) }).then(
-      () => cb?.(),
-      (err) => cb?.(err),
-    );
-  }
-
-  override touch(sid: string, sess: session.SessionData, cb?: (err?: unknown) => void): void {
-    this.repo.touch(sid, this.expiry(sess)).then(
       () => cb?.(),
       (err) => cb?.(err),
     );

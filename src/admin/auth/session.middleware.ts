@@ -9,6 +9,8 @@ import { AppConfig } from '../../config/app-config';
 import { SettingsService } from '../../config/settings.service';
 import { RepositorySessionStore } from './repository-session.store';
 
+const SESSION_ROUTES = new Set(['/api/login', '/api/logout']);
+
 /**
  * express-session on every route, stored through the SessionRepository port. Cookie
  * `memstore.sid`: HttpOnly, SameSite=Lax, Secure per MEMSTORE_COOKIE_SECURE ('auto' = when the
@@ -41,6 +43,10 @@ export class SessionMiddleware implements NestMiddleware {
   }
 
   use(req: Request, res: Response, next: NextFunction): void {
+    // A Bearer request is authenticated by its token alone (the guard ignores the session then),
+    // so it skips the session store entirely: no document-database read on the API hot path.
+    // Sign-in and sign-out always get their session, whatever headers come along.
+    if (req.headers.authorization !== undefined && !SESSION_ROUTES.has(req.originalUrl.split('?')[0])) return next();
     this.handler ??= this.build();
     this.handler(req, res, (err?: unknown) => (err ? sendError(err, req, res) : next()));
   }

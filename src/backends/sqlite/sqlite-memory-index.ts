@@ -467,8 +467,11 @@ export class SqliteMemoryIndex extends MemoryIndex {
     if (ranked.length === 0) return { rows: [], total };
     const seqs = ranked.map((r) => r.seq);
     const placeholders = seqs.map((_, i) => `@s${i}`).join(', ');
-    const seqParams: Params = { match };
-    seqs.forEach((s, i) => (seqParams[`s${i}`] = s));
+    const seqParams: Record<string, string | bigint> = { match };
+    // Rowids are bound as BigInt (INTEGER): better-sqlite3 binds a JS number as REAL, and FTS5
+    // ignores a REAL rowid constraint beside MATCH (`rowid IN (?)` with one value becomes
+    // `rowid = ?`), so a one-row page got the snippet of another memory.
+    seqs.forEach((s, i) => (seqParams[`s${i}`] = BigInt(s)));
     const details = this.stmt(
       `SELECT ${ROW_COLUMNS}, snippet(memories_fts, 2, '', '', '…', ${SNIPPET_TOKENS}) AS snip
        FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid

@@ -1,0 +1,574 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * `npm run bench`: end-to-end benchmark of the built service (dist/src/main.js).
+ *
+ *  1. starts the service as a child process on 127.0.0.1 with a fresh data directory,
+ *  2. signs in as the administrator and creates a `full` API token,
+ *  3. seeds N memories through the HTTP API (deterministic, Zipf-distributed text),
+ *  4. measures every scenario with autocannon running in a separate process
+ *     (10 connections, fixed duration, after a warm-up), sampling the service's RSS and CPU,
+ *  5. measures a bare Node `http` server running the same SQLite search on the same file,
+ *  6. prints a table and writes a JSON report under bench/results/.
+ *
+ * Options: --n 10000  --duration 10  --warmup 2  --connections 10  --seed 42
+ *          --seed-concurrency 16  --only search,list  --profile  --keep
+ *          --data-dir DIR (reuse a data dir seeded earlier by the same --n/--seed; seeds it if empty)
+ * See bench/README.md.
+ */
+const { spawn, fork } = require('node:child_process');
+const fs = require('node:fs');
+const http = require('node:http');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { Corpus, CORPUS_VERSION } = require('./lib/corpus');
+const { sampler, rssBytes, dirBytes } = require('./lib/proc');
+const { summarise } = require('./lib/profile-summary');
+
+const ROOT = path.resolve(__dirname, '..');
+const DIST = path.join(ROOT, 'dist');
+const MAIN = path.join(DIST, 'src', 'main.js');
+const RESULTS = path.join(__dirname, 'results');
+const ADMIN_PASSWORD = 'bench-admin-password-not-secret';
+const SEARCH_TARGET_P99_MS = 25;
+const SEARCH_TARGET_RATIO = 0.4;
+
+// ---------------------------------------------------------------- options
+function parseArgs(argv) {
+  const opts = {
+    n: 10000,
+    duration: 10,
+    warmup: 2,
+    connections: 10,
+    seed: 42,
+    seedConcurrency: 16,
+    only: null,
+    profile: false,
+    keep: false,
+    dataDir: null,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const [flag, inline] = a.includes('=') ? a.split(/=(.*)/s) : [a, undefined];
+    const val = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    const num = (min) => {
+      const v = Number(val());
+      if (!Number.isFinite(v) || v < min) throw new Error(`${flag} must be a number ≥ ${min}`);
+      return v;
+    };
+    switch (flag) {
+      case '--n': opts.n = Math.floor(num(1)); break;
+      case '--duration': opts.duration = num(1); break;
+      case '--warmup': opts.warmup = num(0); break;
+      case '--connections': opts.connections = Math.floor(num(1)); break;
+      case '--seed': opts.seed = Math.floor(num(0)); break;
+      case '--seed-concurrency': opts.seedConcurrency = Math.floor(num(1)); break;
+      case '--only': opts.only = val().split(',').map((s) => s.trim()).filter(Boolean); break;
+      case '--profile': opts.profile = true; break;
+      case '--keep': opts.keep = true; break;
+      case '--data-dir': opts.dataDir = path.resolve(val()); break;
+      case '--help': case '-h':
+        console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 17).join('\n').replace(/^ \* ?/gm, ''));
+        process.exit(0);
+        break;
+      default: throw new Error(`unknown option ${a} (try --help)`);
+    }
+  }
+  return opts;
+}
+
+// ---------------------------------------------------------------- small helpers
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const fmtMs = (v) => (v === null || v === undefined ? '-' : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0));
+const fmtMb = (b) => (b === null || b === undefined ? '-' : (b / 1048576).toFixed(0));
+const log = (...a) => console.log(...a);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+/**
+ * A JSON request to the service: { status, headers, body }. A GET is retried once when a
+ * kept-alive socket was closed by the server while idle (ECONNRESET / "socket hang up").
+ */
+async function request(port, method, urlPath, opts = {}) {
+  try {
+    return await requestOnce(port, method, urlPath, opts);
+  } catch (e) {
+    if (method !== 'GET' || !(e.code === 'ECONNRESET' || /socket hang up/.test(e.message))) throw e;
+    return requestOnce(port, method, urlPath, opts);
+  }
+}
+
+function requestOnce(port, method, urlPath, { body, headers = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path: urlPath,
+        agent,
+        headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}), ...headers },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json = null;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            /* not JSON */
+          }
+          resolve({ status: res.statusCode, headers: res.headers, body: json, text });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(60_000, () => req.destroy(new Error(`${method} ${urlPath} timed out`)));
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+function expectStatus(res, status, what) {
+  if (res.status !== status) {
+    throw new Error(`${what}: expected HTTP ${status}, got ${res.status}: ${res.text.slice(0, 500)}`);
+  }
+  return res.body;
+}
+
+// ---------------------------------------------------------------- processes
+class Child {
+  constructor(name, proc) {
+    this.name = name;
+    this.proc = proc;
+    this.output = '';
+    this.exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+    const keep = (d) => {
+      this.output = (this.output + d.toString()).slice(-20_000);
+    };
+    proc.stdout?.on('data', keep);
+    proc.stderr?.on('data', keep);
+  }
+
+  get pid() {
+    return this.proc.pid;
+  }
+
+  async stop(timeoutMs = 15_000) {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return this.exited;
+    this.proc.kill('SIGTERM');
+    const t = setTimeout(() => this.proc.kill('SIGKILL'), timeoutMs);
+    const r = await this.exited;
+    clearTimeout(t);
+    return r;
+  }
+
+  /** Sends an IPC message and waits for the child's answer. */
+  call(msg) {
+    return new Promise((resolve, reject) => {
+      const onMsg = (m) => {
+        cleanup();
+        m && m.ok ? resolve(m) : reject(new Error(`${this.name}: ${m && m.error}`));
+      };
+      const onExit = () => {
+        cleanup();
+        reject(new Error(`${this.name} exited: ${this.output.slice(-2000)}`));
+      };
+      const cleanup = () => {
+        this.proc.off('message', onMsg);
+        this.proc.off('exit', onExit);
+      };
+      this.proc.on('message', onMsg);
+      this.proc.on('exit', onExit);
+      this.proc.send(msg);
+    });
+  }
+}
+
+function serviceEnv(dataDir, port) {
+  // The service reads only MEMSTORE_* settings: drop any inherited ones (a MEMSTORE_DOCDB_URI in
+  // the caller's shell would silently benchmark MongoDB instead of the embedded default).
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEMSTORE_')));
+  return {
+    ...env,
+    NODE_ENV: 'production',
+    MEMSTORE_DATA_DIR: dataDir,
+    MEMSTORE_HOST: '127.0.0.1',
+    MEMSTORE_PORT: String(port),
+    MEMSTORE_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    MEMSTORE_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789abcdef',
+    MEMSTORE_LOG_LEVEL: 'error',
+  };
+}
+
+async function startService(dataDir, profile) {
+  const port = await freePort();
+  const args = profile ? [path.join(__dirname, 'server-wrapper.js'), MAIN] : [MAIN];
+  const proc = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: serviceEnv(dataDir, port),
+    stdio: ['ignore', 'pipe', 'pipe', ...(profile ? ['ipc'] : [])],
+  });
+  const child = new Child('service', proc);
+  child.port = port;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`the service exited during start-up (code ${proc.exitCode}):\n${child.output}`);
+    try {
+      // Any HTTP answer means it is listening (/api/health comes from MetaModule, which a
+      // branch under test may not have yet).
+      const r = await request(port, 'GET', '/api/health');
+      child.hasHealth = r.status === 200;
+      return child;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      await child.stop();
+      throw new Error(`the service did not answer HTTP within 60 s:\n${child.output}`);
+    }
+    await sleep(100);
+  }
+}
+
+async function startBaseline(dbFile) {
+  const port = await freePort();
+  const proc = spawn(process.execPath, [path.join(__dirname, 'baseline-server.js'), DIST, dbFile, String(port)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const child = new Child('baseline', proc);
+  child.port = port;
+  await new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`baseline did not start:\n${child.output}`)), 30_000);
+    proc.stdout.on('data', () => {
+      if (child.output.includes('ready')) {
+        clearTimeout(t);
+        resolve();
+      }
+    });
+    proc.on('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`baseline exited (${code}):\n${child.output}`));
+    });
+  });
+  return child;
+}
+
+// ---------------------------------------------------------------- setup: admin, token, seed
+async function signIn(port) {
+  const res = await request(port, 'POST', '/api/login', { body: { username: 'admin', password: ADMIN_PASSWORD } });
+  expectStatus(res, 200, 'admin sign-in');
+  const cookies = [].concat(res.headers['set-cookie'] || []).map((c) => c.split(';')[0]);
+  if (cookies.length === 0) throw new Error('admin sign-in set no session cookie');
+  return cookies.join('; ');
+}
+
+async function createToken(port, cookie) {
+  const res = await request(port, 'POST', '/api/tokens', { headers: { cookie }, body: { name: 'bench', preset: 'full' } });
+  const body = expectStatus(res, 201, 'token creation');
+  return body.plaintext;
+}
+
+async function seed(port, token, corpus, n, concurrency) {
+  const ids = new Array(n);
+  let next = 0;
+  let done = 0;
+  const started = Date.now();
+  let lastReport = 0;
+  const headers = { authorization: `Bearer ${token}` };
+  async function worker() {
+    for (;;) {
+      const i = next++;
+      if (i >= n) return;
+      const res = await request(port, 'POST', '/api/memories', { headers, body: corpus.memory(i, 0) });
+      ids[i] = expectStatus(res, 201, `seeding memory #${i}`).memory.id;
+      done++;
+      const pct = Math.floor((100 * done) / n);
+      if (pct >= lastReport + 10) {
+        lastReport = pct;
+        const s = (Date.now() - started) / 1000;
+        process.stdout.write(`  seeded ${done}/${n} (${Math.round(done / s)}/s)\n`);
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+  const seconds = (Date.now() - started) / 1000;
+  return { ids, seconds, perSec: n / seconds };
+}
+
+// ---------------------------------------------------------------- scenarios
+function qs(params) {
+  return '?' + Object.entries(params).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+}
+
+/** Spread `count` sample indexes over 0..n-1 deterministically. */
+function spread(n, count) {
+  const out = [];
+  for (let k = 0; k < Math.min(count, n); k++) out.push(Math.floor(((k + 0.5) * n) / Math.min(count, n)));
+  return out;
+}
+
+async function buildScenarios(port, token, cookie, corpus, ids, n) {
+  const bearer = { authorization: `Bearer ${token}` };
+  const q = corpus.queries(64);
+  const fetchIds = spread(ids.length, 1000).map((i) => ids[i]);
+  // Deep pages: 32 positions between 40 % and 90 % of the list, as offsets and as cursors.
+  const depths = spread(32, 32).map((k) => Math.floor(n * (0.4 + (0.5 * k) / 32)));
+  const cursors = [];
+  for (const skip of depths) {
+    const body = expectStatus(await request(port, 'GET', `/api/memories${qs({ skip, limit: 20 })}`, { headers: bearer }), 200, 'deep offset page');
+    if (!body.next_cursor) throw new Error(`no next_cursor at skip=${skip} (total ${body.total})`);
+    cursors.push(body.next_cursor);
+  }
+  const creates = [];
+  for (let i = 0; i < 2000; i++) creates.push(JSON.stringify(corpus.memory(i, 1)));
+  const search = (name, label, queries) => ({
+    name,
+    group: 'search',
+    label,
+    headers: bearer,
+    paths: queries.map((text) => `/api/memories${qs({ q: text })}`),
+    baselinePaths: queries.map((text) => `/${qs({ q: text })}`),
+  });
+  return [
+    { name: 'health', group: 'auth', label: 'GET /api/health (public, no auth: framework floor)', paths: ['/api/health'] },
+    { name: 'me-anon', group: 'auth', label: 'GET /api/me without credentials', paths: ['/api/me'] },
+    { name: 'me-token', group: 'auth', label: 'GET /api/me with a Bearer token (token lookup)', headers: bearer, paths: ['/api/me'] },
+    { name: 'fetch', group: 'fetch', label: 'GET /api/memories/{id} (token)', headers: bearer, paths: fetchIds.map((id) => `/api/memories/${id}`) },
+    { name: 'fetch-session', group: 'fetch', label: 'GET /api/memories/{id} (admin session cookie)', headers: { cookie }, paths: fetchIds.map((id) => `/api/memories/${id}`) },
+    { name: 'list-first', group: 'list', label: 'GET /api/memories (first page, 20)', headers: bearer, paths: ['/api/memories'] },
+    { name: 'list-cursor', group: 'list', label: 'GET /api/memories?after=<cursor 40-90% deep>', headers: bearer, paths: cursors.map((after) => `/api/memories${qs({ after })}`) },
+    { name: 'list-offset', group: 'list', label: 'GET /api/memories?skip=<40-90% deep>', headers: bearer, paths: depths.map((skip) => `/api/memories${qs({ skip })}`) },
+    { name: 'list-filter', group: 'list', label: 'GET /api/memories?type=decision&project=<top>', headers: bearer, paths: ['/api/memories?type=decision&project=memory-store', '/api/memories?type=fact&scope=project&tag=backend', '/api/memories?agent=claude-code&project=atlas'] },
+    search('search-1', 'GET /api/memories?q=<1 word>', q.one),
+    search('search-3', 'GET /api/memories?q=<3 words>', q.three),
+    search('search-phrase', 'GET /api/memories?q="<2-word phrase>"', q.phrase),
+    search('search-question', 'GET /api/memories?q=<question with stop words>', q.question),
+    { name: 'stats', group: 'stats', label: 'GET /api/stats', headers: bearer, paths: ['/api/stats'] },
+    {
+      name: 'create',
+      group: 'create',
+      label: 'POST /api/memories (~0.7 KB markdown)',
+      method: 'POST',
+      headers: { ...bearer, 'content-type': 'application/json' },
+      paths: ['/api/memories'],
+      bodies: creates,
+    },
+  ];
+}
+
+/** One request per distinct path before measuring: every path must answer 2xx (and we learn hit counts). */
+async function preflight(port, sc) {
+  const totals = [];
+  const paths = [...new Set(sc.paths)].slice(0, 64);
+  for (const p of paths) {
+    if (sc.method === 'POST') break; // creates are checked by the seeding already
+    const res = await request(port, 'GET', p, { headers: sc.headers });
+    if (res.status < 200 || res.status > 299) throw new Error(`${sc.name}: ${p} answered ${res.status}: ${res.text.slice(0, 300)}`);
+    if (res.body && typeof res.body.total === 'number') totals.push(res.body.total);
+  }
+  if (totals.length === 0) return null;
+  const sorted = totals.slice().sort((a, b) => a - b);
+  return { mean: Math.round(totals.reduce((a, b) => a + b, 0) / totals.length), min: sorted[0], median: sorted[sorted.length >> 1], max: sorted[sorted.length - 1], zeroHits: totals.filter((t) => t === 0).length, of: totals.length };
+}
+
+async function measure(loader, target, sc, opts, profileFile) {
+  const spec = {
+    url: `http://127.0.0.1:${target.port}`,
+    connections: opts.connections,
+    method: sc.method || 'GET',
+    headers: sc.headers || {},
+    paths: sc.paths,
+    bodies: sc.bodies,
+  };
+  if (opts.warmup > 0) await loader.call({ ...spec, duration: opts.warmup, warmup: 0, record: false });
+  if (profileFile) await target.call({ cmd: 'start' });
+  const s = sampler(target.pid);
+  const { result } = await loader.call({ ...spec, duration: opts.duration, warmup: 0 });
+  const proc = s.stop();
+  if (profileFile) await target.call({ cmd: 'stop', file: profileFile });
+  return { ...result, server: { ...proc, cpuMsPerRequest: proc.cpuMs !== null && result.requests ? proc.cpuMs / result.requests : null } };
+}
+
+// ---------------------------------------------------------------- report
+function printTable(rows) {
+  const head = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'non-2xx', 'CPU ms/req', 'RSS MB', 'hits'];
+  const body = rows.map((r) => [
+    r.name,
+    r.rps.toFixed(0),
+    fmtMs(r.latencyMs.p50),
+    fmtMs(r.latencyMs.p99),
+    fmtMs(r.latencyMs.max),
+    String(r.errors + r.timeouts),
+    String(r.non2xx),
+    r.server.cpuMsPerRequest === null ? '-' : r.server.cpuMsPerRequest.toFixed(2),
+    fmtMb(r.server.rssPeak),
+    r.hits ? String(r.hits.mean) : '',
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  log(line(head));
+  log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const b of body) log(line(b));
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  if (!fs.existsSync(MAIN)) throw new Error(`${path.relative(ROOT, MAIN)} is missing: run \`npm run build\` first (npm run bench does)`);
+  fs.mkdirSync(RESULTS, { recursive: true });
+  const started = new Date();
+  const ownDir = !opts.dataDir;
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-bench-'));
+  fs.mkdirSync(dataDir, { recursive: true });
+  const manifestFile = path.join(dataDir, 'bench-seed.json');
+  const corpus = new Corpus(opts.seed);
+  log(`Memory Store benchmark: n=${opts.n}, ${opts.connections} connections, ${opts.duration}s per scenario (+${opts.warmup}s warm-up), seed ${opts.seed}`);
+  log(`node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  log(`data dir ${dataDir}${ownDir && !opts.keep ? ' (removed at the end)' : ''}`);
+
+  let service = null;
+  let baseline = null;
+  const loader = new Child('load generator', fork(path.join(__dirname, 'load.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const report = {
+    startedAt: started.toISOString(),
+    options: opts,
+    machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGb: Math.round(os.totalmem() / 2 ** 30), loadAvgStart: os.loadavg() },
+    targets: { searchP99Ms: SEARCH_TARGET_P99_MS, searchThroughputRatio: SEARCH_TARGET_RATIO },
+  };
+  try {
+    service = await startService(dataDir, opts.profile);
+    log(`service pid ${service.pid} on 127.0.0.1:${service.port}, RSS at start ${fmtMb(rssBytes(service.pid))} MB`);
+    report.rssAtStart = rssBytes(service.pid);
+    const cookie = await signIn(service.port);
+    const token = await createToken(service.port, cookie);
+
+    let ids;
+    const manifest = fs.existsSync(manifestFile) ? JSON.parse(fs.readFileSync(manifestFile, 'utf8')) : null;
+    if (manifest && manifest.n === opts.n && manifest.seed === opts.seed && manifest.corpus === CORPUS_VERSION) {
+      ids = manifest.ids;
+      log(`reusing ${ids.length} memories seeded earlier in ${dataDir}`);
+      report.seeding = { reused: true, ...manifest.seeding };
+    } else {
+      if (manifest) throw new Error(`${dataDir} was seeded with n=${manifest.n}, seed=${manifest.seed}, corpus v${manifest.corpus ?? 1}; use another --data-dir`);
+      log(`seeding ${opts.n} memories through POST /api/memories (${opts.seedConcurrency} concurrent clients)...`);
+      const s = await seed(service.port, token, corpus, opts.n, opts.seedConcurrency);
+      ids = s.ids;
+      report.seeding = { reused: false, seconds: s.seconds, perSec: s.perSec, concurrency: opts.seedConcurrency };
+      log(`  seeded ${opts.n} in ${s.seconds.toFixed(1)} s (${s.perSec.toFixed(0)}/s)`);
+      if (!ownDir || opts.keep) fs.writeFileSync(manifestFile, JSON.stringify({ n: opts.n, seed: opts.seed, corpus: CORPUS_VERSION, ids, seeding: report.seeding }));
+    }
+    report.rssAfterSeed = rssBytes(service.pid);
+    const dbFile = path.join(dataDir, 'memstore.db');
+    report.storage = { dbBytes: ['', '-wal'].reduce((a, s) => a + (fs.existsSync(dbFile + s) ? fs.statSync(dbFile + s).size : 0), 0), objects: dirBytes(path.join(dataDir, 'objects')) };
+    log(`storage: SQLite ${fmtMb(report.storage.dbBytes)} MB, ${report.storage.objects.files} object files ${fmtMb(report.storage.objects.bytes)} MB`);
+
+    const first = expectStatus(await request(service.port, 'GET', '/api/memories?limit=1', { headers: { authorization: `Bearer ${token}` } }), 200, 'count');
+    report.memoriesAtStart = first.total;
+    if (first.total !== opts.n) log(`note: the index holds ${first.total} memories (a reused data dir keeps what earlier create scenarios added)`);
+    let scenarios = await buildScenarios(service.port, token, cookie, corpus, ids, opts.n);
+    if (!service.hasHealth) {
+      log('note: GET /api/health does not answer 200 in this build: the health scenario is skipped');
+      scenarios = scenarios.filter((s) => s.name !== 'health');
+    }
+    if (opts.only) scenarios = scenarios.filter((s) => opts.only.some((o) => s.name === o || s.group === o));
+    const profDir = path.join(RESULTS, `profiles-${started.toISOString().replace(/[:.]/g, '-')}`);
+    if (opts.profile) fs.mkdirSync(profDir, { recursive: true });
+
+    const results = [];
+    const baselines = [];
+    for (const sc of scenarios) {
+      const hits = await preflight(service.port, sc);
+      process.stdout.write(`measuring ${sc.name.padEnd(16)} ${sc.label} ... `);
+      const profileFile = opts.profile ? path.join(profDir, `${sc.name}.cpuprofile`) : null;
+      const r = await measure(loader, service, sc, opts, profileFile);
+      results.push({ name: sc.name, group: sc.group, label: sc.label, hits, ...r, profile: profileFile ? summarise(profileFile) : undefined });
+      log(`${r.rps.toFixed(0)} req/s, p50 ${fmtMs(r.latencyMs.p50)} ms, p99 ${fmtMs(r.latencyMs.p99)} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx ${JSON.stringify(r.statusCodes)}, ${r.errors} errors` : ''}`);
+      if (sc.baselinePaths) {
+        baseline ??= await startBaseline(dbFile);
+        const bsc = { ...sc, name: `baseline-${sc.name}`, headers: {}, paths: sc.baselinePaths };
+        process.stdout.write(`measuring ${bsc.name.padEnd(16)} bare node:http + SqliteMemoryIndex.search() ... `);
+        const b = await measure(loader, baseline, bsc, opts, null);
+        baselines.push({ name: bsc.name, of: sc.name, ...b });
+        log(`${b.rps.toFixed(0)} req/s, p50 ${fmtMs(b.latencyMs.p50)} ms, p99 ${fmtMs(b.latencyMs.p99)} ms`);
+      }
+    }
+    report.rssAtEnd = rssBytes(service.pid);
+    report.results = results;
+    report.baseline = baselines;
+
+    // ------------------------------------------------ summary
+    log('');
+    log(`Results (n=${opts.n}, ${opts.connections} connections, ${opts.duration}s each; latency from 2xx responses; CPU and RSS of the service process)`);
+    printTable([...results, ...baselines.map((b) => ({ ...b, hits: null }))]);
+    log('');
+    const verdicts = [];
+    for (const b of baselines) {
+      const ours = results.find((r) => r.name === b.of);
+      const ratio = ours.rps / b.rps;
+      // CPU time per request is far less sensitive to other load on the machine than req/s:
+      // its ratio says what the throughput ratio would be on a quiet machine.
+      const cpuRatio = ours.server.cpuMsPerRequest && b.server.cpuMsPerRequest ? b.server.cpuMsPerRequest / ours.server.cpuMsPerRequest : null;
+      verdicts.push({ scenario: ours.name, p99: ours.latencyMs.p99, ratio, cpuRatio, p99Ok: ours.latencyMs.p99 !== null && ours.latencyMs.p99 < SEARCH_TARGET_P99_MS, ratioOk: ratio >= SEARCH_TARGET_RATIO });
+    }
+    if (verdicts.length) {
+      log(`Search targets (meant for n=100000 on a quiet 2-core machine): p99 < ${SEARCH_TARGET_P99_MS} ms, throughput ≥ ${SEARCH_TARGET_RATIO * 100}% of the bare baseline`);
+      for (const v of verdicts) {
+        const cpu = v.cpuRatio === null ? '' : `   (by CPU ms per request: ${(100 * v.cpuRatio).toFixed(0)}%)`;
+        log(`  ${v.scenario.padEnd(16)} p99 ${fmtMs(v.p99).padStart(6)} ms ${v.p99Ok ? 'PASS' : 'FAIL'}   throughput ${(100 * v.ratio).toFixed(0).padStart(3)}% of baseline ${v.ratioOk ? 'PASS' : 'FAIL'}${cpu}`);
+      }
+    }
+    report.verdicts = verdicts;
+    const bad = results.concat(baselines).filter((r) => r.errors || r.timeouts || r.non2xx);
+    report.clean = bad.length === 0;
+    if (bad.length) log(`\nNOT CLEAN: errors or non-2xx answers in ${bad.map((r) => `${r.name} ${JSON.stringify(r.statusCodes)}`).join(', ')}`);
+    if (opts.profile) {
+      log(`\nCPU profiles in ${path.relative(ROOT, profDir)}/ (open in Chrome DevTools or speedscope). Top self time per scenario:`);
+      for (const r of results) {
+        if (!r.profile) continue;
+        log(`  ${r.name}: ${r.profile.owners.slice(0, 6).map((o) => `${o.name} ${o.pctOfBusy}%`).join(', ')}`);
+      }
+    }
+    report.loadAvgEnd = os.loadavg();
+    report.finishedAt = new Date().toISOString();
+    const out = path.join(RESULTS, `bench-n${opts.n}-${started.toISOString().replace(/[:.]/g, '-')}.json`);
+    fs.writeFileSync(out, JSON.stringify(report, null, 2));
+    log(`\nJSON report: ${path.relative(ROOT, out)}`);
+    log(`load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (numbers from a busy machine are noisy)`);
+    process.exitCode = report.clean ? 0 : 1;
+  } finally {
+    await loader.stop();
+    if (baseline) await baseline.stop();
+    if (service) {
+      const r = await service.stop();
+      if (r.code !== 0 && r.signal !== 'SIGTERM' && r.code !== null) log(`service exited with code ${r.code}:\n${service.output.slice(-2000)}`);
+    }
+    agent.destroy();
+    if (ownDir && !opts.keep) fs.rmSync(dataDir, { recursive: true, force: true });
+    else log(`data kept in ${dataDir} (reuse it with --data-dir ${dataDir})`);
+  }
+}
+
+main().catch((e) => {
+  console.error(`\nbench failed: ${e && e.message}`);
+  process.exitCode = 1;
+});

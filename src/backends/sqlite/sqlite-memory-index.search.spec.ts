@@ -1,0 +1,63 @@
+import Database from 'better-sqlite3';
+import { MemoryDoc } from '../ports/memory.model';
+import { SqliteMemoryIndex } from './sqlite-memory-index';
+
+/**
+ * Search paths changed for speed (bench): count/rank without the join when there is no filter,
+ * and snippets computed on a scratch FTS5 table holding only the page. These pin what must not
+ * change: the same rows, order and scores with and without the join, and each row's snippet
+ * taken from that row (a single-row page used to get another memory's passage, because
+ * better-sqlite3 binds numbers as REAL and FTS5 ignores a REAL `rowid = ?` next to MATCH).
+ */
+describe('SqliteMemoryIndex search (pages and snippets)', () => {
+  let db: Database.Database;
+  let index: SqliteMemoryIndex;
+  const filler = (n: number, word: string) => Array.from({ length: n }, (_, i) => `${word}${i % 7} lorem ipsum dolor.`).join(' ');
+
+  const doc = (i: number, content: string, extra: Partial<MemoryDoc> = {}): MemoryDoc => {
+    const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
+    return { id: (0x65000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16), title: null, type: 'note', scope: 'global', tags: [], agent: null, project: null, content, createdAt: at, updatedAt: at, ...extra };
+  };
+
+  beforeEach(async () => {
+    db = new Database(':memory:');
+    index = new SqliteMemoryIndex(db);
+    // Each memory has its own marker word next to the searched word, deep inside its content.
+    for (let i = 0; i < 30; i++) {
+      await index.insert(doc(i, `${filler(40, 'pad')} The quota for marker${i} was raised. ${filler(40, 'tail')}`, { type: i % 2 ? 'fact' : 'note' }));
+    }
+    await index.insert(doc(99, `${filler(30, 'pad')} Restarted the workers of the service on Fridays. ${filler(30, 'end')}`, { title: 'Release habits' }));
+  });
+
+  afterEach(() => db.close());
+
+  it('gives every row its own snippet, on single-row pages too', async () => {
+    for (const [limit, offset] of [[1, 0], [1, 7], [1, 29], [3, 5], [20, 0], [20, 20]]) {
+      const page = await index.search({ text: 'quota', filter: {}, limit, offset });
+      expect(page.total).toBe(30);
+      expect(page.rows.length).toBe(Math.min(limit, 30 - offset));
+      for (const row of page.rows) {
+        const i = parseInt(row.id.slice(0, 8), 16) - 0x65000000;
+        expect(row.snippet).toContain(`quota for marker${i} was raised`);
+      }
+    }
+    const filtered = await index.search({ text: 'quota', filter: { type: 'fact' }, limit: 1, offset: 4 });
+    const i = parseInt(filtered.rows[0].id.slice(0, 8), 16) - 0x65000000;
+    expect(filtered.rows[0].snippet).toContain(`marker${i} `);
+  });
+
+  it('ranks the same with and without a filter that keeps every row', async () => {
+    const plain = await index.search({ text: 'quota marker3 raised', filter: {}, limit: 10, offset: 0 });
+    const joined = await index.search({ text: 'quota marker3 raised', filter: { since: new Date(0) }, limit: 10, offset: 0 });
+    expect(plain.total).toBe(30);
+    expect(joined).toEqual(plain);
+    expect(plain.rows[0].id).toBe(doc(3, '').id); // the only row with all three words
+    expect(plain.rows[0].score).toBeGreaterThan(plain.rows[1].score as number);
+  });
+
+  it('stems in the snippet as in the match (restart finds Restarted)', async () => {
+    const page = await index.search({ text: 'restart', filter: {}, limit: 5, offset: 0 });
+    expect(page.rows.map((r) => r.title)).toEqual(['Release habits']);
+    expect(page.rows[0].snippet).toContain('Restarted the workers of the service on Fridays');
+  });
+});

@@ -1,0 +1,565 @@
+/**
+ * The admin page in a real browser: Debian's Chromium driven by playwright-core against the real
+ * service (createTestApp + listen on 127.0.0.1). Covers issue 5 "What it must show". Screenshots
+ * of every tab at 1280×800 and 390×844 go to test/artifacts/ (git-ignored).
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { ADMIN_PASSWORD, createTestApp, createToken, TestApp } from '../support/app';
+import { ensureWebBuilt } from '../support/web-build';
+
+const CHROMIUM = '/usr/bin/chromium';
+const REQUIRED = process.env.MEMSTORE_REQUIRE_ALL_BACKENDS === '1';
+const ARTIFACTS = path.resolve(__dirname, '..', 'artifacts');
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'];
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+const TABS = [
+  { id: 'status', label: 'Status' },
+  { id: 'memories', label: 'Memories' },
+  { id: 'tokens', label: 'API tokens' },
+  { id: 'config', label: 'Configuration' },
+  { id: 'setup', label: 'Agent set-up' },
+];
+
+const haveChromium = fs.existsSync(CHROMIUM);
+if (!haveChromium) {
+  const msg = `Browser suite (admin page): SKIPPED — Chromium not found at ${CHROMIUM} (apt-get install chromium)`;
+  process.stdout.write(`\n${msg}\n`);
+  if (REQUIRED) throw new Error(`MEMSTORE_REQUIRE_ALL_BACKENDS=1 but ${msg}`);
+}
+// Without Chromium (and without MEMSTORE_REQUIRE_ALL_BACKENDS=1) the suite is reported as skipped, by name.
+const describeBrowser = haveChromium ? describe : describe.skip;
+
+jest.setTimeout(90_000);
+
+function urlOf(t: TestApp): string {
+  const addr = t.http.address() as AddressInfo;
+  return `http://127.0.0.1:${addr.port}`;
+}
+
+/** Fetch from Node (not the browser), as an agent would. */
+async function api(base: string, p: string, token: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(`${base}${p}`, { ...init, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...(init.headers ?? {}) } });
+}
+
+/** "<status> <error sentence>" of GET /api/memories with a token, so a failing assertion says why. */
+async function listWith(base: string, token: string): Promise<string> {
+  const res = await api(base, '/api/memories?limit=1', token);
+  const body = (await res.json()) as { error?: string };
+  return `${res.status}${body.error ? ` ${body.error}` : ''}`;
+}
+
+describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
+  let t: TestApp;
+  let base: string;
+  let ctx: BrowserContext;
+  let page: Page;
+  let userDir: string;
+  const foreignRequests: string[] = [];
+  const dialogs: string[] = [];
+  const pageErrors: string[] = [];
+
+  const watched = new WeakSet<Page>();
+  function watchPage(p: Page): void {
+    if (watched.has(p)) return;
+    watched.add(p);
+    p.on('dialog', (d) => {
+      dialogs.push(`${d.type()}: ${d.message()}`);
+      void d.dismiss();
+    });
+    p.on('pageerror', (err) => pageErrors.push(err.message));
+  }
+
+  /** Watches a whole context: every request (any page), JS dialogs and uncaught errors. */
+  function watch(c: BrowserContext): void {
+    c.on('request', (req) => {
+      const u = new URL(req.url());
+      if (['http:', 'https:', 'ws:', 'wss:'].includes(u.protocol) && u.hostname !== '127.0.0.1') foreignRequests.push(req.url());
+    });
+    c.on('page', watchPage);
+    c.pages().forEach(watchPage);
+  }
+
+  async function launch(dir: string, viewport = DESKTOP): Promise<{ c: BrowserContext; p: Page }> {
+    const c = await chromium.launchPersistentContext(dir, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport, locale: 'en-GB', timezoneId: 'UTC' });
+    watch(c);
+    const p = c.pages()[0] ?? (await c.newPage());
+    watchPage(p);
+    return { c, p };
+  }
+
+  async function openTab(label: string): Promise<void> {
+    await page.getByRole('tab', { name: label, exact: true }).click();
+    await expectSelected(label);
+    await page.locator('section[role=tabpanel]:not([hidden]) .loading').first().waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+  }
+
+  async function expectSelected(label: string): Promise<void> {
+    await page.getByRole('tab', { name: label, exact: true, selected: true }).waitFor();
+  }
+
+  async function shot(name: string): Promise<void> {
+    await page.locator('.loading').first().waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+    // Notices from earlier steps would cover the picture.
+    await page.evaluate(() => document.querySelector('.toasts')?.replaceChildren());
+    await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+  }
+
+  async function signIn(p: Page, password: string): Promise<void> {
+    await p.getByLabel('Username').fill('admin');
+    await p.getByLabel('Password').fill(password);
+    await p.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  beforeAll(async () => {
+    ensureWebBuilt();
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    t = await createTestApp();
+    await t.app.listen(0, '127.0.0.1');
+    base = urlOf(t);
+    userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-chromium-'));
+    ({ c: ctx, p: page } = await launch(userDir));
+    await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+  }, 120_000);
+
+  afterAll(async () => {
+    await ctx?.close();
+    await t?.close();
+    if (userDir) fs.rmSync(userDir, { recursive: true, force: true });
+  });
+
+  it('shows the sign-in form and says so on a wrong password', async () => {
+    await page.goto(`${base}/`);
+    await page.getByRole('heading', { name: 'Sign in to the admin page' }).waitFor();
+    await shot('login-1280x800');
+    await signIn(page, 'not the password');
+    await page.getByRole('alert').filter({ hasText: 'Wrong username or password.' }).waitFor();
+    // Still signed out.
+    const me = await page.request.get(`${base}/api/me`);
+    expect(await me.json()).toEqual({ ok: true, authenticated: false });
+  });
+
+  it('signs in and shows both backends on the Status tab, and tests the connections', async () => {
+    await signIn(page, ADMIN_PASSWORD);
+    await expectSelected('Status');
+    const status = page.locator('#panel-status');
+    await status.getByRole('heading', { name: 'Document database' }).waitFor();
+    await status.getByRole('heading', { name: 'Object store' }).waitFor();
+    expect(await status.getByText('Healthy').count()).toBe(2);
+    await status.getByRole('button', { name: 'Test connections' }).click();
+    await status.locator('.test-results li').nth(1).waitFor();
+    expect(await status.locator('.test-results li.is-ok').count()).toBe(2);
+    // The session cookie is HttpOnly: the page's script cannot read it.
+    expect(await page.evaluate(() => document.cookie)).not.toContain('memstore.sid');
+  });
+
+  it('tabs work from the keyboard (arrow keys move between tabs)', async () => {
+    await page.getByRole('tab', { name: 'Status' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await expectSelected('Memories');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Memories');
+    await page.keyboard.press('End');
+    await expectSelected('Agent set-up');
+    await page.keyboard.press('Home');
+    await expectSelected('Status');
+  });
+
+  let plaintext = '';
+  let tokenId = '';
+
+  it('creates a token and shows its secret once, with a working copy button', async () => {
+    await openTab('API tokens');
+    const panel = page.locator('#panel-tokens');
+    await panel.getByLabel('Name', { exact: true }).fill('browser agent');
+    await panel.getByLabel('Access').selectOption('full');
+    await panel.getByLabel('Allowed IP addresses').fill('127.0.0.1, ::1');
+    await panel.getByRole('button', { name: 'Create token' }).click();
+    const secret = panel.getByLabel('Token secret');
+    await secret.waitFor();
+    plaintext = await secret.inputValue();
+    expect(plaintext).toMatch(/^mem_tok_[0-9a-f]{16}_[A-Za-z0-9_-]{43,}$/);
+    tokenId = plaintext.slice('mem_tok_'.length, 'mem_tok_'.length + 16);
+    await panel.getByText('you will not see it again', { exact: false }).waitFor();
+    await shot('tokens-secret-1280x800');
+
+    await panel.getByRole('button', { name: 'Copy secret' }).click();
+    await panel.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(plaintext);
+
+    // The list shows the new token, active, with its scopes and IPs, but never the secret.
+    const row = panel.locator(`tr[data-token-id="${tokenId}"]`);
+    await row.waitFor();
+    await row.getByText('active').waitFor();
+    await row.getByText('memory:delete').waitFor();
+    await row.getByText('::1').waitFor();
+
+    // Dismissed, the secret is gone from the page and a reload does not bring it back.
+    await panel.getByRole('button', { name: 'I have stored it' }).click();
+    expect(await page.content()).not.toContain(plaintext.slice(30));
+    await page.reload();
+    await expectSelected('API tokens');
+    await page.locator(`tr[data-token-id="${tokenId}"]`).waitFor();
+    expect(await page.content()).not.toContain(plaintext.slice(30));
+  });
+
+  it('the token works with the API', async () => {
+    const res = await api(base, '/api/memories', plaintext);
+    expect(res.status).toBe(200);
+    const me = await (await api(base, '/api/me', plaintext)).json();
+    expect(me).toMatchObject({ authenticated: true, kind: 'token', token_id: tokenId });
+  });
+
+  it('revoking the token in the page makes the API answer 401; restoring and deleting work too', async () => {
+    const row = page.locator(`tr[data-token-id="${tokenId}"]`);
+    await row.getByRole('button', { name: /^Revoke/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke token?' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Revoke' }).click();
+    await page.locator(`tr[data-token-id="${tokenId}"]`).getByText('revoked').waitFor();
+    expect(await listWith(base, plaintext)).toMatch(/^401 /);
+
+    await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Restore/ }).click();
+    await page.locator(`tr[data-token-id="${tokenId}"]`).getByText('active').waitFor();
+    expect(await listWith(base, plaintext)).toBe('200');
+
+    // Edit: narrow it to read-only from the edit dialog.
+    await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Edit/ }).click();
+    const edit = page.getByRole('dialog', { name: /^Edit token/ });
+    await edit.getByLabel('memory:write', { exact: false }).uncheck();
+    await edit.getByLabel('memory:delete', { exact: false }).uncheck();
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'detached' });
+    await page.locator(`tr[data-token-id="${tokenId}"]`).getByText('memory:write').waitFor({ state: 'detached' });
+    expect((await api(base, '/api/memories', plaintext, { method: 'POST', body: JSON.stringify({ content: 'x' }) })).status).toBe(403);
+
+    // Delete asks first; cancelling keeps the token.
+    await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Delete/ }).click();
+    await page.getByRole('dialog', { name: 'Delete token?' }).getByRole('button', { name: 'Cancel' }).click();
+    expect(await listWith(base, plaintext)).toBe('200');
+    await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Delete/ }).click();
+    await page.getByRole('dialog', { name: 'Delete token?' }).getByRole('button', { name: 'Delete' }).click();
+    await page.locator(`tr[data-token-id="${tokenId}"]`).waitFor({ state: 'detached' });
+    expect(await listWith(base, plaintext)).toMatch(/^401 /);
+  });
+
+  it('saves a setting (partially, secrets masked) and /api/config shows it', async () => {
+    await openTab('Configuration');
+    const panel = page.locator('#panel-config');
+    const ttl = panel.locator('#cfg-objstore_presign_ttl');
+    await ttl.waitFor();
+    // The R2 endpoint is derived live from the account id.
+    await panel.locator('#cfg-objstore_account_id').fill('0123abcd');
+    await panel.locator('output.derived').filter({ hasText: 'https://0123abcd.r2.cloudflarestorage.com' }).waitFor();
+    await panel.locator('#cfg-objstore_account_id').fill('');
+    await ttl.fill('900');
+    await panel.locator('#cfg-objstore_secret_access_key').fill('browser-secret-value-123');
+    await panel.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: /Saved 2 settings/ }).waitFor();
+
+    const cfg = await (await page.request.get(`${base}/api/config`)).json();
+    expect(String(cfg.config.objstore_presign_ttl)).toBe('900');
+    expect(cfg.sources.objstore_presign_ttl).toBe('file');
+    expect(cfg.config.objstore_secret_access_key).toBeTruthy();
+    expect(cfg.config.objstore_secret_access_key).not.toContain('browser-secret-value-123');
+    const raw = await (await page.request.get(`${base}/api/config/raw`)).json();
+    expect(raw.config.objstore_secret_access_key).toBe('browser-secret-value-123');
+    expect(raw.config.objstore_account_id ?? '').toBe('');
+
+    // After the save the form shows the new value; the secret is never put back into the page.
+    expect(await panel.locator('#cfg-objstore_presign_ttl').inputValue()).toBe('900');
+    expect(await panel.locator('#cfg-objstore_secret_access_key').inputValue()).toBe('');
+    expect(await page.content()).not.toContain('browser-secret-value-123');
+
+    // Clearing the secret through its checkbox.
+    await panel.getByLabel(/Clear the saved/).first().check();
+    await panel.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: /Saved 1 setting: objstore_secret_access_key/ }).waitFor();
+    const raw2 = await (await page.request.get(`${base}/api/config/raw`)).json();
+    expect(raw2.config.objstore_secret_access_key ?? '').toBe('');
+  });
+
+  let targetId = '';
+  let xssId = '';
+
+  it('finds a memory created through the API and opens it, rendered', async () => {
+    const { plaintext: tok } = await createToken(t, { preset: 'full', name: 'writer' });
+    const res = await api(base, '/api/memories', tok, {
+      method: 'POST',
+      body: JSON.stringify({
+        title: 'Zebra crossing protocol',
+        type: 'decision',
+        scope: 'project',
+        project: 'browser-suite',
+        agent: 'claude',
+        tags: ['roads', 'safety'],
+        content: '# Crossing rules\n\nAlways use the **zebra** crossing.\n\n- look left\n- look right\n\n[docs](https://example.org/guide)',
+      }),
+    });
+    expect(res.status).toBe(201);
+    targetId = (await res.json()).memory.id;
+    for (let i = 0; i < 3; i++) {
+      expect((await api(base, '/api/memories', tok, { method: 'POST', body: JSON.stringify({ title: `Filler ${i}`, content: `Unrelated note number ${i} about apples` }) })).status).toBe(201);
+    }
+
+    await openTab('Memories');
+    const panel = page.locator('#panel-memories');
+    await panel.locator('.mem-row').first().waitFor();
+    await panel.getByLabel('Search', { exact: true }).fill('zebras');
+    await panel.getByRole('button', { name: 'Search', exact: true }).click();
+    await panel.getByText(/1 match/).waitFor();
+    const row = panel.locator(`[data-memory-id="${targetId}"]`);
+    await row.waitFor();
+    expect(await panel.locator('.mem-row').count()).toBe(1);
+
+    // Filters: type and project narrow the list mode too.
+    await panel.getByLabel('Search', { exact: true }).fill('');
+    await panel.getByLabel('Type').selectOption('decision');
+    await panel.getByLabel('Project').fill('browser-suite');
+    await panel.getByRole('button', { name: 'Search', exact: true }).click();
+    await panel.getByText(/^1 memory/).waitFor();
+    await shot('memories-1280x800');
+
+    await row.getByRole('button', { name: 'Zebra crossing protocol' }).click();
+    const detail = panel.locator('.mem-detail');
+    await detail.getByRole('heading', { name: 'Zebra crossing protocol' }).waitFor();
+    expect(await detail.locator('.markdown h1').textContent()).toBe('Crossing rules');
+    expect(await detail.locator('.markdown strong').textContent()).toBe('zebra');
+    expect(await detail.locator('.markdown li').count()).toBe(2);
+    expect(await detail.locator('.markdown a').getAttribute('rel')).toContain('noopener');
+    await shot('memory-detail-1280x800');
+
+    // Download gives the stored markdown file.
+    const href = await panel.getByRole('link', { name: 'Download .md' }).getAttribute('href');
+    const dl = await page.request.get(`${base}${href}`);
+    expect(dl.status()).toBe(200);
+    expect(dl.headers()['content-type']).toMatch(/text\/markdown/);
+    expect(await dl.text()).toContain('Always use the **zebra** crossing.');
+
+    // The open memory has its own address: a reload comes back to it.
+    expect(new URL(page.url()).hash).toBe(`#memories/${targetId}`);
+    await page.reload();
+    await panel.locator('.mem-detail').getByRole('heading', { name: 'Zebra crossing protocol' }).waitFor();
+    await panel.getByRole('button', { name: '← Back to results' }).click();
+    expect(new URL(page.url()).hash).toBe('#memories');
+    await panel.getByLabel('Type').selectOption('');
+    await panel.getByLabel('Project').fill('');
+  });
+
+  it('a memory holding <script> and <img onerror> runs nothing when listed or opened', async () => {
+    const { plaintext: tok } = await createToken(t, { preset: 'full', name: 'attacker' });
+    const payload = [
+      '<script>window.__xss = "script"; alert("script")</script>',
+      '',
+      '<img src="x" onerror="window.__xss = \'img\'; alert(\'img\')">',
+      '',
+      '<svg onload="window.__xss = \'svg\'"></svg> <iframe src="javascript:parent.__xss=\'iframe\'"></iframe>',
+      '',
+      '[click me](javascript:window.__xss=\'link\') and <a href="javascript:alert(1)">raw link</a>',
+      '',
+      '[data](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==) [vb](vbscript:msgbox(1)) [mixed]( JaVaScRiPt:alert(1)) <javascript:alert(1)> [ok](https://example.org/)',
+      '',
+      '![tracker](http://203.0.113.9/pixel.png)',
+    ].join('\n');
+    const res = await api(base, '/api/memories', tok, {
+      method: 'POST',
+      body: JSON.stringify({ title: '<img src=x onerror="window.__xss=\'title\';alert(1)"> hostile', tags: ['<b>x</b>'], project: '<script>p</script>', content: payload }),
+    });
+    expect(res.status).toBe(201);
+    xssId = (await res.json()).memory.id;
+
+    const panel = page.locator('#panel-memories');
+    await panel.getByLabel('Search', { exact: true }).fill('hostile');
+    await panel.getByRole('button', { name: 'Search', exact: true }).click();
+    const row = panel.locator(`[data-memory-id="${xssId}"]`);
+    await row.waitFor();
+    await row.locator('.mem-title').click();
+    const detail = panel.locator('.mem-detail');
+    await detail.locator('.markdown').waitFor();
+    await page.waitForTimeout(500);
+
+    expect(await page.evaluate(() => (window as unknown as { __xss?: string }).__xss)).toBeUndefined();
+    expect(dialogs).toEqual([]);
+    expect(await page.locator('#panel-memories script, #panel-memories img, #panel-memories iframe, #panel-memories svg').count()).toBe(0);
+    // The raw HTML is shown as text, the javascript: links are not links, the image is not loaded.
+    expect(await detail.locator('.markdown').textContent()).toContain('<script>window.__xss = "script"');
+    expect(await detail.getByRole('heading', { level: 2 }).textContent()).toContain('<img src=x onerror=');
+    const hrefs = await detail.locator('.markdown a').evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''));
+    expect(hrefs).toEqual(['https://example.org/', 'http://203.0.113.9/pixel.png']);
+    expect(await detail.locator('.markdown a.md-image-link').getAttribute('href')).toBe('http://203.0.113.9/pixel.png');
+    await shot('memory-hostile-1280x800');
+
+    // The source view is text too.
+    await panel.getByRole('button', { name: 'Show markdown source' }).click();
+    expect(await detail.locator('pre.source').textContent()).toBe(payload);
+    expect(await page.evaluate(() => (window as unknown as { __xss?: string }).__xss)).toBeUndefined();
+    await panel.getByRole('button', { name: '← Back to results' }).click();
+  });
+
+  it('pages through many results', async () => {
+    const { plaintext: tok } = await createToken(t, { preset: 'read-write', name: 'bulk' });
+    for (let i = 0; i < 23; i++) {
+      const r = await api(base, '/api/memories', tok, { method: 'POST', body: JSON.stringify({ title: `Bulk ${i}`, tags: ['bulk'], content: `bulk note ${i}` }) });
+      expect(r.status).toBe(201);
+    }
+    const panel = page.locator('#panel-memories');
+    await panel.getByLabel('Search', { exact: true }).fill('');
+    await panel.getByLabel('Tags').fill('bulk');
+    await panel.getByRole('button', { name: 'Search', exact: true }).click();
+    await panel.getByText('23 memories, newest first').waitFor();
+    expect(await panel.locator('.mem-row').count()).toBe(20);
+    expect(await panel.locator('.mem-row .mem-title').first().textContent()).toBe('Bulk 22');
+    const pager = panel.getByRole('navigation', { name: 'Pages' });
+    await pager.getByText('Page 1 of 2').waitFor();
+    expect(await pager.getByRole('button', { name: '← Previous' }).isDisabled()).toBe(true);
+    await pager.getByRole('button', { name: 'Next →' }).click();
+    await pager.getByText('Page 2 of 2').waitFor();
+    expect(await panel.locator('.mem-row').count()).toBe(3);
+    expect(await panel.locator('.mem-row .mem-title').last().textContent()).toBe('Bulk 0');
+    expect(await pager.getByRole('button', { name: 'Next →' }).isDisabled()).toBe(true);
+    await panel.getByLabel('Tags').fill('');
+  });
+
+  it('deletes a memory from the page after confirming', async () => {
+    const panel = page.locator('#panel-memories');
+    await panel.getByLabel('Search', { exact: true }).fill('hostile');
+    await panel.getByRole('button', { name: 'Search', exact: true }).click();
+    await panel.locator(`[data-memory-id="${xssId}"] .mem-title`).click();
+    await panel.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog', { name: 'Delete memory?' }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('status').filter({ hasText: 'Memory deleted' }).waitFor();
+    await panel.getByText('No matches', { exact: true }).waitFor();
+    expect(await panel.locator(`[data-memory-id="${xssId}"]`).count()).toBe(0);
+    expect((await page.request.get(`${base}/api/memories/${xssId}`)).status()).toBe(404);
+  });
+
+  it('Agent set-up shows the prompt for the chosen variable, copies it, and offers the skill pack', async () => {
+    await openTab('Agent set-up');
+    const panel = page.locator('#panel-setup');
+    await panel.getByLabel('Token variable name').fill('MY_AGENT_TOKEN');
+    await panel.locator('#skill-prompt').filter({ hasText: 'MY_AGENT_TOKEN' }).waitFor();
+    expect(await panel.locator('#skill-prompt').textContent()).toContain(base);
+    await panel.getByRole('button', { name: 'Copy prompt' }).click();
+    await panel.getByRole('button', { name: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toContain('MY_AGENT_TOKEN');
+    const zip = await page.request.get(`${base}${await panel.getByRole('link', { name: /skill pack/ }).getAttribute('href')}`);
+    expect(zip.status()).toBe(200);
+    expect(zip.headers()['content-type']).toMatch(/application\/zip/);
+    expect(await panel.getByRole('link', { name: 'Swagger UI' }).getAttribute('href')).toBe('/docs');
+    expect(await panel.getByRole('link', { name: 'ReDoc' }).getAttribute('href')).toBe('/redoc');
+  });
+
+  it('every tab renders at 1280×800 and 390×844 (screenshots in test/artifacts)', async () => {
+    for (const [size, vp] of [
+      ['1280x800', DESKTOP],
+      ['390x844', PHONE],
+    ] as const) {
+      await page.setViewportSize(vp);
+      for (const tab of TABS) {
+        await openTab(tab.label);
+        const panel = page.locator(`#panel-${tab.id}`);
+        expect(await panel.isVisible()).toBe(true);
+        // Nothing overflows the window sideways.
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect({ tab: tab.id, size, overflow }).toEqual({ tab: tab.id, size, overflow: 0 });
+        await shot(`${tab.id}-${size}`);
+      }
+      // An open memory too.
+      await page.goto(`${base}/#memories/${targetId}`);
+      await page.locator('.mem-detail .markdown').waitFor();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+      await shot(`memory-detail-${size}`);
+      await page.getByRole('button', { name: '← Back to results' }).click();
+    }
+    // Dark colour scheme (prefers-color-scheme) for one tab, to look at.
+    await page.setViewportSize(DESKTOP);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await openTab('API tokens');
+    await shot('tokens-dark-1280x800');
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('every form control has an accessible name', async () => {
+    for (const tab of TABS) {
+      await openTab(tab.label);
+      const unnamed = await page.evaluate((id) => {
+        const panel = document.getElementById(`panel-${id}`)!;
+        return Array.from(panel.querySelectorAll('input, select, textarea, button'))
+          .filter((el) => {
+            const e = el as HTMLInputElement;
+            if (e.type === 'hidden' || e.closest('[hidden]')) return false;
+            const labelled = (e.labels && e.labels.length > 0) || e.getAttribute('aria-label') || e.getAttribute('aria-labelledby');
+            return !labelled && !(e.tagName === 'BUTTON' && e.textContent?.trim());
+          })
+          .map((el) => el.outerHTML.slice(0, 80));
+      }, tab.id);
+      expect({ tab: tab.id, unnamed }).toEqual({ tab: tab.id, unnamed: [] });
+    }
+  });
+
+  it('signs out', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to the admin page' }).waitFor();
+    await page.getByText('You have signed out.').waitFor();
+    expect(await (await page.request.get(`${base}/api/me`)).json()).toEqual({ ok: true, authenticated: false });
+    expect((await page.request.get(`${base}/api/tokens`)).status()).toBe(401);
+  });
+
+  it('shows settings from the environment read-only, and says so when sign-in is throttled', async () => {
+    const t2 = await createTestApp({ MEMSTORE_LOGIN_MAX_FAILURES: '2', MEMSTORE_LOGIN_WINDOW_SECONDS: '600', MEMSTORE_DOCDB_DB: 'from_env_db' });
+    try {
+      await t2.app.listen(0, '127.0.0.1');
+      const p2 = await ctx.newPage();
+      await p2.setViewportSize(PHONE);
+      await p2.goto(`${urlOf(t2)}/#config`);
+      await signIn(p2, ADMIN_PASSWORD);
+      const db = p2.locator('#cfg-docdb_db');
+      await db.waitFor();
+      expect(await db.inputValue()).toBe('from_env_db');
+      expect(await db.getAttribute('readonly')).not.toBeNull();
+      await p2.locator('#panel-config').getByText('from environment: MEMSTORE_DOCDB_DB').waitFor();
+
+      // A broken object store: the Status tab says which backend is down and why.
+      const objects = path.join(t2.dataDir, 'objects');
+      fs.rmSync(objects, { recursive: true, force: true });
+      fs.writeFileSync(objects, 'not a directory');
+      await p2.getByRole('tab', { name: 'Status', exact: true }).click();
+      const card = p2.getByRole('article', { name: 'Object store status' });
+      await card.getByText('Unavailable', { exact: true }).waitFor();
+      expect(await card.locator('.detail').textContent()).toMatch(/^Object store unavailable: .+/);
+      expect(await p2.getByRole('article', { name: 'Document database status' }).getByText('Healthy').count()).toBe(1);
+      await p2.locator('#panel-status').getByRole('button', { name: 'Test connections' }).click();
+      const failed = p2.locator('.test-results li.is-bad');
+      await failed.waitFor();
+      expect(await failed.textContent()).toMatch(/Failed.*Object store.*unavailable/);
+      await p2.screenshot({ path: path.join(ARTIFACTS, 'status-broken-objstore-390x844.png'), fullPage: true });
+      await p2.getByRole('button', { name: 'Sign out' }).click();
+      await p2.getByRole('heading', { name: 'Sign in to the admin page' }).waitFor();
+
+      let message = '';
+      const statuses: number[] = [];
+      for (let i = 0; i < 4 && !/Too many/.test(message); i++) {
+        const answered = p2.waitForResponse((r) => r.url().endsWith('/api/login'));
+        await signIn(p2, `wrong ${i}`);
+        statuses.push((await answered).status());
+        await p2.getByRole('button', { name: 'Sign in' }).and(p2.locator(':enabled')).waitFor();
+        message = (await p2.locator('.login-message [role=alert]').textContent()) ?? '';
+      }
+      expect(statuses).toEqual([401, 401, 429]);
+      expect(message).toMatch(/^Too many failed sign-in attempts from this address\. Try again in \d+ (seconds?|minutes?)\.$/);
+      await p2.screenshot({ path: path.join(ARTIFACTS, 'login-throttled-390x844.png') });
+      await p2.close();
+    } finally {
+      await t2.close();
+    }
+  });
+
+  it('made no request to another host and raised no dialog or script error during the whole run', () => {
+    expect(foreignRequests).toEqual([]);
+    expect(dialogs).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});

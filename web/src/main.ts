@@ -1,0 +1,212 @@
+import './styles.css';
+import { ApiError, api, post, setUnauthorizedHandler } from './api';
+import { clear, errorBox, field, h } from './dom';
+import { configTab } from './tabs/config';
+import { memoriesTab } from './tabs/memories';
+import { setupTab } from './tabs/setup';
+import { statusTab } from './tabs/status';
+import { tokensTab } from './tabs/tokens';
+import type { Me, Tab } from './types';
+
+const TABS: Tab[] = [statusTab, memoriesTab, tokensTab, configTab, setupTab];
+const root = document.getElementById('app') as HTMLElement;
+
+function docsLinks(): HTMLElement {
+  return h(
+    'nav',
+    { class: 'docs-links', 'aria-label': 'API documentation' },
+    h('a', { href: '/docs', target: '_blank', rel: 'noopener' }, 'API docs'),
+    h('a', { href: '/redoc', target: '_blank', rel: 'noopener' }, 'ReDoc'),
+    h('a', { href: '/openapi.json', target: '_blank', rel: 'noopener' }, 'OpenAPI'),
+  );
+}
+
+function brand(): HTMLElement {
+  return h('a', { class: 'brand', href: '#status' }, h('span', { class: 'logo', 'aria-hidden': 'true' }, 'M'), h('span', null, 'Memory Store'));
+}
+
+// ---- sign in ----------------------------------------------------------------------------
+
+function showLogin(message?: string): void {
+  document.title = 'Sign in · Memory Store';
+  const user = h('input', { name: 'username', autocomplete: 'username', required: true, value: 'admin', autocapitalize: 'off', spellcheck: 'false' });
+  const pass = h('input', { name: 'password', type: 'password', autocomplete: 'current-password', required: true });
+  const msg = h('div', { class: 'login-message' }); // its alerts announce themselves (role=alert / status)
+  if (message) msg.appendChild(h('div', { class: 'alert alert-info', role: 'status' }, message));
+  const submit = h('button', { type: 'submit', class: 'btn btn-primary btn-block' }, 'Sign in');
+  const form = h(
+    'form',
+    { class: 'login-card', 'aria-labelledby': 'login-title', novalidate: true },
+    h('div', { class: 'login-brand' }, brand()),
+    h('h1', { id: 'login-title' }, 'Sign in to the admin page'),
+    field('Username', user),
+    field('Password', pass),
+    msg,
+    submit,
+    h('p', { class: 'help login-help' }, 'The password is MEMSTORE_ADMIN_PASSWORD, or the one printed on the console at the first start.'),
+  );
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    clear(msg);
+    if (!user.value || !pass.value) {
+      msg.appendChild(errorBox('Enter the admin username and password.'));
+      (user.value ? pass : user).focus();
+      return;
+    }
+    submit.disabled = true;
+    submit.textContent = 'Signing in…';
+    try {
+      await api('POST', '/api/login', { username: user.value, password: pass.value }, { quiet401: true });
+      pass.value = '';
+      await boot();
+    } catch (err) {
+      msg.appendChild(errorBox(loginError(err)));
+      pass.select();
+      pass.focus();
+    } finally {
+      submit.disabled = false;
+      submit.textContent = 'Sign in';
+    }
+  });
+  clear(root);
+  root.appendChild(h('main', { class: 'login-page' }, form, h('footer', { class: 'login-footer' }, docsLinks())));
+  (user.value ? pass : user).focus();
+}
+
+function loginError(err: unknown): string {
+  if (err instanceof ApiError) {
+    if (err.status === 401) return 'Wrong username or password.';
+    if (err.status === 429) {
+      const wait = err.retryAfter ? ` Try again in ${humanSeconds(err.retryAfter)}.` : ' Try again later.';
+      return `Too many failed sign-in attempts from this address.${wait}`;
+    }
+    if (err.status === 422) return 'Enter the admin username and password.';
+    return err.message;
+  }
+  return 'Sign-in failed. Try again.';
+}
+
+function humanSeconds(s: number): string {
+  if (s < 90) return `${s} second${s === 1 ? '' : 's'}`;
+  const m = Math.ceil(s / 60);
+  return `${m} minute${m === 1 ? '' : 's'}`;
+}
+
+// ---- the signed-in shell ----------------------------------------------------------------
+
+let panels: Map<string, HTMLElement> = new Map();
+let tabButtons: Map<string, HTMLButtonElement> = new Map();
+
+function showShell(username: string): void {
+  const tablist = h('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Sections' });
+  const main = h('main', { id: 'main', class: 'content', tabindex: '-1' }, h('h1', { class: 'visually-hidden' }, 'Memory Store administration'));
+  panels = new Map();
+  tabButtons = new Map();
+  for (const tab of TABS) {
+    const btn = h(
+      'button',
+      { type: 'button', role: 'tab', id: `tab-${tab.id}`, 'aria-controls': `panel-${tab.id}`, 'aria-selected': 'false', tabindex: '-1', 'data-tab': tab.id },
+      tab.label,
+    );
+    btn.addEventListener('click', () => selectTab(tab.id, true));
+    btn.addEventListener('keydown', (ev) => onTabKey(ev, tab.id));
+    tablist.appendChild(btn);
+    tabButtons.set(tab.id, btn);
+    const panel = h('section', { role: 'tabpanel', id: `panel-${tab.id}`, 'aria-labelledby': `tab-${tab.id}`, class: 'panel', hidden: true, tabindex: '0' });
+    panels.set(tab.id, panel);
+    main.appendChild(panel);
+  }
+  const signOut = h('button', { type: 'button', class: 'btn btn-plain btn-small' }, 'Sign out');
+  signOut.addEventListener('click', async () => {
+    signedIn = false;
+    try {
+      await post('/api/logout');
+    } catch {
+      /* logout is idempotent; show the sign-in page anyway */
+    }
+    history.replaceState(null, '', '/');
+    showLogin('You have signed out.');
+  });
+  const header = h(
+    'header',
+    { class: 'topbar' },
+    h('div', { class: 'topbar-inner' }, brand(), docsLinks(), h('div', { class: 'user' }, h('span', { class: 'user-name', title: 'Signed in as' }, username), signOut)),
+    h('div', { class: 'tabs-wrap' }, tablist),
+  );
+  clear(root);
+  root.append(h('a', { class: 'skip-link', href: '#main' }, 'Skip to content'), header, main);
+  selectTab(tabFromHash(), false);
+}
+
+function tabFromHash(): string {
+  const id = location.hash.replace(/^#/, '').split('/')[0];
+  return TABS.some((t) => t.id === id) ? id : 'status';
+}
+
+let current = '';
+function selectTab(id: string, focusPanel: boolean): void {
+  const tab = TABS.find((t) => t.id === id) ?? TABS[0];
+  current = tab.id;
+  for (const t of TABS) {
+    const on = t.id === tab.id;
+    const btn = tabButtons.get(t.id)!;
+    btn.setAttribute('aria-selected', String(on));
+    btn.tabIndex = on ? 0 : -1;
+    panels.get(t.id)!.hidden = !on;
+  }
+  if (location.hash.replace(/^#/, '').split('/')[0] !== tab.id) history.replaceState(null, '', `#${tab.id}`);
+  document.title = `${tab.label} · Memory Store`;
+  const panel = panels.get(tab.id)!;
+  void Promise.resolve(tab.render(panel)).catch((err) => {
+    clear(panel);
+    panel.appendChild(errorBox(err instanceof ApiError ? err.describe() : String(err)));
+  });
+  if (focusPanel) tabButtons.get(tab.id)!.focus();
+}
+
+/** WAI-ARIA tabs keyboard: arrows move, Home/End jump; activation follows focus. */
+function onTabKey(ev: KeyboardEvent, id: string): void {
+  const i = TABS.findIndex((t) => t.id === id);
+  let next = -1;
+  if (ev.key === 'ArrowRight') next = (i + 1) % TABS.length;
+  else if (ev.key === 'ArrowLeft') next = (i - 1 + TABS.length) % TABS.length;
+  else if (ev.key === 'Home') next = 0;
+  else if (ev.key === 'End') next = TABS.length - 1;
+  if (next < 0) return;
+  ev.preventDefault();
+  selectTab(TABS[next].id, true);
+}
+
+window.addEventListener('hashchange', () => {
+  if (panels.size && tabFromHash() !== current) selectTab(tabFromHash(), false);
+});
+
+// ---- boot -------------------------------------------------------------------------------
+
+let signedIn = false;
+setUnauthorizedHandler(() => {
+  if (!signedIn) return;
+  signedIn = false;
+  showLogin('Your session has ended. Sign in again.');
+});
+
+async function boot(): Promise<void> {
+  let me: Me;
+  try {
+    me = await api<Me>('GET', '/api/me', undefined, { quiet401: true });
+  } catch (err) {
+    clear(root);
+    root.appendChild(h('main', { class: 'login-page' }, errorBox(err instanceof ApiError ? err.message : 'The service cannot be reached.')));
+    return;
+  }
+  if (me.authenticated && me.kind === 'admin') {
+    signedIn = true;
+    showShell(me.username ?? 'admin');
+  } else {
+    signedIn = false;
+    showLogin();
+  }
+}
+
+void boot();
+

@@ -1,0 +1,253 @@
+import { ApiError, del, get, query } from '../api';
+import { badge, clear, confirmDialog, errorBox, field, h, spinner, timeEl, toast } from '../dom';
+import { renderMarkdownInto } from '../markdown';
+import { MEMORY_SCOPES, MEMORY_TYPES, type Memory, type MemoryList, type MemoryRow, type Tab } from '../types';
+
+const PAGE_SIZE = 20;
+
+interface Filters {
+  q: string;
+  type: string;
+  scope: string;
+  agent: string;
+  project: string;
+  tag: string;
+  page: number;
+}
+
+const state: Filters = { q: '', type: '', scope: '', agent: '', project: '', tag: '', page: 1 };
+
+function activeFilters(): number {
+  return [state.type, state.scope, state.agent, state.project, state.tag].filter(Boolean).length;
+}
+
+function describe(err: unknown): string {
+  return err instanceof ApiError ? err.describe() : String(err);
+}
+
+function tags(list: string[]): HTMLElement | null {
+  return list.length ? h('ul', { class: 'chips' }, list.map((t) => h('li', { class: 'chip' }, `#${t}`))) : null;
+}
+
+function meta(m: { type: string; scope: string; agent: string | null; project: string | null }): HTMLElement {
+  return h(
+    'div',
+    { class: 'mem-meta' },
+    badge(m.type, 'info'),
+    badge(m.scope, 'muted'),
+    m.project ? h('span', { class: 'meta-item' }, h('span', { class: 'muted' }, 'project '), m.project) : null,
+    m.agent ? h('span', { class: 'meta-item' }, h('span', { class: 'muted' }, 'agent '), m.agent) : null,
+  );
+}
+
+function select(name: string, label: string, values: readonly string[], value: string): HTMLSelectElement {
+  const el = h('select', { name }, h('option', { value: '' }, `Any ${label}`), values.map((v) => h('option', { value: v }, v)));
+  el.value = value;
+  return el;
+}
+
+export const memoriesTab: Tab = {
+  id: 'memories',
+  label: 'Memories',
+  async render(panel) {
+    clear(panel);
+    const listView = h('div', { class: 'mem-list-view' });
+    const detailView = h('div', { class: 'mem-detail-view', hidden: true });
+    const results = h('div', { class: 'mem-results', 'aria-live': 'polite', 'aria-busy': 'false' });
+
+    const q = h('input', { type: 'search', name: 'q', value: state.q, placeholder: 'Words, "a phrase", -exclude', autocomplete: 'off' });
+    const type = select('type', 'type', MEMORY_TYPES, state.type);
+    const scope = select('scope', 'scope', MEMORY_SCOPES, state.scope);
+    const agent = h('input', { name: 'agent', value: state.agent, autocomplete: 'off', spellcheck: 'false' });
+    const project = h('input', { name: 'project', value: state.project, autocomplete: 'off', spellcheck: 'false' });
+    const tag = h('input', { name: 'tag', value: state.tag, autocomplete: 'off', spellcheck: 'false', placeholder: 'tag, another' });
+    const summary = h('summary');
+    const showActive = () => (summary.textContent = activeFilters() ? `Filters (${activeFilters()} active)` : 'Filters');
+    showActive();
+    const form = h(
+      'form',
+      { class: 'card search-form', role: 'search', 'aria-label': 'Search memories' },
+      h('div', { class: 'search-row' }, field('Search', q), h('button', { type: 'submit', class: 'btn btn-primary' }, 'Search')),
+      h(
+        'details',
+        { class: 'filters', open: !window.matchMedia('(max-width: 720px)').matches || activeFilters() > 0 },
+        summary,
+        h('div', { class: 'filter-grid' }, field('Type', type), field('Scope', scope), field('Agent', agent), field('Project', project), field('Tags', tag, 'All must match; separate with commas.')),
+      ),
+    );
+    const clearBtn = h('button', { type: 'button', class: 'btn btn-plain btn-small' }, 'Reset search and filters');
+    clearBtn.addEventListener('click', () => {
+      [q, agent, project, tag].forEach((i) => (i.value = ''));
+      type.value = '';
+      scope.value = '';
+      form.requestSubmit();
+    });
+    form.appendChild(h('div', { class: 'form-actions' }, clearBtn));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      Object.assign(state, { q: q.value.trim(), type: type.value, scope: scope.value, agent: agent.value.trim(), project: project.value.trim(), tag: tag.value.trim(), page: 1 });
+      showActive();
+      void load();
+    });
+
+    let seq = 0;
+    const load = async () => {
+      // Only the latest request may draw: a slow earlier answer must not replace a newer one.
+      const mine = ++seq;
+      results.setAttribute('aria-busy', 'true');
+      clear(results);
+      results.appendChild(spinner('Searching…'));
+      try {
+        const r = await get<MemoryList>(
+          `/api/memories${query({
+            q: state.q,
+            type: state.type,
+            scope: state.scope,
+            agent: state.agent,
+            project: state.project,
+            tag: state.tag.split(',').map((t) => t.trim()).filter(Boolean),
+            limit: PAGE_SIZE,
+            page: state.page,
+          })}`,
+        );
+        if (mine !== seq) return;
+        clear(results);
+        renderResults(r);
+      } catch (err) {
+        if (mine !== seq) return;
+        clear(results);
+        results.appendChild(errorBox(describe(err)));
+      } finally {
+        if (mine === seq) results.setAttribute('aria-busy', 'false');
+      }
+    };
+
+    const renderResults = (r: MemoryList) => {
+      const summary =
+        r.mode === 'search'
+          ? r.total === 0
+            ? 'No matches'
+            : `${r.total} ${r.total === 1 ? 'match' : 'matches'}, best first`
+          : r.total === 0
+            ? 'No memories'
+            : `${r.total} ${r.total === 1 ? 'memory' : 'memories'}, newest first`;
+      results.appendChild(h('p', { class: 'result-summary' }, summary));
+      if (!r.rows.length) {
+        results.appendChild(
+          h('p', { class: 'empty' }, state.q ? 'Nothing matches this search.' : activeFilters() ? 'Nothing matches these filters.' : 'No memories yet. Agents create them through the API.'),
+        );
+        return;
+      }
+      results.appendChild(h('ol', { class: 'mem-list' }, r.rows.map((row) => rowItem(row))));
+      if (r.total_pages > 1) {
+        const prev = h('button', { type: 'button', class: 'btn btn-plain', disabled: !r.has_prev }, '← Previous');
+        const next = h('button', { type: 'button', class: 'btn btn-plain', disabled: !r.has_next }, 'Next →');
+        prev.addEventListener('click', () => {
+          state.page = Math.max(1, state.page - 1);
+          void load();
+        });
+        next.addEventListener('click', () => {
+          state.page += 1;
+          void load();
+        });
+        results.appendChild(h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev, h('span', null, `Page ${r.page ?? state.page} of ${r.total_pages}`), next));
+      }
+    };
+
+    const rowItem = (row: MemoryRow): HTMLElement => {
+      const open = h('button', { type: 'button', class: 'link-button mem-title' }, row.title || h('span', { class: 'muted' }, '(untitled)'));
+      open.addEventListener('click', () => void openMemory(row.id));
+      return h(
+        'li',
+        { class: 'mem-row', 'data-memory-id': row.id },
+        h('div', { class: 'mem-row-head' }, open, h('span', { class: 'mem-date' }, timeEl(row.created_at))),
+        meta(row),
+        row.snippet ? h('p', { class: 'snippet' }, row.snippet) : null,
+        tags(row.tags),
+      );
+    };
+
+    const showList = () => {
+      if (location.hash.startsWith('#memories/')) history.replaceState(null, '', '#memories');
+      detailView.hidden = true;
+      listView.hidden = false;
+      clear(detailView);
+    };
+
+    const openMemory = async (id: string) => {
+      // A link to the open memory (#memories/<id>) can be bookmarked or shared with another admin.
+      history.replaceState(null, '', `#memories/${encodeURIComponent(id)}`);
+      listView.hidden = true;
+      detailView.hidden = false;
+      clear(detailView);
+      detailView.appendChild(spinner('Opening…'));
+      const back = h('button', { type: 'button', class: 'btn btn-plain' }, '← Back to results');
+      back.addEventListener('click', () => {
+        showList();
+        (listView.querySelector(`[data-memory-id="${CSS.escape(id)}"] .mem-title`) as HTMLElement | null)?.focus();
+      });
+      try {
+        const { memory: m } = await get<{ memory: Memory }>(`/api/memories/${encodeURIComponent(id)}`);
+        clear(detailView);
+        const body = h('div', { class: 'markdown' });
+        renderMarkdownInto(body, m.content);
+        const source = h('pre', { class: 'source', hidden: true }, m.content);
+        const toggle = h('button', { type: 'button', class: 'btn btn-plain btn-small', 'aria-pressed': 'false' }, 'Show markdown source');
+        toggle.addEventListener('click', () => {
+          const showSource = source.hidden;
+          source.hidden = !showSource;
+          body.hidden = showSource;
+          toggle.setAttribute('aria-pressed', String(showSource));
+          toggle.textContent = showSource ? 'Show rendered' : 'Show markdown source';
+        });
+        const download = h('a', { class: 'btn btn-plain btn-small', href: `/api/memories/${encodeURIComponent(m.id)}/download`, download: `${m.id}.md` }, 'Download .md');
+        const remove = h('button', { type: 'button', class: 'btn btn-danger btn-small' }, 'Delete');
+        remove.addEventListener('click', async () => {
+          if (!(await confirmDialog('Delete memory?', `“${m.title || m.id}” will be removed from the index and the object store. This cannot be undone.`, 'Delete'))) return;
+          try {
+            await del(`/api/memories/${encodeURIComponent(m.id)}`);
+            toast('Memory deleted');
+            showList();
+            await load();
+          } catch (err) {
+            toast(describe(err), 'error');
+          }
+        });
+        const title = h('h2', { tabindex: '-1', class: 'mem-detail-title' }, m.title || '(untitled)');
+        detailView.append(
+          h('div', { class: 'detail-toolbar' }, back, h('div', { class: 'actions' }, toggle, download, remove)),
+          h(
+            'article',
+            { class: 'card mem-detail', 'aria-labelledby': 'mem-detail-title' },
+            title,
+            meta(m),
+            tags(m.tags),
+            h(
+              'dl',
+              { class: 'mem-dates' },
+              h('dt', null, 'Created'),
+              h('dd', null, timeEl(m.created_at)),
+              h('dt', null, 'Updated'),
+              h('dd', null, timeEl(m.updated_at)),
+              h('dt', null, 'Id'),
+              h('dd', null, h('code', null, m.id)),
+            ),
+            body,
+            source,
+          ),
+        );
+        title.id = 'mem-detail-title';
+        title.focus();
+      } catch (err) {
+        clear(detailView);
+        detailView.append(h('div', { class: 'detail-toolbar' }, back), errorBox(describe(err)));
+      }
+    };
+
+    listView.append(h('div', { class: 'panel-head' }, h('h2', null, 'Memories')), form, results);
+    panel.append(listView, detailView);
+    const linked = /^#memories\/([0-9a-f]{24})$/.exec(location.hash);
+    if (linked) void openMemory(linked[1]);
+    await load();
+  },
+};

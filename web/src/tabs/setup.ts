@@ -1,0 +1,78 @@
+import { ApiError, get, query } from '../api';
+import { clear, copyButton, errorBox, field, h, spinner } from '../dom';
+import type { Tab } from '../types';
+
+const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+let tokenVar = 'MEMORY_API_TOKEN';
+
+export const setupTab: Tab = {
+  id: 'setup',
+  label: 'Agent set-up',
+  async render(panel) {
+    clear(panel);
+    const varInput = h('input', { name: 'token_env', value: tokenVar, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off', pattern: VAR_NAME.source });
+    const promptBox = h('pre', { class: 'prompt', id: 'skill-prompt', tabindex: '0', 'aria-label': 'Skill prompt' });
+    const promptWrap = h('div', { 'aria-live': 'polite' });
+    let promptText = '';
+    const copy = copyButton(() => promptText, 'Copy prompt', false);
+    const baseLine = h('p', { class: 'muted' });
+
+    const load = async () => {
+      const name = varInput.value.trim();
+      if (!VAR_NAME.test(name)) {
+        clear(promptWrap);
+        promptWrap.appendChild(errorBox('Use a variable name made of letters, digits and underscores, not starting with a digit.'));
+        return;
+      }
+      tokenVar = name;
+      clear(promptWrap);
+      promptWrap.appendChild(spinner());
+      try {
+        const r = await get<{ prompt: string; base_url: string; token_env: string }>(`/api/skill-prompt${query({ format: 'json', token_env: name })}`);
+        promptText = r.prompt;
+        promptBox.textContent = r.prompt;
+        baseLine.textContent = `Base URL in the prompt: ${r.base_url}. The agent reads its token from $${r.token_env}.`;
+        clear(promptWrap);
+        promptWrap.append(baseLine, promptBox);
+      } catch (err) {
+        clear(promptWrap);
+        promptWrap.appendChild(errorBox(err instanceof ApiError ? err.describe() : String(err)));
+      }
+    };
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    varInput.addEventListener('input', () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void load(), 300);
+    });
+
+    panel.append(
+      h('div', { class: 'panel-head' }, h('h2', null, 'Agent set-up')),
+      h(
+        'ol',
+        { class: 'steps' },
+        h('li', null, 'Create a token in ', h('a', { href: '#tokens' }, 'API tokens'), ' and store it in the agent’s environment.'),
+        h('li', null, 'Give the agent the prompt below (or install the skill pack): it teaches the model every memory operation with working examples.'),
+      ),
+      h(
+        'div',
+        { class: 'card' },
+        h('div', { class: 'setup-controls' }, field('Token variable name', varInput, 'The environment variable the prompt tells the agent to read.'), h('div', { class: 'actions' }, copy, h('a', { class: 'btn btn-primary', href: '/api/skill-pack.zip', download: 'memory-store-skill.zip' }, 'Download skill pack (.zip)'))),
+        promptWrap,
+      ),
+      h(
+        'div',
+        { class: 'card' },
+        h('h3', null, 'API reference'),
+        h(
+          'ul',
+          { class: 'link-list' },
+          h('li', null, h('a', { href: '/docs', target: '_blank', rel: 'noopener' }, 'Swagger UI'), h('span', { class: 'muted' }, ' (/docs): try every route in the browser')),
+          h('li', null, h('a', { href: '/redoc', target: '_blank', rel: 'noopener' }, 'ReDoc'), h('span', { class: 'muted' }, ' (/redoc): readable reference')),
+          h('li', null, h('a', { href: '/openapi.json', target: '_blank', rel: 'noopener' }, 'OpenAPI 3 document'), h('span', { class: 'muted' }, ' (/openapi.json): for client generators')),
+          h('li', null, h('a', { href: '/api/guide', target: '_blank', rel: 'noopener' }, 'Usage guide'), h('span', { class: 'muted' }, ' (/api/guide)')),
+        ),
+      ),
+    );
+    await load();
+  },
+};

@@ -1,0 +1,131 @@
+/** Response shapes from CONTRACT.md (§3–§6). */
+
+export const MEMORY_TYPES = ['note', 'fact', 'decision', 'task', 'preference', 'reference', 'code', 'conversation'] as const;
+export const MEMORY_SCOPES = ['global', 'project', 'agent', 'user'] as const;
+export const TOKEN_SCOPES = ['memory:read', 'memory:write', 'memory:delete'] as const;
+export const TOKEN_PRESETS: Record<string, string[]> = {
+  'read-only': ['memory:read'],
+  'read-write': ['memory:read', 'memory:write'],
+  full: ['memory:read', 'memory:write', 'memory:delete'],
+};
+
+export interface Me {
+  ok: true;
+  authenticated: boolean;
+  kind?: 'admin' | 'token';
+  username?: string;
+}
+
+export interface BackendStatus {
+  backend: string;
+  ok: boolean;
+  detail?: string | null;
+}
+
+export interface StatusResponse {
+  docdb: BackendStatus;
+  objstore: BackendStatus;
+  public_url: string | null;
+}
+
+export interface Stats {
+  total: number;
+  by_type: Record<string, number>;
+  by_scope: Record<string, number>;
+  by_project: Record<string, number>;
+  by_agent?: Record<string, number>;
+}
+
+export interface TestResult {
+  ok: boolean;
+  backend?: string;
+  latency_ms?: number;
+  detail?: string;
+  error?: string;
+}
+
+export interface SchemaField {
+  key: string;
+  label: string;
+  type: string;
+  secret: boolean;
+  required: boolean;
+  help?: string | null;
+  options?: string[];
+  placeholder?: string;
+}
+
+export interface SchemaSection {
+  id: string;
+  title: string;
+  description?: string;
+  fields: SchemaField[];
+}
+
+export interface ConfigResponse {
+  config: Record<string, string | number | null>;
+  sources: Record<string, 'env' | 'file' | 'credentials' | 'default' | string>;
+  complete: boolean;
+  missing: string[];
+  status: string;
+}
+
+export interface TokenRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  status: 'active' | 'revoked' | 'expired';
+  created_at: string;
+  expires_at: number | null;
+  allowed_ips: string[] | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface MemoryRow {
+  id: string;
+  title: string | null;
+  type: string;
+  tags: string[];
+  scope: string;
+  agent: string | null;
+  project: string | null;
+  snippet: string;
+  created_at: string;
+  updated_at: string;
+  score?: number;
+}
+
+export interface MemoryList {
+  rows: MemoryRow[];
+  count: number;
+  total: number;
+  page: number | null;
+  page_size: number;
+  total_pages: number;
+  has_prev: boolean;
+  has_next: boolean;
+  next_cursor: string | null;
+  mode: 'list' | 'search';
+}
+
+export interface Memory {
+  id: string;
+  title: string | null;
+  type: string;
+  content: string;
+  tags: string[];
+  scope: string;
+  agent: string | null;
+  project: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One tab of the page: renders into its panel each time it is shown (data is always fresh). */
+export interface Tab {
+  id: string;
+  label: string;
+  render(panel: HTMLElement): void | Promise<void>;
+}
