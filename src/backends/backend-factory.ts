@@ -12,4 +12,11 @@ export abstract class BackendFactory {
   abstract objstoreKey(settings: ResolvedSettings): string;
   abstract createDocumentDatabase(settings: ResolvedSettings): DocumentDatabase;
   abstract createObjectStore(settings: ResolvedSettings): ObjectStore;
+  /**
+   * The embedded document database of the data directory, opened only to count what it holds
+   * while another one is active; null when there is none.
+   */
+  openInactiveEmbedded(): DocumentDatabase | null {
+    return null;
+  }
 }

@@ -1,24 +1,32 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { BackendFactory } from './backend-factory';
 import { BackendsService } from './backends.service';
 import { DefaultBackendFactory } from './default-backend-factory';
 import { delegateTo } from './delegate';
+import { PinBackendsMiddleware } from './pin-backends.middleware';
 import { MemoryIndex } from './ports/memory-index.port';
 import { ObjectStore } from './ports/object-store.port';
 import { SessionRepository } from './ports/session.repository';
 import { TokenRepository } from './ports/token.repository';
 
-/** The ports, bound to delegates of the active adapters held by BackendsService. */
+/**
+ * The ports, bound to delegates of the adapters held by BackendsService: those pinned for the
+ * current request (PinBackendsMiddleware), else the active ones.
+ */
 @Global()
 @Module({
   providers: [
     { provide: BackendFactory, useClass: DefaultBackendFactory },
     BackendsService,
-    { provide: MemoryIndex, useFactory: (b: BackendsService) => delegateTo(() => b.docdb?.memories), inject: [BackendsService] },
-    { provide: TokenRepository, useFactory: (b: BackendsService) => delegateTo(() => b.docdb?.tokens), inject: [BackendsService] },
-    { provide: SessionRepository, useFactory: (b: BackendsService) => delegateTo(() => b.docdb?.sessions), inject: [BackendsService] },
-    { provide: ObjectStore, useFactory: (b: BackendsService) => delegateTo(() => b.objstore), inject: [BackendsService] },
+    { provide: MemoryIndex, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.memories), inject: [BackendsService] },
+    { provide: TokenRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.tokens), inject: [BackendsService] },
+    { provide: SessionRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.sessions), inject: [BackendsService] },
+    { provide: ObjectStore, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.store), inject: [BackendsService] },
   ],
   exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, ObjectStore],
 })
-export class BackendsModule {}
+export class BackendsModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(PinBackendsMiddleware).forRoutes({ path: '*', method: RequestMethod.ALL });
+  }
+}

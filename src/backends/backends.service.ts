@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Subscription } from 'rxjs';
 import { ResolvedSettings, SettingsService } from '../config/settings.service';
 import { BackendFactory } from './backend-factory';
@@ -8,10 +9,26 @@ import type { ObjectStore } from './ports/object-store.port';
 /** How long a replaced adapter stays open so that requests in flight can finish on it. */
 const DRAIN_MS = 5_000;
 
+export interface ActiveAdapters {
+  db: DocumentDatabase;
+  store: ObjectStore;
+}
+
+/** How many memories a document database holds (null when it cannot say: down, or no file yet). */
+export interface MemoryCount {
+  backend: string;
+  active: boolean;
+  count: number | null;
+  detail: string;
+}
+
 /**
  * Holds the active adapters and swaps them when the settings change (no restart).
  * The ports (MemoryIndex, ObjectStore, TokenRepository, SessionRepository) are bound to
- * delegates that always forward to the adapter active at call time (see backends.module.ts).
+ * delegates (see backends.module.ts) that forward to the adapters pinned for the current request
+ * (pin(): a request that started before a switch finishes on the old adapters), else to the
+ * active ones. When the document database changes, tokens and live admin sessions are carried
+ * over to the new one if it has none, so the admin stays signed in and tokens keep working.
  */
 @Injectable()
 export class BackendsService implements OnModuleInit, OnApplicationShutdown {
@@ -23,6 +40,7 @@ export class BackendsService implements OnModuleInit, OnApplicationShutdown {
   private sub?: Subscription;
   private switching: Promise<void> = Promise.resolve();
   private readonly retired = new Set<{ close(): Promise<void> }>();
+  private readonly pinned = new AsyncLocalStorage<ActiveAdapters>();
   private readonly listeners: Array<(prev: DocumentDatabase, next: DocumentDatabase) => Promise<void>> = [];
 
   constructor(
@@ -30,12 +48,25 @@ export class BackendsService implements OnModuleInit, OnApplicationShutdown {
     private readonly factory: BackendFactory,
   ) {}
 
+  /** The active document database (the one new requests use). */
   get docdb(): DocumentDatabase {
     return this.db;
   }
 
+  /** The active object store (the one new requests use). */
   get objstore(): ObjectStore {
     return this.store;
+  }
+
+  /** The adapters of the current request: pinned at its start, else the active ones. */
+  current(): ActiveAdapters | undefined {
+    return this.pinned.getStore() ?? (this.db && this.store ? { db: this.db, store: this.store } : undefined);
+  }
+
+  /** Runs `fn` (a request) with the adapters active now; a switch meanwhile does not move it. */
+  pin<T>(fn: () => T): T {
+    if (!this.db || !this.store) return fn();
+    return this.pinned.run({ db: this.db, store: this.store }, fn);
   }
 
   /** Called after a document database switch, before the old one is closed (e.g. to carry tokens over). */
@@ -60,12 +91,37 @@ export class BackendsService implements OnModuleInit, OnApplicationShutdown {
     return this.switching;
   }
 
+  /**
+   * Memories held by the active document database and, when that is not the embedded one, by
+   * the embedded database left in the data directory (memories are never moved silently).
+   */
+  async memoryCounts(): Promise<MemoryCount[]> {
+    await this.settled();
+    const db = this.db;
+    const out: MemoryCount[] = [{ backend: db.kind, active: true, count: await db.memories.count().catch(() => null), detail: db.describe() }];
+    if (db.kind !== 'sqlite') {
+      const embedded = this.factory.openInactiveEmbedded();
+      if (embedded) {
+        try {
+          await embedded.init();
+          out.push({ backend: embedded.kind, active: false, count: await embedded.memories.count().catch(() => null), detail: embedded.describe() });
+        } catch {
+          out.push({ backend: embedded.kind, active: false, count: null, detail: embedded.describe() });
+        } finally {
+          await embedded.close().catch(() => undefined);
+        }
+      }
+    }
+    return out;
+  }
+
   private async apply(s: ResolvedSettings): Promise<void> {
     const dbKey = this.factory.docdbKey(s);
     if (dbKey !== this.dbKey) {
       const next = this.factory.createDocumentDatabase(s);
       await next.init();
       const prev = this.db;
+      await this.carryOver(prev, next);
       for (const l of this.listeners) {
         await l(prev, next).catch((e) => this.logger.warn(`Carry-over after switch failed: ${(e as Error).message}`));
       }
@@ -81,6 +137,36 @@ export class BackendsService implements OnModuleInit, OnApplicationShutdown {
       this.storeKey = storeKey;
       this.logger.log(`Object store is now ${this.store.describe()}`);
       this.retire(prev);
+    }
+  }
+
+  /**
+   * Copies the API tokens to the new document database when it has none, and the live admin
+   * sessions it does not have yet, so that switching does not sign the admin out or break the
+   * tokens in use. A database that already has tokens (shared by other instances, or used
+   * before) keeps its own: copying into it could bring back a token deleted there.
+   */
+  private async carryOver(prev: DocumentDatabase, next: DocumentDatabase): Promise<void> {
+    try {
+      if ((await next.tokens.list()).length === 0) {
+        const tokens = await prev.tokens.list();
+        for (const t of tokens) await next.tokens.create(t).catch(() => undefined);
+        if (tokens.length > 0) this.logger.log(`Carried ${tokens.length} API token(s) over to ${next.describe()}`);
+      }
+    } catch (e) {
+      this.logger.warn(`Tokens were not carried over to ${next.describe()}: ${(e as Error).message}`);
+    }
+    try {
+      // Live sessions the new database does not know yet (a session is only ever valid, never a revocation).
+      let carried = 0;
+      for (const session of await prev.sessions.all()) {
+        if (await next.sessions.get(session.sid)) continue;
+        await next.sessions.set(session);
+        carried++;
+      }
+      if (carried > 0) this.logger.log(`Carried ${carried} admin session(s) over to ${next.describe()}`);
+    } catch (e) {
+      this.logger.warn(`Admin sessions were not carried over to ${next.describe()}: ${(e as Error).message}`);
     }
   }
 

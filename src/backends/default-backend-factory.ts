@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
 import { ResolvedSettings, SettingsService } from '../config/settings.service';
 import { BackendFactory } from './backend-factory';
+import { MongoDocumentDatabase } from './mongodb/mongo-document-database';
+import { S3ObjectStore } from './s3/s3-object-store';
 import { FilesystemObjectStore } from './filesystem/filesystem-object-store';
 import type { DocumentDatabase } from './ports/document-database.port';
 import type { ObjectStore } from './ports/object-store.port';
@@ -33,12 +36,26 @@ export class DefaultBackendFactory extends BackendFactory {
   }
 
   override createDocumentDatabase(s: ResolvedSettings): DocumentDatabase {
-    if (s.docdb_uri) throw new Error('MongoDB adapter not available yet'); // NOTE(skeleton): production backends issue
+    if (s.docdb_uri) return new MongoDocumentDatabase({ uri: s.docdb_uri, dbName: s.docdb_db, memoryCollection: s.memory_collection });
     return new SqliteDocumentDatabase(path.join(this.cfg.dataDir, 'memstore.db'));
   }
 
+  override openInactiveEmbedded(): DocumentDatabase | null {
+    const file = path.join(this.cfg.dataDir, 'memstore.db');
+    return fs.existsSync(file) ? new SqliteDocumentDatabase(file) : null;
+  }
+
   override createObjectStore(s: ResolvedSettings): ObjectStore {
-    if (s.objstore_bucket) throw new Error('S3 adapter not available yet'); // NOTE(skeleton): production backends issue
+    if (s.objstore_bucket) {
+      return new S3ObjectStore({
+        bucket: s.objstore_bucket,
+        endpoint: s.objstore_endpoint,
+        accountId: s.objstore_account_id,
+        accessKeyId: s.objstore_access_key_id,
+        secretAccessKey: s.objstore_secret_access_key,
+        publicBase: s.objstore_public_base,
+      });
+    }
     return new FilesystemObjectStore(path.join(this.cfg.dataDir, 'objects'), this.settings.serviceKey());
   }
 }

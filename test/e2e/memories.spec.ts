@@ -1,7 +1,7 @@
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import request from 'supertest';
 import { signFileUrl } from '../../src/backends/filesystem/url-signer';
+import { ObjectStore } from '../../src/backends/ports/object-store.port';
+import { NotFoundError } from '../../src/common/errors';
 import { SettingsService } from '../../src/config/settings.service';
 import { adminAgent, createTestApp, TestApp } from '../support/app';
 import { TestBackend, testBackends } from '../support/backends';
@@ -29,6 +29,21 @@ describe.each(testBackends())('memories API on $name', (backend) => {
   afterAll(async () => {
     await t.close();
   });
+
+  /** The stored markdown file of a memory, read and written through the active object store (filesystem or S3). */
+  const objectKey = (id: string) => `memories/${id}.md`;
+  const readObject = async (id: string) => (await t.app.get(ObjectStore).get(objectKey(id))).toString('utf8');
+  const writeObject = (id: string, body: string) => t.app.get(ObjectStore).put(objectKey(id), body, 'text/markdown; charset=utf-8');
+  const objectExists = (id: string) =>
+    t.app
+      .get(ObjectStore)
+      .get(objectKey(id))
+      .then(
+        () => true,
+        (e: unknown) => (e instanceof NotFoundError ? false : Promise.reject(e)),
+      );
+  const onFilesystem = backend.objectStore === 'filesystem' ? it : () => undefined;
+  const onS3 = backend.objectStore === 's3' ? it : () => undefined;
 
   /** Deletes every memory so a test can count from zero. */
   async function wipe(): Promise<void> {
@@ -79,7 +94,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
 
     it('writes the markdown file with YAML front matter holding every field but content', async () => {
       const m = await createMemory(api, { content: 'Body text\n---\nnot front matter', title: 'T: with colon', tags: ['x'], agent: 'a' });
-      const file = fs.readFileSync(path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`), 'utf8');
+      const file = await readObject(m.id);
       expect(file.startsWith('---\n')).toBe(true);
       expect(file.endsWith('\n---\nBody text\n---\nnot front matter')).toBe(true);
       for (const k of ['id', 'title', 'type', 'scope', 'tags', 'agent', 'project', 'created_at', 'updated_at']) expect(file).toMatch(new RegExp(`^${k}:`, 'm'));
@@ -130,8 +145,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
   describe('GET /api/memories/:id', () => {
     it('returns the memory with content read from the object store', async () => {
       const m = await createMemory(api, { content: 'original body', title: 'T' });
-      const file = path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`);
-      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('original body', 'edited on disk'));
+      await writeObject(m.id, (await readObject(m.id)).replace('original body', 'edited on disk'));
       const res = await api.get(`/api/memories/${m.id}`).expect(200);
       expect(res.body).toEqual({ ok: true, memory: { ...m, content: 'edited on disk' } });
     });
@@ -185,7 +199,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       await api.patch(`/api/memories/${m.id}`, { content: 'narwhal facts', title: 'Sea' }).expect(200);
       expect((await api.get('/api/memories?q=walrus')).body.total).toBe(0);
       expect((await api.get('/api/memories?q=narwhal')).body.rows.map((r: { id: string }) => r.id)).toEqual([m.id]);
-      const file = fs.readFileSync(path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`), 'utf8');
+      const file = await readObject(m.id);
       expect(file).toContain('narwhal facts');
       expect(file).toMatch(/^title: Sea$/m);
     });
@@ -202,7 +216,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       expect(res.body).toEqual({ ok: true, deleted: true, id: m.id });
       await api.get(`/api/memories/${m.id}`).expect(404);
       await api.delete(`/api/memories/${m.id}`).expect(404);
-      expect(fs.existsSync(path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`))).toBe(false);
+      expect(await objectExists(m.id)).toBe(false);
     });
 
     it('bulk-deletes, reporting deleted ids and missing ones', async () => {
@@ -211,7 +225,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       const res = await api.post('/api/memories/bulk-delete', { ids: [a.id, b.id, MISSING_ID, 'junk', a.id] }).expect(200);
       expect(res.body).toEqual({ ok: true, deleted: 2, ids: [a.id, b.id], missing: [MISSING_ID, 'junk'] });
       await api.get(`/api/memories/${a.id}`).expect(404);
-      expect(fs.existsSync(path.join(t.dataDir, 'objects', 'memories', `${b.id}.md`))).toBe(false);
+      expect(await objectExists(b.id)).toBe(false);
       expect((await api.post('/api/memories/bulk-delete', {}).expect(200)).body).toEqual({ ok: true, deleted: 0, ids: [], missing: [] });
     });
 
@@ -229,14 +243,24 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       const res = await api.get(`/api/memories/${m.id}/download`).expect(200);
       expect(res.headers['content-type']).toBe('text/markdown; charset=utf-8');
       expect(res.headers['content-disposition']).toBe(`attachment; filename="${m.id}.md"`);
-      expect(res.text).toBe(fs.readFileSync(path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`), 'utf8'));
+      expect(res.text).toBe(await readObject(m.id));
       expect(res.text.endsWith('Downloadable body')).toBe(true);
       await api.get(`/api/memories/${m.id}/download?url=false`).expect(200);
       await api.get(`/api/memories/${MISSING_ID}/download`).expect(404);
       expect(errType(await api.get(`/api/memories/${m.id}/download?url=maybe`).expect(422))).toBe('bool_parsing');
     });
 
-    it('gives a signed URL that works without a token, and refuses a tampered one', async () => {
+    onS3('gives a presigned S3 URL that downloads the file without a token', async () => {
+      const m = await createMemory(api, { content: 'Presigned body' });
+      const res = await api.get(`/api/memories/${m.id}/download?url=true`).expect(200);
+      expect(res.body).toEqual({ ok: true, url: expect.any(String), expires_in: 3600, expires_at: expect.stringMatching(ISO_MS) });
+      const file = await fetch(res.body.url);
+      expect(file.status).toBe(200);
+      expect(file.headers.get('content-disposition')).toBe(`attachment; filename="${m.id}.md"`);
+      expect((await file.text()).endsWith('Presigned body')).toBe(true);
+    });
+
+    onFilesystem('gives a signed URL that works without a token, and refuses a tampered one', async () => {
       const m = await createMemory(api, { content: 'Signed body' });
       const res = await api.get(`/api/memories/${m.id}/download?url=true`).expect(200);
       expect(res.body).toEqual({ ok: true, url: expect.any(String), expires_in: 3600, expires_at: expect.stringMatching(ISO_MS) });
@@ -268,7 +292,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       expect(bad.body).toEqual({ ok: false, error: expect.stringMatching(/invalid download link/i) });
     });
 
-    it('refuses an expired link with 403', async () => {
+    onFilesystem('refuses an expired link with 403', async () => {
       const m = await createMemory(api, { content: 'Expiring body' });
       const key = `memories/${m.id}.md`;
       const past = Math.floor(Date.now() / 1000) - 5;

@@ -50,6 +50,8 @@ export class AdminConfigService {
       missing,
       status: this.statusLine(complete, missing),
       active: this.active(),
+      // How many memories each document database holds (the embedded one too when another is active).
+      memories: (await this.backends.memoryCounts()).map(({ backend, active, count }) => ({ backend, active, count })),
     };
   }
 
@@ -170,7 +172,7 @@ export class AdminConfigService {
   }
 
   /** Memory count and search mode; null when the index cannot answer (down, or not implemented). */
-  private async memoryStatus(): Promise<{ count: number | null; search_mode: string | null }> {
+  private async memoryStatus(): Promise<{ count: number | null; search_mode: string | null; by_backend: Array<{ backend: string; active: boolean; count: number | null }> }> {
     const index = this.backends.docdb.memories as Partial<{ count(): Promise<number>; searchMode(): string }> | undefined;
     let count: number | null = null;
     let search_mode: string | null = null;
@@ -184,6 +186,8 @@ export class AdminConfigService {
     } catch {
       search_mode = null;
     }
-    return { count, search_mode };
+    // Memories are never moved silently: say what the inactive embedded database still holds.
+    const by_backend = (await this.backends.memoryCounts()).map(({ backend, active, count: n }) => ({ backend, active, count: n }));
+    return { count, search_mode, by_backend };
   }
 }

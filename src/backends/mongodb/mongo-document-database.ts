@@ -1,0 +1,238 @@
+import { Logger } from '@nestjs/common';
+import mongoose, { Connection, Model } from 'mongoose';
+import { BackendUnavailableError } from '../../common/errors';
+import { DocumentDatabase } from '../ports/document-database.port';
+import {
+  MEMORY_INDEXES,
+  MEMORY_TEXT_INDEX,
+  MemoryRecord,
+  MemoryRecordSchema,
+  ProbeRecord,
+  ProbeRecordSchema,
+  SessionRecord,
+  SessionRecordSchema,
+  TokenDocRecord,
+  TokenDocRecordSchema,
+} from './mongo.schemas';
+import { redactMongoUri, toAppError } from './mongo-errors';
+import { MongoMemoryIndex } from './mongo-memory-index';
+import { MongoSessionRepository } from './mongo-session.repository';
+import { MongoTokenRepository } from './mongo-token.repository';
+
+export interface MongoOptions {
+  uri: string;
+  /** Database name; when null, the one in the URI (or "memstore"). */
+  dbName: string | null;
+  /** Collection of memories (default "memories"). */
+  memoryCollection: string | null;
+  /** Fail fast instead of hanging: server selection / connect timeout. */
+  timeoutMs?: number;
+  /** Where connection news goes (default: the Nest logger). */
+  logger?: Pick<Logger, 'log' | 'warn'>;
+}
+
+export interface MongoModels {
+  memories: Model<MemoryRecord>;
+  tokens: Model<TokenDocRecord>;
+  sessions: Model<SessionRecord>;
+  probe: Model<ProbeRecord>;
+  /** Whether the server supports text indexes ($text search); detected once per connection. */
+  textSearch: boolean;
+}
+
+/** Runs one operation on the models, translating driver errors into our own. */
+export type MongoExec = <T>(fn: (m: MongoModels) => Promise<T>) => Promise<T>;
+
+/**
+ * After a failed connection attempt, or a network error on an open connection, further
+ * operations fail at once for this long (then one tries again): while MongoDB is down a request
+ * costs nothing instead of a server-selection timeout per operation.
+ */
+const RETRY_AFTER_MS = 2_000;
+
+/**
+ * The MongoDB document database: one mongoose connection it opens (and closes) itself, with the
+ * memories, tokens and sessions collections and their indexes. init() never throws when the
+ * server is down: every operation (re)connects on demand, failing with a 503 in the meantime,
+ * and the driver reconnects by itself once a connection has been made.
+ */
+export class MongoDocumentDatabase extends DocumentDatabase {
+  readonly kind = 'mongodb';
+  readonly memories: MongoMemoryIndex;
+  readonly tokens: MongoTokenRepository;
+  readonly sessions: MongoSessionRepository;
+  private readonly logger: Pick<Logger, 'log' | 'warn'>;
+  private readonly where: string;
+  private conn?: Connection;
+  private models?: MongoModels;
+  private connecting?: Promise<MongoModels>;
+  private lastFailure?: { at: number; error: Error };
+  private closed = false;
+
+  constructor(private readonly opts: MongoOptions) {
+    super();
+    this.where = redactMongoUri(opts.uri);
+    this.logger = opts.logger ?? new Logger('MongoDB');
+    const exec: MongoExec = (fn) => this.exec(fn);
+    this.memories = new MongoMemoryIndex(exec, () => this.models);
+    this.tokens = new MongoTokenRepository(exec);
+    this.sessions = new MongoSessionRepository(exec);
+  }
+
+  override async init(): Promise<void> {
+    try {
+      await this.ready();
+    } catch (e) {
+      this.logger.warn(`MongoDB at ${this.where} is not reachable yet: ${(e as Error).message}`);
+    }
+  }
+
+  /** Runs an operation; a network error starts a short fail-fast window (RETRY_AFTER_MS). */
+  async exec<T>(fn: (m: MongoModels) => Promise<T>): Promise<T> {
+    const m = await this.ready();
+    try {
+      return await fn(m);
+    } catch (e) {
+      const error = toAppError(e, this.where);
+      if (isNetworkError(e)) this.lastFailure = { at: Date.now(), error };
+      throw error;
+    }
+  }
+
+  /** The models on an open connection; connects (once at a time) when there is none yet. */
+  ready(): Promise<MongoModels> {
+    if (this.closed) return Promise.reject(new BackendUnavailableError('Document database', 'the MongoDB connection is closed'));
+    if (this.lastFailure && Date.now() - this.lastFailure.at < RETRY_AFTER_MS) return Promise.reject(this.lastFailure.error);
+    if (this.models) return Promise.resolve(this.models);
+    if (this.connecting) return this.connecting;
+    this.connecting = this.connect()
+      .then((m) => {
+        this.models = m;
+        this.lastFailure = undefined;
+        return m;
+      })
+      .catch((e: unknown) => {
+        const error = toAppError(e, this.where);
+        this.lastFailure = { at: Date.now(), error };
+        throw error;
+      })
+      .finally(() => {
+        this.connecting = undefined;
+      });
+    return this.connecting;
+  }
+
+  private async connect(): Promise<MongoModels> {
+    const t = this.opts.timeoutMs ?? 2_500;
+    const conn = mongoose.createConnection(this.opts.uri, {
+      dbName: this.opts.dbName ?? undefined,
+      bufferCommands: false,
+      autoIndex: false,
+      autoCreate: false,
+      serverSelectionTimeoutMS: t,
+      connectTimeoutMS: t,
+      socketTimeoutMS: 20_000,
+      heartbeatFrequencyMS: 5_000,
+      maxPoolSize: 20,
+      appName: 'memory-store',
+    });
+    try {
+      await conn.asPromise();
+      if (this.closed) throw new BackendUnavailableError('Document database', 'the MongoDB connection is closed');
+      const memories = conn.model(MemoryRecord.name, MemoryRecordSchema, this.opts.memoryCollection || 'memories');
+      const tokens = conn.model(TokenDocRecord.name, TokenDocRecordSchema, 'tokens');
+      const sessions = conn.model(SessionRecord.name, SessionRecordSchema, 'sessions');
+      const probe = conn.model(ProbeRecord.name, ProbeRecordSchema, 'memstore_probe');
+      const existing = await existingIndexes(memories);
+      const missing = MEMORY_INDEXES.filter((i) => !existing.has(i.name));
+      if (missing.length > 0) await memories.collection.createIndexes(missing.map((i) => ({ key: i.key, name: i.name })));
+      await this.setUpSessionExpiry(sessions);
+      const textSearch = await this.setUpTextSearch(memories);
+      this.conn = conn;
+      return { memories, tokens, sessions, probe, textSearch };
+    } catch (e) {
+      await conn.close(true).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** A TTL index removes expired sessions; servers without TTL indexes get a plain index (reads skip expired sessions anyway). */
+  private async setUpSessionExpiry(sessions: Model<SessionRecord>): Promise<void> {
+    const existing = await existingIndexes(sessions);
+    if (existing.has('session_expiry') || existing.has('session_expiry_plain')) return;
+    try {
+      await sessions.collection.createIndex({ expiresAt: 1 }, { name: 'session_expiry', expireAfterSeconds: 0 });
+    } catch (e) {
+      if (isNetworkError(e)) throw e;
+      await sessions.collection.createIndex({ expiresAt: 1 }, { name: 'session_expiry_plain' });
+    }
+  }
+
+  /** Creates the text index and checks once that $text works; false on servers without text indexes (FerretDB 1.x). */
+  private async setUpTextSearch(memories: Model<MemoryRecord>): Promise<boolean> {
+    const { key, ...options } = MEMORY_TEXT_INDEX;
+    try {
+      if (!(await existingIndexes(memories)).has(options.name)) await memories.collection.createIndex(key, options);
+      await memories.collection.find({ $text: { $search: 'probe' } }, { projection: { _id: 1 } }).limit(1).toArray();
+      return true;
+    } catch (e) {
+      if (isNetworkError(e)) throw e;
+      this.logger.log(`MongoDB at ${this.where} has no text indexes (${(e as Error).message.split('\n')[0]}): using the regex fallback search`);
+      return false;
+    }
+  }
+
+  override async ping(): Promise<void> {
+    await this.exec((m) => m.memories.db.db!.command({ ping: 1 }));
+  }
+
+  override async probe(): Promise<void> {
+    const id = `probe-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    await this.exec(async (m) => {
+      await m.probe.create({ _id: id, at: new Date() });
+      const back = await m.probe.findById(id).lean().exec();
+      await m.probe.deleteOne({ _id: id }).exec();
+      if (!back) throw new BackendUnavailableError('Document database', `the probe document written to MongoDB at ${this.where} was not read back`);
+    });
+  }
+
+  /** Whether search uses $text (true), the regex fallback (false), or is not known yet (null: never connected). */
+  textSearch(): boolean | null {
+    return this.models ? this.models.textSearch : null;
+  }
+
+  override describe(): string {
+    const db = this.opts.dbName ?? this.conn?.name ?? 'from the URI';
+    return `MongoDB database '${db}' at ${this.where}`;
+  }
+
+  override async close(): Promise<void> {
+    this.closed = true;
+    const pending = this.connecting;
+    if (pending) await pending.catch(() => undefined);
+    this.models = undefined;
+    const conn = this.conn;
+    this.conn = undefined;
+    if (conn) await conn.close(true).catch(() => undefined);
+  }
+}
+
+/**
+ * Names of the indexes a collection has (none when it does not exist yet). Indexes are created
+ * only when missing: cheaper at start-up, and FerretDB 1.24 drops the connection when asked to
+ * create an index that already exists.
+ */
+async function existingIndexes(model: Model<unknown> | Model<MemoryRecord> | Model<SessionRecord>): Promise<Set<string>> {
+  try {
+    const list = await (model as Model<unknown>).collection.listIndexes().toArray();
+    return new Set(list.map((i) => String(i.name)));
+  } catch (e) {
+    if ((e as { code?: number }).code === 26) return new Set(); // NamespaceNotFound
+    throw e;
+  }
+}
+
+function isNetworkError(e: unknown): boolean {
+  const name = (e as { name?: string })?.name ?? '';
+  return /Network|ServerSelection|NotConnected|TopologyClosed|PoolCleared/.test(name);
+}

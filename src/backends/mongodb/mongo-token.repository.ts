@@ -1,0 +1,79 @@
+import type { Scope } from '../../common/auth/principal';
+import { TokenPatch, TokenRecord, TokenRepository } from '../ports/token.repository';
+import type { MongoExec, MongoModels } from './mongo-document-database';
+import type { TokenDocRecord } from './mongo.schemas';
+
+function toRecord(r: TokenDocRecord): TokenRecord {
+  return {
+    id: r._id,
+    name: r.name,
+    secretHash: r.secretHash,
+    scopes: [...(r.scopes ?? [])] as Scope[],
+    createdAt: new Date(r.createdAt),
+    expiresAt: r.expiresAt ? new Date(r.expiresAt) : null,
+    allowedIps: [...(r.allowedIps ?? [])],
+    lastUsedAt: r.lastUsedAt ? new Date(r.lastUsedAt) : null,
+    revokedAt: r.revokedAt ? new Date(r.revokedAt) : null,
+  };
+}
+
+/** API tokens in the `tokens` collection (`_id` = token id, unique). */
+export class MongoTokenRepository extends TokenRepository {
+  constructor(
+    private readonly exec: MongoExec,
+  ) {
+    super();
+  }
+
+  private run<T>(fn: (m: MongoModels) => Promise<T>): Promise<T> {
+    return this.exec(fn);
+  }
+
+  override create(r: TokenRecord): Promise<void> {
+    return this.run(async (m) => {
+      await m.tokens.create({
+        _id: r.id,
+        name: r.name,
+        secretHash: r.secretHash,
+        scopes: r.scopes,
+        createdAt: r.createdAt,
+        expiresAt: r.expiresAt,
+        allowedIps: r.allowedIps,
+        lastUsedAt: r.lastUsedAt,
+        revokedAt: r.revokedAt,
+      });
+    });
+  }
+
+  override findById(id: string): Promise<TokenRecord | null> {
+    return this.run(async (m) => {
+      const r = await m.tokens.findById(String(id)).lean<TokenDocRecord>().exec();
+      return r ? toRecord(r) : null;
+    });
+  }
+
+  override list(): Promise<TokenRecord[]> {
+    return this.run(async (m) => {
+      const rows = await m.tokens.find({}).sort({ createdAt: -1, _id: -1 }).lean<TokenDocRecord[]>().exec();
+      return rows.map(toRecord);
+    });
+  }
+
+  override update(id: string, patch: TokenPatch): Promise<TokenRecord | null> {
+    return this.run(async (m) => {
+      const set: Record<string, unknown> = {};
+      for (const k of ['name', 'scopes', 'expiresAt', 'allowedIps', 'revokedAt', 'lastUsedAt'] as const) {
+        if (patch[k] !== undefined) set[k] = patch[k];
+      }
+      const r = await m.tokens
+        .findOneAndUpdate({ _id: String(id) }, { $set: set }, { new: true })
+        .lean<TokenDocRecord>()
+        .exec();
+      return r ? toRecord(r) : null;
+    });
+  }
+
+  override delete(id: string): Promise<boolean> {
+    return this.run(async (m) => (await m.tokens.deleteOne({ _id: String(id) }).exec()).deletedCount === 1);
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Persistence records of the MongoDB adapter, as @nestjs/mongoose schema classes. The `_id` of
+ * each record is our own identifier (memory id, token id, session id), so no ObjectId or
+ * mongoose internals ever reach a response: the repositories map records to port models.
+ */
+import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
+import { MEMORY_SCOPES, MEMORY_TYPES } from '../ports/memory.model';
+
+/** Mongoose options shared by every schema: no buffering, no implicit index builds, no __v. */
+const COMMON = { versionKey: false, autoIndex: false, autoCreate: false, bufferCommands: false, strict: true } as const;
+
+@Schema({ ...COMMON, collection: 'memories' })
+export class MemoryRecord {
+  @Prop({ type: String, required: true })
+  _id!: string;
+
+  @Prop({ type: String, default: null })
+  title!: string | null;
+
+  @Prop({ type: String, required: true, enum: MEMORY_TYPES })
+  type!: string;
+
+  @Prop({ type: String, required: true, enum: MEMORY_SCOPES })
+  scope!: string;
+
+  @Prop({ type: [String], default: [] })
+  tags!: string[];
+
+  @Prop({ type: String, default: null })
+  agent!: string | null;
+
+  @Prop({ type: String, default: null })
+  project!: string | null;
+
+  @Prop({ type: String, required: true })
+  content!: string;
+
+  @Prop({ type: Date, required: true })
+  createdAt!: Date;
+
+  @Prop({ type: Date, required: true })
+  updatedAt!: Date;
+}
+export const MemoryRecordSchema = SchemaFactory.createForClass(MemoryRecord);
+
+/** Listing order (newest first, id as tie-breaker) and one index per filter, each ending in the listing order. */
+export const MEMORY_INDEXES: Array<{ key: Record<string, 1 | -1>; name: string }> = [
+  { key: { createdAt: -1, _id: -1 }, name: 'listing_order' },
+  { key: { type: 1, createdAt: -1, _id: -1 }, name: 'by_type' },
+  { key: { scope: 1, createdAt: -1, _id: -1 }, name: 'by_scope' },
+  { key: { project: 1, createdAt: -1, _id: -1 }, name: 'by_project' },
+  { key: { agent: 1, createdAt: -1, _id: -1 }, name: 'by_agent' },
+  { key: { tags: 1, createdAt: -1, _id: -1 }, name: 'by_tag' },
+];
+
+/** Full-text index: title and tags weigh more than content, English stemming. */
+export const MEMORY_TEXT_INDEX = {
+  key: { title: 'text', tags: 'text', content: 'text' } as Record<string, 'text'>,
+  name: 'memory_text',
+  weights: { title: 10, tags: 5, content: 1 },
+  default_language: 'english',
+  // Our documents have no per-document language; keep the default override field out of the way.
+  language_override: 'text_language',
+};
+
+@Schema({ ...COMMON, collection: 'tokens' })
+export class TokenDocRecord {
+  /** The token id (16 hex); `_id` is unique by construction. */
+  @Prop({ type: String, required: true })
+  _id!: string;
+
+  /** May be empty (a token without a name). */
+  @Prop({ type: String, default: '' })
+  name!: string;
+
+  @Prop({ type: String, required: true })
+  secretHash!: string;
+
+  @Prop({ type: [String], default: [] })
+  scopes!: string[];
+
+  @Prop({ type: Date, required: true })
+  createdAt!: Date;
+
+  @Prop({ type: Date, default: null })
+  expiresAt!: Date | null;
+
+  @Prop({ type: [String], default: [] })
+  allowedIps!: string[];
+
+  @Prop({ type: Date, default: null })
+  lastUsedAt!: Date | null;
+
+  @Prop({ type: Date, default: null })
+  revokedAt!: Date | null;
+}
+export const TokenDocRecordSchema = SchemaFactory.createForClass(TokenDocRecord);
+
+@Schema({ ...COMMON, collection: 'sessions' })
+export class SessionRecord {
+  /** The express-session id. */
+  @Prop({ type: String, required: true })
+  _id!: string;
+
+  @Prop({ type: String, required: true })
+  data!: string;
+
+  @Prop({ type: Date, required: true })
+  expiresAt!: Date;
+}
+export const SessionRecordSchema = SchemaFactory.createForClass(SessionRecord);
+
+@Schema({ ...COMMON, collection: 'memstore_probe' })
+export class ProbeRecord {
+  @Prop({ type: String, required: true })
+  _id!: string;
+
+  @Prop({ type: Date, required: true })
+  at!: Date;
+}
+export const ProbeRecordSchema = SchemaFactory.createForClass(ProbeRecord);

@@ -1,0 +1,155 @@
+/**
+ * Faults (CONTRACT §1, §5; issue 4): the test starts its own S3 server and MongoDB-wire server,
+ * stops each one mid-run and starts it again. While a backend is down, memory routes answer 503
+ * naming it (quickly, no hanging request), admin routes keep answering so the admin can fix the
+ * settings, and the service recovers by itself when the backend is back — no restart.
+ */
+import request from 'supertest';
+import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
+import { createTestBucket, freshDatabaseName } from '../support/backends';
+import { findFerretdb, RunningServer, S3RVER_CREDENTIALS, startFerretdb, startS3rver } from '../support/servers';
+
+const ferretdb = findFerretdb();
+// A MongoDB given by MONGODB_URI cannot be stopped by a test: the document-database faults need
+// the FerretDB binary (the global setup names what is missing).
+const withFerretdb = ferretdb ? describe : () => undefined;
+
+/** A request must fail fast, not hang until a client gives up. */
+const FAST_MS = 8_000;
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const start = Date.now();
+  const value = await fn();
+  return { value, ms: Date.now() - start };
+}
+
+withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
+  let s3: RunningServer;
+  let mongo: RunningServer;
+  let t: TestApp;
+  let admin: Awaited<ReturnType<typeof adminAgent>>;
+  let bearer: string;
+  let memoryId: string;
+  const api = {
+    get: (url: string) => request(t.http).get(url).set('Authorization', `Bearer ${bearer}`),
+    post: (url: string, body: object) => request(t.http).post(url).set('Authorization', `Bearer ${bearer}`).send(body),
+  };
+
+  beforeAll(async () => {
+    s3 = await startS3rver();
+    mongo = await startFerretdb(ferretdb!);
+    const bucket = await createTestBucket(s3.url);
+    t = await createTestApp({
+      MEMSTORE_DOCDB_URI: mongo.url,
+      MEMSTORE_DOCDB_DB: freshDatabaseName(),
+      MEMSTORE_OBJSTORE_BUCKET: bucket,
+      MEMSTORE_OBJSTORE_ENDPOINT: s3.url,
+      MEMSTORE_OBJSTORE_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+      MEMSTORE_OBJSTORE_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    });
+    admin = await adminAgent(t);
+    bearer = (await createToken(t, { preset: 'full' })).plaintext;
+    memoryId = (await api.post('/api/memories', { content: 'survives outages', title: 'fault test' }).expect(201)).body.memory.id;
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await Promise.allSettled([s3?.dispose(), mongo?.dispose()]);
+  });
+
+  it('object store down → 503 naming the object store; admin routes answer; recovery when it is back', async () => {
+    await s3.stop();
+
+    const read = await timed(() => api.get(`/api/memories/${memoryId}`));
+    expect(read.value.status).toBe(503);
+    expect(read.value.body).toEqual({ ok: false, error: expect.stringMatching(/^Object store unavailable: cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)$/) });
+    expect(read.ms).toBeLessThan(FAST_MS);
+    const create = await api.post('/api/memories', { content: 'written while S3 is down' });
+    expect(create.status).toBe(503);
+    expect(create.body.error).toMatch(/^Object store unavailable: /);
+    // Nothing half-written: the failed create left no memory in the index.
+    expect((await api.get('/api/memories').expect(200)).body.total).toBe(1);
+
+    // Admin routes keep working so the admin can fix the settings.
+    expect((await admin.get('/api/me').expect(200)).body).toMatchObject({ authenticated: true, kind: 'admin' });
+    await admin.get('/api/config').expect(200);
+    const status = await admin.get('/api/status').expect(200);
+    expect(status.body.docdb).toMatchObject({ backend: 'mongodb', ok: true });
+    expect(status.body.objstore).toMatchObject({ backend: 's3', ok: false, detail: expect.stringMatching(/^Object store unavailable: /) });
+    const test = await admin.post('/api/test').send({ target: 's3' }).expect(200);
+    expect(test.body.results.objstore).toMatchObject({ ok: false, backend: 's3', error: expect.stringMatching(/^Object store unavailable: /) });
+    await admin.get('/api/schema').expect(200);
+
+    await s3.restart();
+    const back = await api.get(`/api/memories/${memoryId}`).expect(200);
+    expect(back.body.memory.content).toBe('survives outages');
+    await api.post('/api/memories', { content: 'written after S3 came back' }).expect(201);
+    expect((await admin.post('/api/test').send({ target: 's3' }).expect(200)).body.results.objstore).toMatchObject({ ok: true });
+  }, 60_000);
+
+  it('document database down → 503 naming it; admin routes answer; recovery when it is back', async () => {
+    await mongo.stop();
+
+    const list = await timed(() => api.get('/api/memories'));
+    expect(list.value.status).toBe(503);
+    expect(list.value.body).toEqual({ ok: false, error: expect.stringMatching(/^Document database unavailable: /) });
+    expect(list.ms).toBeLessThan(FAST_MS);
+    const read = await api.get(`/api/memories/${memoryId}`);
+    expect(read.status).toBe(503);
+    expect(read.body.error).toMatch(/^Document database unavailable: /);
+
+    // The signed-in admin still reaches the admin routes (sessions live in that database too).
+    expect((await admin.get('/api/me').expect(200)).body).toMatchObject({ authenticated: true, kind: 'admin' });
+    const cfg = await timed(() => admin.get('/api/config'));
+    expect(cfg.value.status).toBe(200);
+    expect(cfg.ms).toBeLessThan(FAST_MS);
+    const status = await admin.get('/api/status').expect(200);
+    expect(status.body.docdb).toMatchObject({ backend: 'mongodb', ok: false, detail: expect.stringMatching(/^Document database unavailable: /) });
+    const test = await admin.post('/api/test').send({ target: 'mongodb' }).expect(200);
+    expect(test.body.results.docdb).toMatchObject({ ok: false, backend: 'mongodb', error: expect.stringMatching(/^Document database unavailable: /) });
+    await admin.get('/api/schema').expect(200);
+
+    await mongo.restart();
+    // The driver reconnects by itself; allow it a few heartbeats.
+    const deadline = Date.now() + 20_000;
+    let res = await api.get('/api/memories');
+    while (res.status !== 200 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      res = await api.get('/api/memories');
+    }
+    expect(res.status).toBe(200);
+    expect(res.body.total).toBe(2);
+    expect((await api.get(`/api/memories/${memoryId}`).expect(200)).body.memory.content).toBe('survives outages');
+    expect((await admin.get('/api/me').expect(200)).body).toMatchObject({ authenticated: true, kind: 'admin' });
+  }, 60_000);
+});
+
+describe('backend faults: settings that point nowhere', () => {
+  it('an unreachable MongoDB and a missing bucket at start-up: the service starts, memory routes 503, admin routes answer', async () => {
+    const s3 = await startS3rver();
+    const t = await createTestApp({
+      MEMSTORE_DOCDB_URI: 'mongodb://127.0.0.1:9/',
+      MEMSTORE_OBJSTORE_BUCKET: 'no-such-bucket',
+      MEMSTORE_OBJSTORE_ENDPOINT: s3.url,
+      MEMSTORE_OBJSTORE_ACCESS_KEY_ID: S3RVER_CREDENTIALS.accessKeyId,
+      MEMSTORE_OBJSTORE_SECRET_ACCESS_KEY: S3RVER_CREDENTIALS.secretAccessKey,
+    });
+    try {
+      const admin = await adminAgent(t);
+      const list = await timed(() => admin.get('/api/memories'));
+      expect(list.value.status).toBe(503);
+      expect(list.value.body.error).toMatch(/^Document database unavailable: cannot reach MongoDB at 127\.0\.0\.1:9 /);
+      expect(list.ms).toBeLessThan(FAST_MS);
+      const status = await admin.get('/api/status').expect(200);
+      expect(status.body.docdb).toMatchObject({ backend: 'mongodb', ok: false });
+      expect(status.body.objstore).toMatchObject({ backend: 's3', ok: false, detail: "Object store unavailable: bucket 'no-such-bucket' does not exist" });
+      const tested = await admin.post('/api/test').send({ target: 'all' }).expect(200);
+      expect(tested.body.results.objstore.error).toBe("Object store unavailable: bucket 'no-such-bucket' does not exist");
+      expect(tested.body.results.docdb.error).toMatch(/^Document database unavailable: cannot reach MongoDB at 127\.0\.0\.1:9 /);
+      await admin.get('/api/config').expect(200);
+    } finally {
+      await t.close();
+      await s3.dispose();
+    }
+  }, 60_000);
+});
