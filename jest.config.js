@@ -18,4 +18,5 @@ module.exports = {
   testTimeout: 30000,
   maxWorkers: 2,
   verbose: false,
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 };
