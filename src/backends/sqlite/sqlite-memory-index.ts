@@ -357,20 +357,30 @@ export class SqliteMemoryIndex extends MemoryIndex {
   override async search(query: SearchQuery): Promise<MemoryPage> {
     const parsed = parseSearchQuery(query.text);
     if (!hasPositiveTerms(parsed)) return { rows: [], total: 0 };
-    return this.guard(() => this.rankedSearch(parsed, query) ?? this.exactSearch(parsed, query));
+    return this.guard(() => {
+      const ranked = this.rankedSearch(parsed, query);
+      return 'rows' in ranked ? ranked : this.exactSearch(parsed, query, ranked.total);
+    });
   }
 
-  private rankedSearch(parsed: ParsedSearch, query: SearchQuery): MemoryPage | null {
+  /**
+   * The windowed ranking, or `{ total }` when exactSearch must rank instead; `total` is then the
+   * number of matches when the windows already hold every one of them (no filter), else null.
+   */
+  private rankedSearch(parsed: ParsedSearch, query: SearchQuery): MemoryPage | { total: number | null } {
     const { terms, exclusion } = toFts5Terms(parsed);
     const C = this.termWindow;
     const newest = this.stmt('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?').pluck();
     const newestTitleTags = this.stmt('SELECT rowid FROM memories_tt WHERE memories_tt MATCH ? ORDER BY rowid DESC LIMIT ?').pluck();
-    const n = (this.stmt('SELECT count(*) FROM memories').pluck().get() as number) || 0;
+    // Every row has one type: the running counts give count(*) without scanning an index.
+    const n = (this.stmt("SELECT sum(n) FROM memory_counts WHERE dim = 'type'").pluck().get() as number | null) || 0;
     if (n === 0) return { rows: [], total: 0 };
     const maxSeq = (this.stmt('SELECT max(seq) FROM memories').pluck().get() as number) ?? 0;
     const not = (e: string) => (exclusion ? `(${e}) NOT (${exclusion})` : e);
 
     interface TermHits {
+      /** Newest matching rowids, descending. */
+      rows: number[];
       any: Set<number>;
       titleTags: Set<number>;
       /** Rowids below this are not known (the window was full). 0 when complete. */
@@ -385,37 +395,45 @@ export class SqliteMemoryIndex extends MemoryIndex {
       const complete = any.length < C;
       const cutoff = complete ? 0 : any[any.length - 1];
       const df = complete ? any.length : (C * n) / Math.max(C, maxSeq - cutoff + 1);
-      return { any: new Set(any), titleTags: new Set(titleTags), cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
+      return { rows: any, any: new Set(any), titleTags: new Set(titleTags), cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
     });
 
     // Few matches: bm25 over all of them is cheap and ranks with term frequencies too. Not with a
     // multi-word phrase: bm25 counts a phrase's documents by reading every occurrence of its words.
-    const postings = hits.reduce((sum, h) => sum + h.any.size, 0);
+    const postings = hits.reduce((sum, h) => sum + h.rows.length, 0);
     const phrases = terms.some((t) => t.words.length > 1);
-    if (!phrases && hits.every((h) => h.cutoff === 0) && postings <= this.exactRankingBudget) return null;
+    const exact = !phrases && hits.every((h) => h.cutoff === 0) && postings <= this.exactRankingBudget;
+    const filtered = hasFilter(query.filter);
 
+    // Scores of every row in a window, summed term by term in query order (so each row's sum is
+    // the same as adding its terms one after another).
+    const scores = new Map<number, number>();
+    for (const h of hits) {
+      for (const r of h.rows) {
+        const add = h.idf * (h.titleTags.has(r) ? TITLE_TAG_WEIGHT : 1);
+        const prev = scores.get(r);
+        scores.set(r, prev === undefined ? add : prev + add);
+      }
+    }
     // Candidates: rows of the required terms (phrases, all of them), else of any term.
     const required = hits.filter((h) => h.required);
     let candidates: number[];
     if (required.length > 0) {
       const [first, ...others] = required;
-      candidates = [...first.any].filter((r) => others.every((h) => h.any.has(r)));
+      candidates = others.length === 0 ? first.rows : first.rows.filter((r) => others.every((h) => h.any.has(r)));
     } else {
-      const union = new Set<number>();
-      for (const h of hits) for (const r of h.any) union.add(r);
-      candidates = [...union];
+      candidates = [...scores.keys()];
     }
-    if (hasFilter(query.filter) && candidates.length > 0) {
+    // Every window complete and no filter: the candidates are exactly the matches, so their number
+    // is exactSearch's total (it need not count again).
+    if (exact) return { total: filtered ? null : candidates.length };
+    if (filtered && candidates.length > 0) {
       const { where, params } = filterSql(query.filter);
       candidates = this.stmt(`SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(@seqs)) AND ${where.join(' AND ')}`)
         .pluck()
         .all({ ...params, seqs: JSON.stringify(candidates) }) as number[];
     }
-    const scored = candidates.map((r) => {
-      let score = 0;
-      for (const h of hits) if (h.any.has(r)) score += h.idf * (h.titleTags.has(r) ? TITLE_TAG_WEIGHT : 1);
-      return { seq: r, score };
-    });
+    const scored = candidates.map((r) => ({ seq: r, score: scores.get(r) as number }));
     scored.sort((a, b) => b.score - a.score || b.seq - a.seq);
 
     const incomplete = hits.filter((h) => h.cutoff > 0);
@@ -423,7 +441,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
     if (incomplete.length > 0) {
       // A filter that leaves fewer rows in the windows than the largest page: rank every match
       // exactly instead. Decided from the query alone (not the page), so paging stays consistent.
-      if (hasFilter(query.filter) && scored.length < FILTERED_WINDOW_MIN) return null;
+      if (filtered && scored.length < FILTERED_WINDOW_MIN) return { total: null };
       // Exact inside the window where every term is complete; scaled to the whole table.
       const lowest = Math.max(...incomplete.map((h) => h.cutoff));
       const inside = scored.filter((x) => x.seq >= lowest).length;
@@ -449,14 +467,14 @@ export class SqliteMemoryIndex extends MemoryIndex {
   }
 
   /** Exact bm25 ranking over every match: for small result sets, and for a filtered search that needs more than the windows hold. */
-  private exactSearch(parsed: ParsedSearch, query: SearchQuery): MemoryPage {
+  private exactSearch(parsed: ParsedSearch, query: SearchQuery, knownTotal: number | null = null): MemoryPage {
     const match = toFts5Match(parsed);
     if (match === null) return { rows: [], total: 0 };
     const { where, params } = filterSql(query.filter);
     const filters = where.length ? ` AND ${where.join(' AND ')}` : '';
     const base = `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH @match${filters}`;
     const all = { ...params, match };
-    const total = (this.stmt(`SELECT count(*) AS n ${base}`).get(all) as { n: number }).n;
+    const total = knownTotal ?? (this.stmt(`SELECT count(*) AS n ${base}`).get(all) as { n: number }).n;
     if (total === 0 || query.offset >= total) return { rows: [], total };
     // Rank first without snippets (cheap), then build snippets for the page only.
     const ranked = this.stmt(`SELECT m.seq AS seq, -memories_fts.rank AS score ${base} ORDER BY memories_fts.rank LIMIT @limit OFFSET @offset`).all({
