@@ -64,10 +64,13 @@ CREATE TABLE IF NOT EXISTS memories (
   updated_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS memories_newest  ON memories (created_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS memories_type    ON memories (type, created_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS memories_scope   ON memories (scope, created_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS memories_agent   ON memories (agent, created_at DESC, id DESC);
-CREATE INDEX IF NOT EXISTS memories_project ON memories (project, created_at DESC, id DESC);
+-- One index per filter column, in newest-first order, ending with the other filter columns: a
+-- filtered count (or a page skipping non-matching rows) reads only the index, never the rows
+-- (which carry the content: counting 30,000 rows through them took ~6 ms at 100,000 memories).
+CREATE INDEX IF NOT EXISTS memories_type_f    ON memories (type, created_at DESC, id DESC, scope, agent, project);
+CREATE INDEX IF NOT EXISTS memories_scope_f   ON memories (scope, created_at DESC, id DESC, type, agent, project);
+CREATE INDEX IF NOT EXISTS memories_agent_f   ON memories (agent, created_at DESC, id DESC, type, scope, project);
+CREATE INDEX IF NOT EXISTS memories_project_f ON memories (project, created_at DESC, id DESC, type, scope, agent);
 
 -- One row per (memory, tag), with the memory's position in the newest-first order, so a tag
 -- filter walks its own index in order (and counts without touching the memories table).
@@ -227,6 +230,8 @@ export class SqliteMemoryIndex extends MemoryIndex {
     if (oldTags) this.db.exec('DROP INDEX IF EXISTS memory_tags_seq; DROP TABLE memory_tags;');
     const hadTitleIndex = has('memories_tt');
     const hadCounts = has('memory_counts');
+    // The narrower filter indexes of earlier versions (replaced by the covering *_f ones).
+    this.db.exec('DROP INDEX IF EXISTS memories_type; DROP INDEX IF EXISTS memories_scope; DROP INDEX IF EXISTS memories_agent; DROP INDEX IF EXISTS memories_project;');
     this.db.exec(SCHEMA);
     if (oldTags) {
       this.db.exec(`INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq)
@@ -324,9 +329,16 @@ export class SqliteMemoryIndex extends MemoryIndex {
       const from = tagDriven ? 'memory_tags t0 JOIN memories m ON m.seq = t0.seq' : 'memories m';
       const o = tagDriven ? 't0' : 'm';
       const onlyTag = tagDriven && where.length === 1;
-      const countSql = onlyTag
-        ? 'SELECT count(*) AS n FROM memory_tags t0 WHERE t0.tag = @f_tag0'
-        : `SELECT count(*) AS n FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+      const f = query.filter;
+      const columnFilter = f.type !== undefined || f.scope !== undefined || f.agent !== undefined || f.project !== undefined;
+      let countSql: string;
+      if (onlyTag) countSql = 'SELECT count(*) AS n FROM memory_tags t0 WHERE t0.tag = @f_tag0';
+      else if (tagDriven && columnFilter) {
+        // Tags and a column filter: count through the column's covering index and check the tags
+        // there (walking the tag's rows would read every one of those memories' rows).
+        const plain = filterSql({ ...f, tags });
+        countSql = `SELECT count(*) AS n FROM memories m WHERE ${plain.where.join(' AND ')}`;
+      } else countSql = `SELECT count(*) AS n FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
       const total = (this.stmt(countSql).get(params) as { n: number }).n;
       const pageWhere = [...where];
       const pageParams: Params = { ...params, limit: query.limit, offset: 0 };
