@@ -393,7 +393,6 @@ export class SqliteMemoryIndex extends MemoryIndex {
     interface TermHits {
       /** Newest matching rowids, descending. */
       rows: number[];
-      any: Set<number>;
       titleTags: Set<number>;
       /** Rowids below this are not known (the window was full). 0 when complete. */
       cutoff: number;
@@ -407,7 +406,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
       const complete = any.length < C;
       const cutoff = complete ? 0 : any[any.length - 1];
       const df = complete ? any.length : (C * n) / Math.max(C, maxSeq - cutoff + 1);
-      return { rows: any, any: new Set(any), titleTags: new Set(titleTags), cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
+      return { rows: any, titleTags: new Set(titleTags), cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
     });
 
     // Few matches: bm25 over all of them is cheap and ranks with term frequencies too. Not with a
@@ -417,6 +416,23 @@ export class SqliteMemoryIndex extends MemoryIndex {
     const exact = !phrases && hits.every((h) => h.cutoff === 0) && postings <= this.exactRankingBudget;
     const filtered = hasFilter(query.filter);
 
+    // Candidates: rows of the required terms (phrases, all of them), else of any term.
+    const required = hits.filter((h) => h.required);
+    let candidates: number[] | null = null;
+    if (required.length > 0) {
+      const [first, ...others] = required;
+      const sets = others.map((h) => new Set(h.rows));
+      candidates = sets.length === 0 ? first.rows : first.rows.filter((r) => sets.every((set) => set.has(r)));
+    }
+    // Every window complete and no filter: the candidates are exactly the matches, so their number
+    // is exactSearch's total (it need not count again).
+    if (exact) {
+      if (filtered) return { total: null };
+      if (candidates) return { total: candidates.length };
+      const union = new Set<number>();
+      for (const h of hits) for (const r of h.rows) union.add(r);
+      return { total: union.size };
+    }
     // Scores of every row in a window, summed term by term in query order (so each row's sum is
     // the same as adding its terms one after another).
     const scores = new Map<number, number>();
@@ -427,18 +443,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
         scores.set(r, prev === undefined ? add : prev + add);
       }
     }
-    // Candidates: rows of the required terms (phrases, all of them), else of any term.
-    const required = hits.filter((h) => h.required);
-    let candidates: number[];
-    if (required.length > 0) {
-      const [first, ...others] = required;
-      candidates = others.length === 0 ? first.rows : first.rows.filter((r) => others.every((h) => h.any.has(r)));
-    } else {
-      candidates = [...scores.keys()];
-    }
-    // Every window complete and no filter: the candidates are exactly the matches, so their number
-    // is exactSearch's total (it need not count again).
-    if (exact) return { total: filtered ? null : candidates.length };
+    candidates ??= [...scores.keys()];
     if (filtered && candidates.length > 0) {
       const { where, params } = filterSql(query.filter);
       candidates = this.stmt(`SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(@seqs)) AND ${where.join(' AND ')}`)
