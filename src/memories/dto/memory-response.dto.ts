@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { MEMORY_SCOPES, MEMORY_TYPES } from '../../backends/ports/memory.model';
 
 const ID = '6740a1b2c3d4e5f601234567';
@@ -34,29 +34,11 @@ export class MemoryResponseDto {
   memory: MemoryDto;
 }
 
-/** A list/search row: no content, a snippet instead. */
-export class MemoryRowDto {
-  @ApiProperty({ example: ID })
-  id: string;
-  @ApiProperty({ type: String, nullable: true, example: 'Deployment policy' })
-  title: string | null;
-  @ApiProperty({ enum: MEMORY_TYPES, example: 'decision' })
-  type: string;
-  @ApiProperty({ type: [String], example: ['deploy', 'policy'] })
-  tags: string[];
-  @ApiProperty({ enum: MEMORY_SCOPES, example: 'project' })
-  scope: string;
-  @ApiProperty({ type: String, nullable: true, example: 'release-bot' })
-  agent: string | null;
-  @ApiProperty({ type: String, nullable: true, example: 'payments' })
-  project: string | null;
+/** A list/search row: every field of a memory but content, and a snippet instead. */
+export class MemoryRowDto extends OmitType(MemoryDto, ['content'] as const) {
   /** List mode: the start of the content; search mode: the passage around the best match. */
   @ApiProperty({ example: 'Deploys go through the blue-green pipeline; never deploy on Fridays.' })
   snippet: string;
-  @ApiProperty({ format: 'date-time', example: AT })
-  created_at: string;
-  @ApiProperty({ format: 'date-time', example: AT })
-  updated_at: string;
   /** Search mode only: relevance, higher is better. */
   @ApiPropertyOptional({ example: 4.21 })
   score?: number;
