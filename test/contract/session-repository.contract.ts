@@ -55,21 +55,6 @@ export function sessionRepositoryContract(name: string, make: () => Promise<Sess
       expect((await h.repo.all()).map((x) => x.sid)).not.toContain(s.sid);
     });
 
-    it('touch moves the expiry (an expiring session stays alive, a past expiry ends it)', async () => {
-      const s = sessionFactory({ expiresAt: new Date(Date.now() + 60_000) });
-      await h.repo.set(s);
-      const later = new Date(Date.now() + 10 * 3600_000);
-      await h.repo.touch(s.sid, later);
-      expect((await h.repo.get(s.sid))!.expiresAt).toEqual(later);
-      await h.repo.touch(s.sid, new Date(Date.now() - 1));
-      expect(await h.repo.get(s.sid)).toBeNull();
-    });
-
-    it('touch of an unknown sid creates nothing', async () => {
-      await h.repo.touch('ghost', new Date(Date.now() + 60_000));
-      expect(await h.repo.get('ghost')).toBeNull();
-    });
-
     it('destroy removes the session and is idempotent', async () => {
       const s = sessionFactory();
       const keep = sessionFactory();

@@ -95,20 +95,6 @@ export class MongoSessionRepository extends SessionRepository {
     }
   }
 
-  override async touch(sid: string, expiresAt: Date): Promise<void> {
-    const cached = this.cache.get(String(sid));
-    if (cached) this.remember({ ...cached, expiresAt: new Date(expiresAt) });
-    try {
-      await this.run(async (m) => {
-        await m.sessions.updateOne({ _id: String(sid) }, { $set: { expiresAt } }).exec();
-      });
-    } catch (e) {
-      if (!this.degraded(e)) throw e;
-      const updated = this.cache.get(String(sid));
-      if (updated) this.pendingSet.set(updated.sid, updated);
-    }
-  }
-
   override async destroy(sid: string): Promise<void> {
     this.cache.delete(String(sid));
     this.pendingSet.delete(String(sid));

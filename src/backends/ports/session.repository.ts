@@ -10,7 +10,6 @@ export abstract class SessionRepository {
   /** null when missing or expired. */
   abstract get(sid: string): Promise<StoredSession | null>;
   abstract set(session: StoredSession): Promise<void>;
-  abstract touch(sid: string, expiresAt: Date): Promise<void>;
   abstract destroy(sid: string): Promise<void>;
   /** Live sessions (used to carry them over when the document database changes). */
   abstract all(): Promise<StoredSession[]>;

@@ -14,7 +14,6 @@ const toSession = (r: SessionRow): StoredSession => ({ sid: r.sid, data: r.data,
 export class SqliteSessionRepository extends SessionRepository {
   private readonly getStmt: Database.Statement;
   private readonly upsertStmt: Database.Statement;
-  private readonly touchStmt: Database.Statement;
   private readonly destroyStmt: Database.Statement;
   private readonly allStmt: Database.Statement;
   private readonly pruneStmt: Database.Statement;
@@ -35,7 +34,6 @@ export class SqliteSessionRepository extends SessionRepository {
     this.upsertStmt = db.prepare(
       'INSERT INTO admin_sessions (sid, data, expires_at) VALUES (?, ?, ?) ON CONFLICT(sid) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at',
     );
-    this.touchStmt = db.prepare('UPDATE admin_sessions SET expires_at = ? WHERE sid = ?');
     this.destroyStmt = db.prepare('DELETE FROM admin_sessions WHERE sid = ?');
     this.allStmt = db.prepare('SELECT sid, data, expires_at FROM admin_sessions WHERE expires_at > ? ORDER BY sid');
     this.pruneStmt = db.prepare('DELETE FROM admin_sessions WHERE expires_at <= ?');
@@ -51,10 +49,6 @@ export class SqliteSessionRepository extends SessionRepository {
       this.pruneStmt.run(Date.now());
       this.upsertStmt.run(s.sid, s.data, s.expiresAt.getTime());
     });
-  }
-
-  override async touch(sid: string, expiresAt: Date): Promise<void> {
-    sqlite('session touch', () => this.touchStmt.run(expiresAt.getTime(), sid));
   }
 
   override async destroy(sid: string): Promise<void> {
