@@ -53,6 +53,23 @@ export interface RunningServer {
   dispose(): Promise<void>;
 }
 
+/** The handle of a started server: restart keeps its data directory, dispose deletes it. */
+function runningServer(url: string, port: number, directory: string, start: () => Promise<void>, stop: () => Promise<void>): RunningServer {
+  return {
+    url,
+    port,
+    stop,
+    restart: async () => {
+      await stop();
+      await start();
+    },
+    dispose: async () => {
+      await stop();
+      fs.rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // s3rver
 
@@ -124,19 +141,7 @@ export async function startS3rver(opts: { port?: number; directory?: string } = 
     await closing;
   };
   await start();
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    stop,
-    restart: async () => {
-      await stop();
-      await start();
-    },
-    dispose: async () => {
-      await stop();
-      fs.rmSync(directory, { recursive: true, force: true });
-    },
-  };
+  return runningServer(`http://127.0.0.1:${port}`, port, directory, start, stop);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,19 +249,7 @@ export async function startFerretdb(bin: string, opts: { port?: number; director
     forget();
   };
   await start();
-  return {
-    url,
-    port,
-    stop,
-    restart: async () => {
-      await stop();
-      await start();
-    },
-    dispose: async () => {
-      await stop();
-      fs.rmSync(directory, { recursive: true, force: true });
-    },
-  };
+  return runningServer(url, port, directory, start, stop);
 }
 
 /** A unique, valid name for a test database or bucket. */
