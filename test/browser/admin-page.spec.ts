@@ -109,6 +109,14 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
   }
 
+  /**
+   * Waits until the token's Status cell reads exactly `status`. Not getByText on the whole row:
+   * its action buttons read "EditRevokeDelete", which contains "revoked".
+   */
+  async function tokenStatus(id: string, status: 'active' | 'revoked' | 'expired'): Promise<void> {
+    await page.locator(`tr[data-token-id="${id}"] td[data-label="Status"]`).getByText(status, { exact: true }).waitFor();
+  }
+
   async function signIn(p: Page, password: string): Promise<void> {
     await p.getByLabel('Username').fill('admin');
     await p.getByLabel('Password').fill(password);
@@ -193,7 +201,7 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     // The list shows the new token, active, with its scopes and IPs, but never the secret.
     const row = panel.locator(`tr[data-token-id="${tokenId}"]`);
     await row.waitFor();
-    await row.getByText('active').waitFor();
+    await tokenStatus(tokenId, 'active');
     await row.getByText('memory:delete').waitFor();
     await row.getByText('::1').waitFor();
 
@@ -219,11 +227,11 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     const dialog = page.getByRole('dialog', { name: 'Revoke token?' });
     await dialog.waitFor();
     await dialog.getByRole('button', { name: 'Revoke' }).click();
-    await page.locator(`tr[data-token-id="${tokenId}"]`).getByText('revoked').waitFor();
+    await tokenStatus(tokenId, 'revoked');
     expect(await listWith(base, plaintext)).toMatch(/^401 /);
 
     await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Restore/ }).click();
-    await page.locator(`tr[data-token-id="${tokenId}"]`).getByText('active').waitFor();
+    await tokenStatus(tokenId, 'active');
     expect(await listWith(base, plaintext)).toBe('200');
 
     // Edit: narrow it to read-only from the edit dialog.
