@@ -36,7 +36,14 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(cfg)] }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
   configureApp(app);
-  await app.init();
+  try {
+    await app.init();
+  } catch (e) {
+    // A start-up that fails half-way (e.g. a bad admin password hash) has already opened the
+    // backends: close them, or their sockets keep the test process alive after the run.
+    await app.close().catch(() => undefined);
+    throw e;
+  }
   return {
     app,
     http: app.getHttpServer(),
