@@ -22,8 +22,8 @@ type Window = Pick<RateLimitRecord, 'gen' | 'resetAt'>;
  * count is a countDocuments on the key's window.
  *
  * Why not a counter document with `$inc`: on FerretDB 1.x an update is a read-modify-write in
- * FerretDB itself, so concurrent `$inc`s on one document lose hits (the contract test sees 50
- * parallel increments end at ~10). Inserts with a unique `_id` are atomic on every
+ * FerretDB itself, so concurrent `$inc`s on one document lose hits (in the contract test, 20
+ * parallel increments ended at 9). Inserts with a unique `_id` are atomic on every
  * MongoDB-wire server, so this design counts every hit, on MongoDB and FerretDB alike. The
  * k-th concurrent hit sees at least k, which is what a limiter needs: no more than `limit`
  * concurrent attempts ever see a count within the limit.
