@@ -6,6 +6,7 @@ import { delegateTo } from './delegate';
 import { PinBackendsMiddleware } from './pin-backends.middleware';
 import { MemoryIndex } from './ports/memory-index.port';
 import { ObjectStore } from './ports/object-store.port';
+import { RateLimitRepository } from './ports/rate-limit.repository';
 import { SessionRepository } from './ports/session.repository';
 import { TokenRepository } from './ports/token.repository';
 
@@ -21,9 +22,10 @@ import { TokenRepository } from './ports/token.repository';
     { provide: MemoryIndex, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.memories), inject: [BackendsService] },
     { provide: TokenRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.tokens), inject: [BackendsService] },
     { provide: SessionRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.sessions), inject: [BackendsService] },
+    { provide: RateLimitRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.rateLimits), inject: [BackendsService] },
     { provide: ObjectStore, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.store), inject: [BackendsService] },
   ],
-  exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, ObjectStore],
+  exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore],
 })
 export class BackendsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -24,11 +24,12 @@ export interface MemoryCount {
 
 /**
  * Holds the active adapters and swaps them when the settings change (no restart).
- * The ports (MemoryIndex, ObjectStore, TokenRepository, SessionRepository) are bound to
- * delegates (see backends.module.ts) that forward to the adapters pinned for the current request
- * (pin(): a request that started before a switch finishes on the old adapters), else to the
- * active ones. When the document database changes, tokens and live admin sessions are carried
- * over to the new one if it has none, so the admin stays signed in and tokens keep working.
+ * The ports (MemoryIndex, ObjectStore, TokenRepository, SessionRepository, RateLimitRepository)
+ * are bound to delegates (see backends.module.ts) that forward to the adapters pinned for the
+ * current request (pin(): a request that started before a switch finishes on the old adapters),
+ * else to the active ones. When the document database changes, tokens and live admin sessions
+ * are carried over to the new one if it has none, so the admin stays signed in and tokens keep
+ * working; login-throttling counters are not (they start afresh in the new database).
  */
 @Injectable()
 export class BackendsService implements OnModuleInit, OnApplicationShutdown {

@@ -5,14 +5,15 @@
 import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
 import { freshDatabaseName, testMongoIsFerretdb, testMongoUri } from '../support/backends';
 import { memoryIndexContract } from './memory-index.contract';
+import { rateLimitRepositoryContract } from './rate-limit-repository.contract';
 import { sessionRepositoryContract } from './session-repository.contract';
 import { tokenRepositoryContract } from './token-repository.contract';
 
 const uri = testMongoUri();
 const quiet = { log: () => undefined, warn: () => undefined };
 
-async function openDatabase(): Promise<{ db: MongoDocumentDatabase; cleanup(): Promise<void> }> {
-  const db = new MongoDocumentDatabase({ uri: uri!, dbName: freshDatabaseName(), memoryCollection: null, logger: quiet });
+async function openDatabase(dbName = freshDatabaseName()): Promise<{ db: MongoDocumentDatabase; cleanup(): Promise<void> }> {
+  const db = new MongoDocumentDatabase({ uri: uri!, dbName, memoryCollection: null, logger: quiet });
   await db.init();
   return {
     db,
@@ -45,5 +46,20 @@ if (!uri) {
   sessionRepositoryContract('mongodb', async () => {
     const { db, cleanup } = await openDatabase();
     return { repo: db.sessions, cleanup };
+  });
+
+  rateLimitRepositoryContract('mongodb', async () => {
+    const dbName = freshDatabaseName();
+    const { db, cleanup } = await openDatabase(dbName);
+    const peer = new MongoDocumentDatabase({ uri: uri!, dbName, memoryCollection: null, logger: quiet });
+    await peer.init();
+    return {
+      repo: db.rateLimits,
+      peer: peer.rateLimits,
+      async cleanup() {
+        await peer.close();
+        await cleanup();
+      },
+    };
   });
 }

@@ -1,10 +1,12 @@
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { SqliteRateLimitRepository } from '../../src/backends/sqlite/sqlite-rate-limit.repository';
 import { SqliteSessionRepository } from '../../src/backends/sqlite/sqlite-session.repository';
 import { SqliteTokenRepository } from '../../src/backends/sqlite/sqlite-token.repository';
 import { BackendUnavailableError } from '../../src/common/errors';
 import { tempDir } from '../support/app';
+import { rateLimitRepositoryContract } from './rate-limit-repository.contract';
 import { sessionFactory, sessionRepositoryContract } from './session-repository.contract';
 import { tokenFactory, tokenRepositoryContract } from './token-repository.contract';
 
@@ -30,6 +32,21 @@ tokenRepositoryContract('sqlite', async () => {
 sessionRepositoryContract('sqlite', async () => {
   const { db, cleanup } = openDb();
   return { repo: new SqliteSessionRepository(db), cleanup };
+});
+
+rateLimitRepositoryContract('sqlite', async () => {
+  const { db, dir, cleanup } = openDb();
+  // A second connection to the same file, as another process on the same data directory would have.
+  const other = new Database(path.join(dir, 'memstore.db'));
+  other.pragma('busy_timeout = 5000');
+  return {
+    repo: new SqliteRateLimitRepository(db),
+    peer: new SqliteRateLimitRepository(other),
+    async cleanup() {
+      other.close();
+      await cleanup();
+    },
+  };
 });
 
 describe('SQLite token and session repositories (adapter specifics)', () => {

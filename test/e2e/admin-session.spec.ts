@@ -181,6 +181,75 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
     }
   });
 
+  describe('login throttling counters live in the document database', () => {
+    /** Two failures allowed per address: the second is slowed down, the third attempt is refused. */
+    const throttledEnv = async () => ({
+      ...(await backend.env()),
+      MEMSTORE_DATA_DIR: tempDir(),
+      MEMSTORE_LOGIN_MAX_FAILURES: '2',
+      MEMSTORE_LOGIN_WINDOW_SECONDS: '120',
+    });
+
+    it('failures on one instance count on another instance sharing the database', async () => {
+      const env = await throttledEnv();
+      const a = await createTestApp(env);
+      const b = await createTestApp(env);
+      try {
+        await login(a, { username: 'admin', password: 'wrong-1' }).expect(401);
+        await login(a, { username: 'admin', password: 'wrong-2' }).expect(401);
+        // B never saw a failure itself, yet refuses this address even with the right password.
+        const limited = await login(b, { username: 'admin', password: ADMIN_PASSWORD }).expect(429);
+        expect(limited.body).toEqual({ ok: false, error: expect.stringMatching(/too many/i) });
+        const retryAfter = Number(limited.headers['retry-after']);
+        expect(retryAfter).toBeGreaterThan(0);
+        expect(retryAfter).toBeLessThanOrEqual(120);
+        expect(sessionCookie(limited)).toBeUndefined();
+        await login(a, { username: 'admin', password: ADMIN_PASSWORD }).expect(429);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('a sign-in on one instance gives its attempt back on the other', async () => {
+      const env = await throttledEnv();
+      const a = await createTestApp(env);
+      const b = await createTestApp(env);
+      try {
+        // The limiter gives a successful attempt back once the response is sent: leave it a moment.
+        const signIn = async () => {
+          await login(b, { username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+          await new Promise((r) => setTimeout(r, 200));
+        };
+        await login(a, { username: 'admin', password: 'wrong-1' }).expect(401);
+        await signIn();
+        await signIn();
+        await login(a, { username: 'admin', password: 'wrong-2' }).expect(401);
+        await login(b, { username: 'admin', password: 'wrong-3' }).expect(429);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('the counters survive an app restart', async () => {
+      const env = await throttledEnv();
+      const first = await createTestApp(env);
+      try {
+        await login(first, { username: 'admin', password: 'wrong-1' }).expect(401);
+        await login(first, { username: 'admin', password: 'wrong-2' }).expect(401);
+      } finally {
+        await first.close();
+      }
+      const second = await createTestApp(env);
+      try {
+        await login(second, { username: 'admin', password: ADMIN_PASSWORD }).expect(429);
+      } finally {
+        await second.close();
+      }
+    });
+  });
+
   it('a session survives an app restart on the same data directory', async () => {
     const env = { ...(await backend.env()), MEMSTORE_DATA_DIR: tempDir() };
     const first = await createTestApp(env);

@@ -4,8 +4,9 @@
  * naming it (quickly, no hanging request), admin routes keep answering so the admin can fix the
  * settings, and the service recovers by itself when the backend is back — no restart.
  */
+import { Logger } from '@nestjs/common';
 import request from 'supertest';
-import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
+import { ADMIN_PASSWORD, adminAgent, createTestApp, createToken, TestApp } from '../support/app';
 import { createTestBucket, freshDatabaseName } from '../support/backends';
 import { findFerretdb, RunningServer, S3RVER_CREDENTIALS, startFerretdb, startS3rver } from '../support/servers';
 
@@ -121,6 +122,42 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
     expect(res.body.total).toBe(2);
     expect((await api.get(`/api/memories/${memoryId}`).expect(200)).body.memory.content).toBe('survives outages');
     expect((await admin.get('/api/me').expect(200)).body).toMatchObject({ authenticated: true, kind: 'admin' });
+  }, 60_000);
+
+  it('document database down → sign-in is still throttled (in-process counters) and the right password still signs in', async () => {
+    await mongo.restart();
+    const throttled = await createTestApp({ MEMSTORE_DOCDB_URI: mongo.url, MEMSTORE_DOCDB_DB: freshDatabaseName(), MEMSTORE_LOGIN_MAX_FAILURES: '4' });
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    const login = (password: string) => timed(() => request(throttled.http).post('/api/login').send({ username: 'admin', password }));
+    try {
+      // One failure counted in MongoDB before the outage (it does not carry over into the fallback counters).
+      expect((await login('wrong-0')).value.status).toBe(401);
+      await mongo.stop();
+
+      const first = await login('wrong-1');
+      expect(first.value.status).toBe(401);
+      expect(first.ms).toBeLessThan(FAST_MS);
+      // The admin can still sign in (the session is kept in memory until MongoDB is back) ...
+      expect((await login(ADMIN_PASSWORD)).value.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 200)); // the success gives its attempt back after the response
+      // ... and an attacker is still slowed down, then refused.
+      expect((await login('wrong-2')).value.status).toBe(401);
+      const slowed = await login('wrong-3');
+      expect(slowed.value.status).toBe(401);
+      expect(slowed.ms).toBeGreaterThanOrEqual(450);
+      expect((await login('wrong-4')).value.status).toBe(401);
+      const refused = await login(ADMIN_PASSWORD);
+      expect(refused.value.status).toBe(429);
+      expect(Number(refused.value.headers['retry-after'])).toBeGreaterThan(0);
+
+      const notices = warn.mock.calls.filter(([message]) => /^Login throttling uses in-process counters/.test(String(message)));
+      expect(notices).toHaveLength(1);
+      expect(String(notices[0][0])).toMatch(/Document database unavailable/);
+    } finally {
+      warn.mockRestore();
+      await throttled.close();
+      await mongo.restart();
+    }
   }, 60_000);
 });
 

@@ -9,6 +9,9 @@ import {
   MemoryRecordSchema,
   ProbeRecord,
   ProbeRecordSchema,
+  RATE_LIMIT_INDEX,
+  RateLimitRecord,
+  RateLimitRecordSchema,
   SessionRecord,
   SessionRecordSchema,
   TokenDocRecord,
@@ -16,6 +19,7 @@ import {
 } from './mongo.schemas';
 import { redactMongoUri, toAppError } from './mongo-errors';
 import { MongoMemoryIndex } from './mongo-memory-index';
+import { MongoRateLimitRepository, RATE_LIMIT_GRACE_SECONDS } from './mongo-rate-limit.repository';
 import { MongoSessionRepository } from './mongo-session.repository';
 import { MongoTokenRepository } from './mongo-token.repository';
 
@@ -35,6 +39,7 @@ export interface MongoModels {
   memories: Model<MemoryRecord>;
   tokens: Model<TokenDocRecord>;
   sessions: Model<SessionRecord>;
+  rateLimits: Model<RateLimitRecord>;
   probe: Model<ProbeRecord>;
   /** Whether the server supports text indexes ($text search); detected once per connection. */
   textSearch: boolean;
@@ -52,15 +57,16 @@ const RETRY_AFTER_MS = 2_000;
 
 /**
  * The MongoDB document database: one mongoose connection it opens (and closes) itself, with the
- * memories, tokens and sessions collections and their indexes. init() never throws when the
- * server is down: every operation (re)connects on demand, failing with a 503 in the meantime,
- * and the driver reconnects by itself once a connection has been made.
+ * memories, tokens, sessions and rate_limits collections and their indexes. init() never throws
+ * when the server is down: every operation (re)connects on demand, failing with a 503 in the
+ * meantime, and the driver reconnects by itself once a connection has been made.
  */
 export class MongoDocumentDatabase extends DocumentDatabase {
   readonly kind = 'mongodb';
   readonly memories: MongoMemoryIndex;
   readonly tokens: MongoTokenRepository;
   readonly sessions: MongoSessionRepository;
+  readonly rateLimits: MongoRateLimitRepository;
   private readonly logger: Pick<Logger, 'log' | 'warn'>;
   private readonly where: string;
   private conn?: Connection;
@@ -77,6 +83,7 @@ export class MongoDocumentDatabase extends DocumentDatabase {
     this.memories = new MongoMemoryIndex(exec, () => this.models);
     this.tokens = new MongoTokenRepository(exec);
     this.sessions = new MongoSessionRepository(exec);
+    this.rateLimits = new MongoRateLimitRepository(exec);
   }
 
   override async init(): Promise<void> {
@@ -142,29 +149,20 @@ export class MongoDocumentDatabase extends DocumentDatabase {
       const memories = conn.model(MemoryRecord.name, MemoryRecordSchema, this.opts.memoryCollection || 'memories');
       const tokens = conn.model(TokenDocRecord.name, TokenDocRecordSchema, 'tokens');
       const sessions = conn.model(SessionRecord.name, SessionRecordSchema, 'sessions');
+      const rateLimits = conn.model(RateLimitRecord.name, RateLimitRecordSchema, 'rate_limits');
       const probe = conn.model(ProbeRecord.name, ProbeRecordSchema, 'memstore_probe');
       const existing = await existingIndexes(memories);
       const missing = MEMORY_INDEXES.filter((i) => !existing.has(i.name));
       if (missing.length > 0) await memories.collection.createIndexes(missing.map((i) => ({ key: i.key, name: i.name })));
-      await this.setUpSessionExpiry(sessions);
+      await setUpExpiry(sessions, 'expiresAt', 'session_expiry');
+      if (!(await existingIndexes(rateLimits)).has(RATE_LIMIT_INDEX.name)) await rateLimits.collection.createIndex(RATE_LIMIT_INDEX.key, { name: RATE_LIMIT_INDEX.name });
+      await setUpExpiry(rateLimits, 'resetAt', 'rate_limit_expiry', RATE_LIMIT_GRACE_SECONDS);
       const textSearch = await this.setUpTextSearch(memories);
       this.conn = conn;
-      return { memories, tokens, sessions, probe, textSearch };
+      return { memories, tokens, sessions, rateLimits, probe, textSearch };
     } catch (e) {
       await conn.close(true).catch(() => undefined);
       throw e;
-    }
-  }
-
-  /** A TTL index removes expired sessions; servers without TTL indexes get a plain index (reads skip expired sessions anyway). */
-  private async setUpSessionExpiry(sessions: Model<SessionRecord>): Promise<void> {
-    const existing = await existingIndexes(sessions);
-    if (existing.has('session_expiry') || existing.has('session_expiry_plain')) return;
-    try {
-      await sessions.collection.createIndex({ expiresAt: 1 }, { name: 'session_expiry', expireAfterSeconds: 0 });
-    } catch (e) {
-      if (isNetworkError(e)) throw e;
-      await sessions.collection.createIndex({ expiresAt: 1 }, { name: 'session_expiry_plain' });
     }
   }
 
@@ -217,18 +215,36 @@ export class MongoDocumentDatabase extends DocumentDatabase {
   }
 }
 
+type HasCollection = Pick<Model<unknown>, 'collection'>;
+
 /**
  * Names of the indexes a collection has (none when it does not exist yet). Indexes are created
  * only when missing: cheaper at start-up, and FerretDB 1.24 drops the connection when asked to
  * create an index that already exists.
  */
-async function existingIndexes(model: Model<unknown> | Model<MemoryRecord> | Model<SessionRecord>): Promise<Set<string>> {
+async function existingIndexes(model: HasCollection): Promise<Set<string>> {
   try {
-    const list = await (model as Model<unknown>).collection.listIndexes().toArray();
+    const list = await model.collection.listIndexes().toArray();
     return new Set(list.map((i) => String(i.name)));
   } catch (e) {
     if ((e as { code?: number }).code === 26) return new Set(); // NamespaceNotFound
     throw e;
+  }
+}
+
+/**
+ * A TTL index (`name`) on a date field removes expired documents (sessions, ended rate-limit
+ * windows) `expireAfterSeconds` after that date; servers without TTL indexes get a plain index
+ * (`name`_plain): reads skip expired documents anyway.
+ */
+async function setUpExpiry(model: HasCollection, field: string, name: string, expireAfterSeconds = 0): Promise<void> {
+  const existing = await existingIndexes(model);
+  if (existing.has(name) || existing.has(`${name}_plain`)) return;
+  try {
+    await model.collection.createIndex({ [field]: 1 }, { name, expireAfterSeconds });
+  } catch (e) {
+    if (isNetworkError(e)) throw e;
+    await model.collection.createIndex({ [field]: 1 }, { name: `${name}_plain` });
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * Persistence records of the MongoDB adapter, as @nestjs/mongoose schema classes. The `_id` of
- * each record is our own identifier (memory id, token id, session id), so no ObjectId or
+ * each record is our own identifier (memory id, token id, session id, rate-limit key), so no ObjectId or
  * mongoose internals ever reach a response: the repositories map records to port models.
  */
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
@@ -109,6 +109,33 @@ export class SessionRecord {
   expiresAt!: Date;
 }
 export const SessionRecordSchema = SchemaFactory.createForClass(SessionRecord);
+
+/**
+ * One counted hit of a rate-limit key. Hits of one window share `gen` (the window's number for
+ * that key); the first hit of a window has `_id` "<key>#<gen>", so only one instance can start
+ * a given window; further hits have random ids.
+ */
+@Schema({ ...COMMON, collection: 'rate_limits' })
+export class RateLimitRecord {
+  @Prop({ type: String, required: true })
+  _id!: string;
+
+  /** The counter's key (limiter prefix + client address). */
+  @Prop({ type: String, required: true })
+  key!: string;
+
+  /** Window number for this key (1, 2, …). */
+  @Prop({ type: Number, required: true })
+  gen!: number;
+
+  /** When the window ends (a TTL index removes the hit a little later). */
+  @Prop({ type: Date, required: true })
+  resetAt!: Date;
+}
+export const RateLimitRecordSchema = SchemaFactory.createForClass(RateLimitRecord);
+
+/** Finds a key's newest window and counts its hits. */
+export const RATE_LIMIT_INDEX = { key: { key: 1, gen: -1 } as Record<string, 1 | -1>, name: 'rate_limit_window' };
 
 @Schema({ ...COMMON, collection: 'memstore_probe' })
 export class ProbeRecord {

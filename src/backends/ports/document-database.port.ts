@@ -1,4 +1,5 @@
 import type { MemoryIndex } from './memory-index.port';
+import type { RateLimitRepository } from './rate-limit.repository';
 import type { SessionRepository } from './session.repository';
 import type { TokenRepository } from './token.repository';
 
@@ -12,6 +13,7 @@ export abstract class DocumentDatabase {
   abstract readonly memories: MemoryIndex;
   abstract readonly tokens: TokenRepository;
   abstract readonly sessions: SessionRepository;
+  abstract readonly rateLimits: RateLimitRepository;
   /** Open the connection, create tables/collections and indexes. Must not throw when the server is down (it reconnects later). */
   abstract init(): Promise<void>;
   /** Write, read and delete a probe document; throws BackendUnavailableError with the reason. */

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { BackendUnavailableError } from '../../common/errors';
 import { DocumentDatabase } from '../ports/document-database.port';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
+import { SqliteRateLimitRepository } from './sqlite-rate-limit.repository';
 import { SqliteSessionRepository } from './sqlite-session.repository';
 import { SqliteTokenRepository } from './sqlite-token.repository';
 
@@ -13,6 +14,7 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
   memories!: SqliteMemoryIndex;
   tokens!: SqliteTokenRepository;
   sessions!: SqliteSessionRepository;
+  rateLimits!: SqliteRateLimitRepository;
   private db?: Database.Database;
 
   constructor(readonly file: string) {
@@ -30,6 +32,7 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
     this.memories = new SqliteMemoryIndex(db);
     this.tokens = new SqliteTokenRepository(db);
     this.sessions = new SqliteSessionRepository(db);
+    this.rateLimits = new SqliteRateLimitRepository(db);
   }
 
   override async ping(): Promise<void> {
