@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { BackendUnavailableError } from '../../common/errors';
 import { DocumentDatabase } from '../ports/document-database.port';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
+import { SqliteSearchPool } from './sqlite-search-pool';
 import { SqliteSessionRepository } from './sqlite-session.repository';
 import { SqliteTokenRepository } from './sqlite-token.repository';
 
@@ -14,8 +15,13 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
   tokens!: SqliteTokenRepository;
   sessions!: SqliteSessionRepository;
   private db?: Database.Database;
+  private searchPool?: SqliteSearchPool;
 
-  constructor(readonly file: string) {
+  /** `searchWorkers`: worker threads that run searches on their own connections (0 = on the main thread). */
+  constructor(
+    readonly file: string,
+    private readonly opts: { searchWorkers?: number } = {},
+  ) {
     super();
   }
 
@@ -30,6 +36,17 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
     this.memories = new SqliteMemoryIndex(db);
     this.tokens = new SqliteTokenRepository(db);
     this.sessions = new SqliteSessionRepository(db);
+    const workers = this.opts.searchWorkers ?? 0;
+    if (workers > 0) {
+      // The workers start with the first search; until one is ready, searches run on the main thread.
+      this.searchPool = new SqliteSearchPool(this.file, workers);
+      this.memories.delegateSearches(this.searchPool);
+    }
+  }
+
+  /** The search worker pool, when there is one (tests). */
+  searchWorkers(): SqliteSearchPool | undefined {
+    return this.searchPool;
   }
 
   override async ping(): Promise<void> {
@@ -55,6 +72,9 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
   }
 
   override async close(): Promise<void> {
+    this.memories?.delegateSearches(null);
+    await this.searchPool?.close();
+    this.searchPool = undefined;
     if (this.db?.open) this.db.close();
   }
 

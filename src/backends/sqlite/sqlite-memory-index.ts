@@ -40,6 +40,16 @@ export interface SqliteMemoryIndexOptions {
    * normalisation included; its cost grows with the matches, so only for small sets). 0 = never.
    */
   exactRankingBudget?: number;
+  /**
+   * Create or upgrade the schema (default). False for a connection that only reads (a search
+   * worker's): the schema is the main connection's business.
+   */
+  schema?: boolean;
+}
+
+/** Runs searches elsewhere (SqliteSearchPool); null when it cannot take one now (then the index searches itself). */
+export interface SearchDelegate {
+  search(query: SearchQuery): Promise<MemoryPage> | null;
 }
 
 export const DEFAULT_EXACT_RANKING_BUDGET = 2000;
@@ -204,6 +214,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly termWindow: number;
   private readonly exactRankingBudget: number;
+  private searchDelegate: SearchDelegate | null = null;
 
   constructor(
     private readonly db: Database.Database,
@@ -215,7 +226,12 @@ export class SqliteMemoryIndex extends MemoryIndex {
     // Memory-mapped reads: rows carry their content, so a page read through read(2) per row made
     // filtered lists ~10x slower at 100,000 memories. (Per connection; only address space.)
     this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
-    this.createSchema();
+    if (opts.schema !== false) this.createSchema();
+  }
+
+  /** Searches go to `delegate` (worker threads with their own connections) while it takes them. */
+  delegateSearches(delegate: SearchDelegate | null): void {
+    this.searchDelegate = delegate;
   }
 
   /** Creates or upgrades the schema in one transaction (a second process opening the file waits). */
@@ -367,6 +383,11 @@ export class SqliteMemoryIndex extends MemoryIndex {
    * newer memory.
    */
   override async search(query: SearchQuery): Promise<MemoryPage> {
+    return this.searchDelegate?.search(query) ?? this.searchNow(query);
+  }
+
+  /** The search itself, synchronously on this index's connection (what a search worker runs). */
+  searchNow(query: SearchQuery): MemoryPage {
     const parsed = parseSearchQuery(query.text);
     if (!hasPositiveTerms(parsed)) return { rows: [], total: 0 };
     return this.guard(() => {
