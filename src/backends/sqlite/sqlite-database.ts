@@ -73,6 +73,7 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
 
   override async close(): Promise<void> {
     this.memories?.delegateSearches(null);
+    this.memories?.stopMaintenance();
     await this.searchPool?.close();
     this.searchPool = undefined;
     if (this.db?.open) this.db.close();
