@@ -95,6 +95,22 @@ describe('SqliteSearchPool', () => {
     await expect(database.memories.search(queries[0])).rejects.toBeInstanceOf(BackendUnavailableError);
   });
 
+  it('fails the searches of a worker that dies with a 503, searches on the main thread meanwhile, and replaces it', async () => {
+    const pool = database.searchWorkers() as SqliteSearchPool;
+    await waitReady(pool, 2);
+    const slots = [...(pool as unknown as { slots: Set<{ worker: { terminate(): Promise<number> } }> }).slots];
+    const inFlight = Promise.all(queries.map((q) => database.memories.search(q)));
+    await Promise.all(slots.map((s) => s.worker.terminate()));
+    await inFlight.then(
+      (pages) => expect(pages).toEqual(queries.map((q) => database.memories.searchNow(q))), // all answered before the exit
+      (e) => expect(e).toBeInstanceOf(BackendUnavailableError),
+    );
+    expect(pool.readyCount()).toBe(0);
+    expect(await database.memories.search(queries[1])).toEqual(database.memories.searchNow(queries[1])); // main thread
+    await waitReady(pool, 2); // replaced after a second
+    expect(await pool.search(queries[2])).toEqual(database.memories.searchNow(queries[2]));
+  });
+
   it('falls back to the main thread when a worker cannot open the file', async () => {
     const pool = new SqliteSearchPool(path.join(dir, 'missing.db'), 1);
     await pool.start();
