@@ -14,6 +14,7 @@
  * Options: --n 10000  --duration 10  --warmup 2  --connections 10  --seed 42
  *          --seed-concurrency 16  --only search,list  --profile  --keep
  *          --data-dir DIR (reuse a data dir seeded earlier by the same --n/--seed; seeds it if empty)
+ *          --search-workers N (MEMSTORE_SEARCH_WORKERS for the service; default: its own default)
  * See bench/README.md.
  */
 const { spawn, fork } = require('node:child_process');
@@ -47,6 +48,7 @@ function parseArgs(argv) {
     profile: false,
     keep: false,
     dataDir: null,
+    searchWorkers: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -72,8 +74,9 @@ function parseArgs(argv) {
       case '--profile': opts.profile = true; break;
       case '--keep': opts.keep = true; break;
       case '--data-dir': opts.dataDir = path.resolve(val()); break;
+      case '--search-workers': opts.searchWorkers = Math.floor(num(0)); break;
       case '--help': case '-h':
-        console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 17).join('\n').replace(/^ \* ?/gm, ''));
+        console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 18).join('\n').replace(/^ \* ?/gm, ''));
         process.exit(0);
         break;
       default: throw new Error(`unknown option ${a} (try --help)`);
@@ -204,7 +207,7 @@ class Child {
   }
 }
 
-function serviceEnv(dataDir, port) {
+function serviceEnv(dataDir, port, searchWorkers) {
   // The service reads only MEMSTORE_* settings: drop any inherited ones (a MEMSTORE_DOCDB_URI in
   // the caller's shell would silently benchmark MongoDB instead of the embedded default).
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEMSTORE_')));
@@ -217,15 +220,17 @@ function serviceEnv(dataDir, port) {
     MEMSTORE_ADMIN_PASSWORD: ADMIN_PASSWORD,
     MEMSTORE_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789abcdef',
     MEMSTORE_LOG_LEVEL: 'error',
+    // The service's default (one per core beyond the first, at most 2) unless --search-workers.
+    ...(searchWorkers === null ? {} : { MEMSTORE_SEARCH_WORKERS: String(searchWorkers) }),
   };
 }
 
-async function startService(dataDir, profile) {
+async function startService(dataDir, profile, searchWorkers = null) {
   const port = await freePort();
   const args = profile ? [path.join(__dirname, 'server-wrapper.js'), MAIN] : [MAIN];
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: serviceEnv(dataDir, port),
+    env: serviceEnv(dataDir, port, searchWorkers),
     stdio: ['ignore', 'pipe', 'pipe', ...(profile ? ['ipc'] : [])],
   });
   const child = new Child('service', proc);
@@ -456,8 +461,8 @@ async function main() {
     targets: { searchP99Ms: SEARCH_TARGET_P99_MS, searchThroughputRatio: SEARCH_TARGET_RATIO },
   };
   try {
-    service = await startService(dataDir, opts.profile);
-    log(`service pid ${service.pid} on 127.0.0.1:${service.port}, RSS at start ${fmtMb(rssBytes(service.pid))} MB`);
+    service = await startService(dataDir, opts.profile, opts.searchWorkers);
+    log(`service pid ${service.pid} on 127.0.0.1:${service.port}, RSS at start ${fmtMb(rssBytes(service.pid))} MB, search workers: ${opts.searchWorkers ?? 'service default'}`);
     report.rssAtStart = rssBytes(service.pid);
     const cookie = await signIn(service.port);
     const token = await createToken(service.port, cookie);

@@ -37,7 +37,7 @@ export class DefaultBackendFactory extends BackendFactory {
 
   override createDocumentDatabase(s: ResolvedSettings): DocumentDatabase {
     if (s.docdb_uri) return new MongoDocumentDatabase({ uri: s.docdb_uri, dbName: s.docdb_db, memoryCollection: s.memory_collection });
-    return new SqliteDocumentDatabase(path.join(this.cfg.dataDir, 'memstore.db'));
+    return new SqliteDocumentDatabase(path.join(this.cfg.dataDir, 'memstore.db'), { searchWorkers: this.cfg.searchWorkers });
   }
 
   override openInactiveEmbedded(): DocumentDatabase | null {

@@ -1,3 +1,4 @@
+import * as os from 'node:os';
 import * as path from 'node:path';
 
 /** Keys an admin can save through POST /api/config (spec §2, CONTRACT §5). */
@@ -49,6 +50,12 @@ export class AppConfig {
   limits: MemoryLimits;
   /** Settings given as MEMSTORE_<KEY>; they win over the config file and the credential store. */
   settingsEnv: Partial<Record<SettingKey, string>>;
+  /**
+   * MEMSTORE_SEARCH_WORKERS: worker threads that run searches on the embedded SQLite index, each
+   * with its own read connection (0 = search on the main thread). Default: one per core beyond
+   * the first, at most 2.
+   */
+  searchWorkers: number;
   /** Quiet logs (tests). */
   logLevel: 'silent' | 'error' | 'info';
 }
@@ -111,8 +118,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
     const v = env[`MEMSTORE_${key.toUpperCase()}`];
     if (v !== undefined) cfg.settingsEnv[key] = v;
   }
+  cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
   const lvl = str(env, 'MEMSTORE_LOG_LEVEL') ?? 'info';
   if (lvl !== 'silent' && lvl !== 'error' && lvl !== 'info') throw new Error(`MEMSTORE_LOG_LEVEL must be silent, error or info`);
   cfg.logLevel = lvl;
   return Object.assign(cfg, overrides);
+}
+
+/** One search worker per core beyond the first (the main thread's), at most 2. */
+export function defaultSearchWorkers(): number {
+  return Math.max(0, Math.min(2, os.availableParallelism() - 1));
 }

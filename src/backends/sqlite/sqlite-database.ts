@@ -5,6 +5,7 @@ import { BackendUnavailableError } from '../../common/errors';
 import { DocumentDatabase } from '../ports/document-database.port';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { SqliteRateLimitRepository } from './sqlite-rate-limit.repository';
+import { SqliteSearchPool } from './sqlite-search-pool';
 import { SqliteSessionRepository } from './sqlite-session.repository';
 import { SqliteTokenRepository } from './sqlite-token.repository';
 
@@ -16,8 +17,13 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
   sessions!: SqliteSessionRepository;
   rateLimits!: SqliteRateLimitRepository;
   private db?: Database.Database;
+  private searchPool?: SqliteSearchPool;
 
-  constructor(readonly file: string) {
+  /** `searchWorkers`: worker threads that run searches on their own connections (0 = on the main thread). */
+  constructor(
+    readonly file: string,
+    private readonly opts: { searchWorkers?: number } = {},
+  ) {
     super();
   }
 
@@ -33,6 +39,17 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
     this.tokens = new SqliteTokenRepository(db);
     this.sessions = new SqliteSessionRepository(db);
     this.rateLimits = new SqliteRateLimitRepository(db);
+    const workers = this.opts.searchWorkers ?? 0;
+    if (workers > 0) {
+      // The workers start with the first search; until one is ready, searches run on the main thread.
+      this.searchPool = new SqliteSearchPool(this.file, workers);
+      this.memories.delegateSearches(this.searchPool);
+    }
+  }
+
+  /** The search worker pool, when there is one (tests). */
+  searchWorkers(): SqliteSearchPool | undefined {
+    return this.searchPool;
   }
 
   override async ping(): Promise<void> {
@@ -58,6 +75,10 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
   }
 
   override async close(): Promise<void> {
+    this.memories?.delegateSearches(null);
+    this.memories?.stopMaintenance();
+    await this.searchPool?.close();
+    this.searchPool = undefined;
     if (this.db?.open) this.db.close();
   }
 

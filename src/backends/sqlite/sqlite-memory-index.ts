@@ -40,10 +40,29 @@ export interface SqliteMemoryIndexOptions {
    * normalisation included; its cost grows with the matches, so only for small sets). 0 = never.
    */
   exactRankingBudget?: number;
+  /**
+   * Create or upgrade the schema (default). False for a connection that only reads (a search
+   * worker's): the schema is the main connection's business.
+   */
+  schema?: boolean;
+  /**
+   * Tidy the full-text index this long after the last write (ms; see maintainStep), or never when
+   * null. Default: 1000 on a connection that owns the schema, null otherwise.
+   */
+  maintenanceIdleMs?: number | null;
+}
+
+/** Runs searches elsewhere (SqliteSearchPool); null when it cannot take one now (then the index searches itself). */
+export interface SearchDelegate {
+  search(query: SearchQuery): Promise<MemoryPage> | null;
 }
 
 export const DEFAULT_EXACT_RANKING_BUDGET = 2000;
 const MMAP_BYTES = 1024 * 1024 * 1024;
+/** Leaf pages of FTS5 merge work per maintenance step (a step takes ~5 ms, rarely ~15 ms, at 100,000 memories). */
+const MERGE_PAGES_PER_STEP = 100;
+const DEFAULT_MAINTENANCE_IDLE_MS = 1000;
+const FTS_TABLES = ['memories_fts', 'memories_tt'] as const;
 /** See rankedSearch: below this many filtered candidates, a windowed search is ranked exactly. */
 const FILTERED_WINDOW_MIN = 200;
 
@@ -204,6 +223,13 @@ export class SqliteMemoryIndex extends MemoryIndex {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly termWindow: number;
   private readonly exactRankingBudget: number;
+  private searchDelegate: SearchDelegate | null = null;
+  private readonly maintenanceIdleMs: number | null;
+  private maintenanceTimer: NodeJS.Timeout | null = null;
+  private maintaining = false;
+  private maintenanceStopped = false;
+  /** A write while maintenance ran: schedule another round when it ends. */
+  private maintenanceAgain = false;
 
   constructor(
     private readonly db: Database.Database,
@@ -215,7 +241,81 @@ export class SqliteMemoryIndex extends MemoryIndex {
     // Memory-mapped reads: rows carry their content, so a page read through read(2) per row made
     // filtered lists ~10x slower at 100,000 memories. (Per connection; only address space.)
     this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
-    this.createSchema();
+    if (opts.schema !== false) this.createSchema();
+    this.maintenanceIdleMs = opts.maintenanceIdleMs === undefined ? (opts.schema === false ? null : DEFAULT_MAINTENANCE_IDLE_MS) : opts.maintenanceIdleMs;
+    // An index left fragmented (by a bulk import, or writes before a restart) is tidied too.
+    this.scheduleMaintenance();
+  }
+
+  /**
+   * FTS5 segment maintenance. Every write transaction adds a small segment to each full-text
+   * index and FTS5's automerge keeps up to ~4 per level, so at 100,000 memories a term lookup
+   * read ~15 segments (~25 % slower than one). When writes pause, we merge them in small steps
+   * (`merge` with usermerge = 2: levels of two or more segments, smallest first), yielding to
+   * requests between steps: a tidy-up after a few hundred writes is ~15 ms of work in all; the
+   * first one on an index seeded without it ~0.7 s, spread over ~150 steps.
+   */
+  private scheduleMaintenance(): void {
+    if (this.maintenanceIdleMs === null || this.maintenanceStopped) return;
+    if (this.maintaining) {
+      this.maintenanceAgain = true;
+      return;
+    }
+    if (this.maintenanceTimer) clearTimeout(this.maintenanceTimer);
+    this.maintenanceTimer = setTimeout(() => {
+      this.maintenanceTimer = null;
+      this.maintaining = true;
+      const step = () => {
+        let more = false;
+        try {
+          more = !this.maintenanceStopped && this.db.open && this.maintainStep();
+        } catch {
+          more = false; // the next write schedules another attempt
+        }
+        if (more) {
+          setImmediate(step);
+          return;
+        }
+        this.maintaining = false;
+        if (this.maintenanceAgain) {
+          this.maintenanceAgain = false;
+          this.scheduleMaintenance();
+        }
+      };
+      step();
+    }, this.maintenanceIdleMs);
+    this.maintenanceTimer.unref();
+  }
+
+  /** One bounded step of segment merging on both full-text indexes; true while work remains. */
+  maintainStep(pages = MERGE_PAGES_PER_STEP): boolean {
+    let worked = false;
+    const changes = this.stmt('SELECT total_changes()').pluck();
+    for (const t of FTS_TABLES) {
+      const before = changes.get() as number;
+      this.stmt(`INSERT INTO ${t} (${t}, rank) VALUES ('merge', ${Math.max(1, Math.floor(pages))})`).run();
+      // FTS5: a merge that did no work changes fewer than two rows.
+      if ((changes.get() as number) - before >= 2) worked = true;
+    }
+    return worked;
+  }
+
+  /** Segments in each full-text index (tests, diagnostics). */
+  ftsSegments(): { fts: number; titleTags: number } {
+    const count = (t: string) => this.stmt(`SELECT count(DISTINCT segid) FROM ${t}_idx`).pluck().get() as number;
+    return { fts: count('memories_fts'), titleTags: count('memories_tt') };
+  }
+
+  /** No more maintenance (the connection is about to close). */
+  stopMaintenance(): void {
+    this.maintenanceStopped = true;
+    if (this.maintenanceTimer) clearTimeout(this.maintenanceTimer);
+    this.maintenanceTimer = null;
+  }
+
+  /** Searches go to `delegate` (worker threads with their own connections) while it takes them. */
+  delegateSearches(delegate: SearchDelegate | null): void {
+    this.searchDelegate = delegate;
   }
 
   /** Creates or upgrades the schema in one transaction (a second process opening the file waits). */
@@ -248,6 +348,8 @@ export class SqliteMemoryIndex extends MemoryIndex {
     // A database from before the title/tags index: fill it from the rows already there.
     if (!hadTitleIndex) this.db.exec("INSERT INTO memories_tt (memories_tt) VALUES ('rebuild')");
     this.db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', ?)`).run(BM25_WEIGHTS);
+    // Maintenance merges any level with two or more segments (see scheduleMaintenance).
+    for (const t of FTS_TABLES) this.db.exec(`INSERT INTO ${t} (${t}, rank) VALUES ('usermerge', 2)`);
   }
 
   override searchMode(): string {
@@ -255,6 +357,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
   }
 
   override async insert(doc: MemoryDoc): Promise<void> {
+    this.scheduleMaintenance();
     this.guard(() =>
       this.db.transaction(() => {
         const res = this.stmt(
@@ -268,6 +371,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
 
   /** One transaction for the whole batch. */
   override async insertMany(docs: MemoryDoc[]): Promise<void> {
+    this.scheduleMaintenance();
     this.guard(() =>
       this.db.transaction(() => {
         const ins = this.stmt(
@@ -280,6 +384,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
   }
 
   override async replace(doc: MemoryDoc): Promise<boolean> {
+    this.scheduleMaintenance();
     return this.guard(() =>
       this.db.transaction(() => {
         const row = this.stmt('SELECT seq FROM memories WHERE id = ?').get(doc.id) as { seq: number } | undefined;
@@ -306,10 +411,12 @@ export class SqliteMemoryIndex extends MemoryIndex {
   }
 
   override async delete(id: string): Promise<boolean> {
+    this.scheduleMaintenance();
     return this.guard(() => this.stmt('DELETE FROM memories WHERE id = ?').run(id).changes > 0);
   }
 
   override async deleteMany(ids: string[]): Promise<string[]> {
+    this.scheduleMaintenance();
     return this.guard(() =>
       this.db.transaction(() => {
         const del = this.stmt('DELETE FROM memories WHERE id = ?');
@@ -367,6 +474,11 @@ export class SqliteMemoryIndex extends MemoryIndex {
    * newer memory.
    */
   override async search(query: SearchQuery): Promise<MemoryPage> {
+    return this.searchDelegate?.search(query) ?? this.searchNow(query);
+  }
+
+  /** The search itself, synchronously on this index's connection (what a search worker runs). */
+  searchNow(query: SearchQuery): MemoryPage {
     const parsed = parseSearchQuery(query.text);
     if (!hasPositiveTerms(parsed)) return { rows: [], total: 0 };
     return this.guard(() => {
@@ -383,7 +495,9 @@ export class SqliteMemoryIndex extends MemoryIndex {
     const { terms, exclusion } = toFts5Terms(parsed);
     const C = this.termWindow;
     const newest = this.stmt('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?').pluck();
-    const newestTitleTags = this.stmt('SELECT rowid FROM memories_tt WHERE memories_tt MATCH ? ORDER BY rowid DESC LIMIT ?').pluck();
+    // Title/tag hits are only looked up for rows in the term's window (rowid >= its cutoff): the
+    // same answer for those rows as the newest `C` title/tag hits, reading far fewer of them.
+    const newestTitleTags = this.stmt('SELECT rowid FROM memories_tt WHERE memories_tt MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?').pluck();
     // Every row has one type: the running counts give count(*) without scanning an index.
     const n = (this.stmt("SELECT sum(n) FROM memory_counts WHERE dim = 'type'").pluck().get() as number | null) || 0;
     if (n === 0) return { rows: [], total: 0 };
@@ -401,10 +515,11 @@ export class SqliteMemoryIndex extends MemoryIndex {
     }
     const hits: TermHits[] = terms.map((t) => {
       const any = newest.all(not(t.expr), C) as number[];
-      // Exclusions are applied through `any` (a row must be in it to count).
-      const titleTags = newestTitleTags.all(t.expr, C) as number[];
       const complete = any.length < C;
       const cutoff = complete ? 0 : any[any.length - 1];
+      // Exclusions are applied through `any` (a row must be in it to count). The bound is a BigInt:
+      // FTS5 ignores a REAL rowid constraint (what a JS number binds as) beside MATCH.
+      const titleTags = any.length === 0 ? [] : (newestTitleTags.all(t.expr, BigInt(cutoff), C) as number[]);
       const df = complete ? any.length : (C * n) / Math.max(C, maxSeq - cutoff + 1);
       return { rows: any, titleTags: new Set(titleTags), cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
     });
@@ -549,6 +664,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
   }
 
   override async clear(): Promise<void> {
+    this.scheduleMaintenance();
     this.guard(() => {
       this.statements.clear();
       this.db.transaction(() => {

@@ -1,0 +1,130 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { BackendUnavailableError, ConflictError } from '../../common/errors';
+import { MemoryDoc, SearchQuery } from '../ports/memory.model';
+import { SqliteDocumentDatabase } from './sqlite-database';
+import { revive, serializeError, SqliteSearchPool } from './sqlite-search-pool';
+
+/**
+ * Searches on worker threads (MEMSTORE_SEARCH_WORKERS): the same answers as on the main thread,
+ * writes visible to the next search, errors as the main thread would throw them, and no thread
+ * left behind on close.
+ */
+describe('SqliteSearchPool', () => {
+  const words = ['deploy', 'cache', 'schema', 'latency', 'budget', 'retry', 'token', 'queue'];
+  const doc = (i: number, extra: Partial<MemoryDoc> = {}): MemoryDoc => {
+    const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
+    const w = (k: number) => words[(i * 5 + k * 3) % words.length];
+    return {
+      id: (0x67000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16),
+      title: i % 4 === 0 ? `About ${w(1)}` : null,
+      type: i % 2 ? 'fact' : 'note',
+      scope: 'global',
+      tags: i % 3 === 0 ? [w(2)] : [],
+      agent: null,
+      project: i % 2 ? 'atlas' : null,
+      content: `Note ${i}: the ${w(0)} and the ${w(3)}; ${w(4)} later.`,
+      createdAt: at,
+      updatedAt: at,
+      ...extra,
+    };
+  };
+  const queries: SearchQuery[] = [
+    { text: 'deploy', filter: {}, limit: 5, offset: 0 },
+    { text: 'cache schema', filter: {}, limit: 5, offset: 5 },
+    { text: '"the deploy"', filter: {}, limit: 20, offset: 0 },
+    { text: 'token -queue', filter: { project: 'atlas' }, limit: 3, offset: 0 },
+    { text: 'budget', filter: { since: new Date(Date.UTC(2026, 0, 1, 0, 0, 30)) }, limit: 10, offset: 0 },
+    { text: 'the and of', filter: {}, limit: 10, offset: 0 },
+  ];
+
+  let dir: string;
+  let database: SqliteDocumentDatabase;
+
+  const waitReady = async (pool: SqliteSearchPool, n: number) => {
+    void pool.start();
+    const deadline = Date.now() + 20000;
+    while (pool.readyCount() < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    expect(pool.readyCount()).toBe(n);
+  };
+
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-pool-'));
+    database = new SqliteDocumentDatabase(path.join(dir, 'memstore.db'), { searchWorkers: 2 });
+    await database.init();
+    await database.memories.insertMany(Array.from({ length: 60 }, (_, i) => doc(i)));
+  });
+
+  afterEach(async () => {
+    await database.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers every search as the main thread does, and sees a write made just before', async () => {
+    const pool = database.searchWorkers() as SqliteSearchPool;
+    expect(pool.workerCount()).toBe(0); // none until the first search
+    expect(await database.memories.search(queries[0])).toEqual(database.memories.searchNow(queries[0])); // on the main thread, starting them
+    await waitReady(pool, 2);
+    for (const q of queries) {
+      const delegated = pool.search(q);
+      expect(delegated).not.toBeNull();
+      expect(await delegated).toEqual(database.memories.searchNow(q));
+    }
+    // Several in flight at once, spread over both workers.
+    const all = await Promise.all(queries.map((q) => database.memories.search(q)));
+    expect(all).toEqual(queries.map((q) => database.memories.searchNow(q)));
+
+    await database.memories.insert(doc(1000, { content: 'a zyzzyva appeared' }));
+    expect((await database.memories.search({ text: 'zyzzyva', filter: {}, limit: 5, offset: 0 })).rows.map((r) => r.id)).toEqual([doc(1000).id]);
+    await database.memories.delete(doc(1000).id);
+    expect((await database.memories.search({ text: 'zyzzyva', filter: {}, limit: 5, offset: 0 })).total).toBe(0);
+  });
+
+  it('closes its workers with the database; searches after that fail as on a closed database', async () => {
+    const pool = database.searchWorkers() as SqliteSearchPool;
+    await waitReady(pool, 2);
+    const inFlight = queries.map((q) => database.memories.search(q));
+    await database.close();
+    expect(pool.workerCount()).toBe(0);
+    expect(pool.search(queries[0])).toBeNull();
+    // In flight at close: answered, or refused with the 503 of a closed database.
+    for (const r of await Promise.allSettled(inFlight)) {
+      if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(BackendUnavailableError);
+    }
+    await expect(database.memories.search(queries[0])).rejects.toBeInstanceOf(BackendUnavailableError);
+  });
+
+  it('fails the searches of a worker that dies with a 503, searches on the main thread meanwhile, and replaces it', async () => {
+    const pool = database.searchWorkers() as SqliteSearchPool;
+    await waitReady(pool, 2);
+    const slots = [...(pool as unknown as { slots: Set<{ worker: { terminate(): Promise<number> } }> }).slots];
+    const inFlight = Promise.all(queries.map((q) => database.memories.search(q)));
+    await Promise.all(slots.map((s) => s.worker.terminate()));
+    await inFlight.then(
+      (pages) => expect(pages).toEqual(queries.map((q) => database.memories.searchNow(q))), // all answered before the exit
+      (e) => expect(e).toBeInstanceOf(BackendUnavailableError),
+    );
+    expect(pool.readyCount()).toBe(0);
+    expect(await database.memories.search(queries[1])).toEqual(database.memories.searchNow(queries[1])); // main thread
+    await waitReady(pool, 2); // replaced after a second
+    expect(await pool.search(queries[2])).toEqual(database.memories.searchNow(queries[2]));
+  });
+
+  it('falls back to the main thread when a worker cannot open the file', async () => {
+    const pool = new SqliteSearchPool(path.join(dir, 'missing.db'), 1);
+    await pool.start();
+    expect(pool.workerCount()).toBe(0);
+    expect(pool.search(queries[0])).toBeNull();
+    await pool.close();
+  });
+
+  it('rebuilds errors as the main thread would have thrown them', () => {
+    const unavailable = revive(serializeError(new BackendUnavailableError('Document database', 'SQLite error: disk I/O error')));
+    expect(unavailable).toBeInstanceOf(BackendUnavailableError);
+    expect(unavailable).toMatchObject({ status: 503, message: 'Document database unavailable: SQLite error: disk I/O error' });
+    const driver = Object.assign(new Error('no such table: memories_fts'), { name: 'SqliteError' });
+    expect(revive(serializeError(driver))).toMatchObject({ status: 503, message: 'Document database unavailable: SQLite error: no such table: memories_fts' });
+    expect(revive(serializeError(new ConflictError('dup')))).toMatchObject({ status: 409, message: 'dup', name: 'ConflictError' });
+  });
+});

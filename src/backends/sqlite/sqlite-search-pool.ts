@@ -1,0 +1,186 @@
+import { Logger } from '@nestjs/common';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { AppError, BackendName, BackendUnavailableError } from '../../common/errors';
+import type { MemoryPage, SearchQuery } from '../ports/memory.model';
+import type { SearchDelegate, SqliteMemoryIndexOptions } from './sqlite-memory-index';
+
+/** What a search worker is started with (sqlite-search-worker.ts). */
+export interface SearchWorkerData {
+  file: string;
+  index: SqliteMemoryIndexOptions;
+}
+
+/** An error as it crosses the thread boundary (see revive). */
+export interface WorkerError {
+  name: string;
+  message: string;
+  status?: number;
+  backend?: string;
+  reason?: string;
+}
+
+export function serializeError(e: unknown): WorkerError {
+  const err = e as Partial<BackendUnavailableError> | null;
+  return { name: err?.name ?? 'Error', message: err?.message ?? String(e), status: err?.status, backend: err?.backend, reason: err?.reason };
+}
+
+/** The error a search on the main thread would have thrown. */
+export function revive(e: WorkerError): Error {
+  if (e.name === 'BackendUnavailableError' && e.backend) return new BackendUnavailableError(e.backend as BackendName, e.reason ?? '');
+  if (e.name === 'SqliteError') return new BackendUnavailableError('Document database', `SQLite error: ${e.message}`);
+  if (typeof e.status === 'number') {
+    const err = new AppError(e.status, e.message);
+    err.name = e.name;
+    return err;
+  }
+  const err = new Error(e.message);
+  err.name = e.name;
+  return err;
+}
+
+interface Pending {
+  resolve: (page: MemoryPage) => void;
+  reject: (e: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  pending: Map<number, Pending>;
+}
+
+/** Restarts of a worker that stopped unexpectedly, at most this often. */
+const RESTART_DELAY_MS = 1000;
+const CLOSE_TIMEOUT_MS = 2000;
+
+/**
+ * Searches on worker threads, each with its own connection to the SQLite file (WAL: readers do
+ * not block the writer nor each other), so searches use the other cores while the main thread
+ * serves HTTP and does every write. A search reads one snapshot that includes every write
+ * committed before it was sent (writes commit synchronously on the main thread before their
+ * response). The workers start with the first search (a process that never searches, like the
+ * reindex command, starts none); until one is ready, or when none is left, `search` returns null
+ * and the index searches on the main thread: the results are the same either way.
+ */
+export class SqliteSearchPool implements SearchDelegate {
+  private readonly logger = new Logger('SqliteSearchPool');
+  private readonly slots = new Set<Slot>();
+  private nextId = 1;
+  private closed = false;
+  private started: Promise<void> | null = null;
+
+  constructor(
+    private readonly file: string,
+    private readonly size: number,
+    private readonly indexOptions: SqliteMemoryIndexOptions = {},
+  ) {}
+
+  /**
+   * Starts the workers (once); resolves when every one of them is ready or has failed to start.
+   * The first search starts them when nobody did.
+   */
+  start(): Promise<void> {
+    this.started ??= Promise.all(Array.from({ length: this.size }, () => this.spawn())).then(() => undefined);
+    return this.started;
+  }
+
+  /** Workers ready to search. */
+  readyCount(): number {
+    let n = 0;
+    for (const s of this.slots) if (s.ready) n++;
+    return n;
+  }
+
+  /** Worker threads started and not yet exited. */
+  workerCount(): number {
+    return this.slots.size;
+  }
+
+  search(query: SearchQuery): Promise<MemoryPage> | null {
+    if (this.closed) return null;
+    if (!this.started) void this.start();
+    // The ready worker with the fewest searches in flight.
+    let best: Slot | null = null;
+    for (const s of this.slots) if (s.ready && (best === null || s.pending.size < best.pending.size)) best = s;
+    if (best === null) return null;
+    const slot = best;
+    const id = this.nextId++;
+    return new Promise<MemoryPage>((resolve, reject) => {
+      // An idle worker does not keep the process alive; one with a search in flight does.
+      if (slot.pending.size === 0) slot.worker.ref();
+      slot.pending.set(id, { resolve, reject });
+      slot.worker.postMessage({ id, query });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const slots = [...this.slots];
+    this.slots.clear();
+    await Promise.all(slots.map((s) => this.stop(s)));
+  }
+
+  private spawn(): Promise<void> {
+    const data: SearchWorkerData = { file: this.file, index: { ...this.indexOptions, schema: false } };
+    const worker = workerFor(data);
+    const slot: Slot = { worker, ready: false, pending: new Map() };
+    this.slots.add(slot);
+    return new Promise<void>((started) => {
+      worker.on('message', (msg: { ready?: true; failed?: string; id?: number; page?: MemoryPage; error?: WorkerError }) => {
+        if (msg.ready) {
+          worker.unref();
+          slot.ready = true;
+          started();
+        } else if (msg.failed !== undefined) {
+          this.logger.warn(`A search worker could not open ${this.file}: ${msg.failed}; searching on the main thread`);
+          this.slots.delete(slot);
+          started();
+        } else if (msg.id !== undefined) {
+          const p = slot.pending.get(msg.id);
+          if (!p) return;
+          slot.pending.delete(msg.id);
+          if (slot.pending.size === 0) worker.unref();
+          if (msg.error) p.reject(revive(msg.error));
+          else p.resolve(msg.page as MemoryPage);
+        }
+      });
+      worker.on('error', (e) => this.logger.error(`Search worker error: ${e.message}`));
+      worker.on('exit', (code) => {
+        const wasReady = slot.ready;
+        slot.ready = false;
+        const gone = new BackendUnavailableError('Document database', this.closed ? 'the embedded database is closed' : `a search worker stopped (exit code ${code})`);
+        for (const p of slot.pending.values()) p.reject(gone);
+        slot.pending.clear();
+        started();
+        if (!this.slots.delete(slot) || this.closed) return;
+        // An unexpected exit of a worker that was serving: start another (its searches ran on
+        // the main thread meanwhile). One that never became ready is not retried.
+        if (wasReady) {
+          this.logger.warn(`A search worker stopped (exit code ${code}); starting another`);
+          setTimeout(() => {
+            if (!this.closed) void this.spawn();
+          }, RESTART_DELAY_MS).unref();
+        }
+      });
+    });
+  }
+
+  private async stop(slot: Slot): Promise<void> {
+    slot.ready = false;
+    const exited = new Promise<void>((resolve) => slot.worker.once('exit', () => resolve()));
+    slot.worker.postMessage({ close: true });
+    const timer = setTimeout(() => void slot.worker.terminate(), CLOSE_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/** The worker script next to this file: compiled JS in production, TypeScript under ts-jest / ts-node. */
+function workerFor(data: SearchWorkerData): Worker {
+  const ext = path.extname(__filename);
+  const entry = path.join(__dirname, `sqlite-search-worker${ext}`);
+  if (ext !== '.ts') return new Worker(entry, { workerData: data });
+  const boot = `require('ts-node').register({ transpileOnly: true, compilerOptions: { module: 'commonjs' } }); require(${JSON.stringify(entry)});`;
+  return new Worker(boot, { eval: true, workerData: data });
+}
