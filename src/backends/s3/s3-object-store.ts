@@ -87,7 +87,7 @@ export class S3ObjectStore extends ObjectStore {
 
   override async put(key: string, body: string | Buffer, contentType: string): Promise<void> {
     const Key = this.fullKey(key);
-    await this.call(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: body, ContentType: contentType })), key);
+    await this.call(() => this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body: body, ContentType: contentType, ContentLength: Buffer.byteLength(body) })), key);
   }
 
   override async get(key: string): Promise<Buffer> {

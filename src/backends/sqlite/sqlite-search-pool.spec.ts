@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -12,6 +13,9 @@ import { revive, serializeError, SqliteSearchPool } from './sqlite-search-pool';
  * left behind on close.
  */
 describe('SqliteSearchPool', () => {
+  // The pool's warnings (a worker that dies or cannot open the file) are expected here.
+  beforeAll(() => jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined));
+  afterAll(() => jest.restoreAllMocks());
   const words = ['deploy', 'cache', 'schema', 'latency', 'budget', 'retry', 'token', 'queue'];
   const doc = (i: number, extra: Partial<MemoryDoc> = {}): MemoryDoc => {
     const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
