@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { MemoryDoc, SearchQuery } from '../ports/memory.model';
+import { wheelDoc } from '../../../test/support/word-wheel';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
 
 /**
@@ -11,23 +12,13 @@ import { SqliteMemoryIndex } from './sqlite-memory-index';
  * itself once writes pause.
  */
 describe('SqliteMemoryIndex full-text segment maintenance', () => {
-  const words = ['deploy', 'cache', 'schema', 'latency', 'budget', 'retry', 'token', 'queue', 'index', 'backup'];
-  const doc = (i: number): MemoryDoc => {
-    const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
-    const w = (k: number) => words[(i * 7 + k * 3) % words.length];
-    return {
-      id: (0x66000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16),
-      title: i % 5 === 0 ? `About ${w(1)}` : null,
-      type: i % 2 ? 'fact' : 'note',
-      scope: 'global',
-      tags: i % 3 === 0 ? [w(2)] : [],
-      agent: null,
-      project: null,
-      content: `Note ${i}: the ${w(0)} and the ${w(3)} of memory ${i}; ${w(4)} later. ${'filler text '.repeat(i % 4)}`,
-      createdAt: at,
-      updatedAt: at,
-    };
-  };
+  const doc = (i: number): MemoryDoc =>
+    wheelDoc(i, {
+      idBase: 0x66000000,
+      stride: 7,
+      titleEvery: 5,
+      content: (n, w) => `Note ${n}: the ${w(0)} and the ${w(3)} of memory ${n}; ${w(4)} later. ${'filler text '.repeat(n % 4)}`,
+    });
   const queries: SearchQuery[] = [
     ...['deploy', 'cache schema', 'latency budget retry', '"the deploy"', 'token -queue', 'what about the index'].flatMap((text) => [
       { text, filter: {}, limit: 5, offset: 0 },
