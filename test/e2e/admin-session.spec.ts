@@ -219,7 +219,7 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
         // The limiter gives a successful attempt back once the response is sent: leave it a moment.
         const signIn = async () => {
           await login(b, { username: 'admin', password: ADMIN_PASSWORD }).expect(200);
-          await new Promise((r) => setTimeout(r, 200));
+          await new Promise((r) => setTimeout(r, 500));
         };
         await login(a, { username: 'admin', password: 'wrong-1' }).expect(401);
         await signIn();
