@@ -719,12 +719,13 @@ export class SqliteMemoryIndex extends MemoryIndex {
     try {
       return fn();
     } catch (e) {
-      throw translate(e);
+      throw translateSqliteError(e);
     }
   }
 }
 
-function translate(e: unknown): Error {
+/** Driver errors as ours: a duplicate id is 409, any other SQLite failure 503 naming the document database. */
+export function translateSqliteError(e: unknown): Error {
   if (e instanceof AppError) return e;
   const err = e as { code?: string; message?: string; name?: string };
   if (err?.code === 'SQLITE_CONSTRAINT_UNIQUE' || err?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {

@@ -6,6 +6,7 @@ import { BackendUnavailableError, ConflictError } from '../../common/errors';
 import { MemoryDoc, SearchQuery } from '../ports/memory.model';
 import { wheelDoc } from '../../../test/support/word-wheel';
 import { SqliteDocumentDatabase } from './sqlite-database';
+import { translateSqliteError } from './sqlite-memory-index';
 import { revive, serializeError, SqliteSearchPool } from './sqlite-search-pool';
 
 /**
@@ -115,7 +116,7 @@ describe('SqliteSearchPool', () => {
     expect(unavailable).toBeInstanceOf(BackendUnavailableError);
     expect(unavailable).toMatchObject({ status: 503, message: 'Document database unavailable: SQLite error: disk I/O error' });
     const driver = Object.assign(new Error('no such table: memories_fts'), { name: 'SqliteError' });
-    expect(revive(serializeError(driver))).toMatchObject({ status: 503, message: 'Document database unavailable: SQLite error: no such table: memories_fts' });
+    expect(revive(serializeError(translateSqliteError(driver)))).toMatchObject({ status: 503, message: 'Document database unavailable: SQLite error: no such table: memories_fts' });
     expect(revive(serializeError(new ConflictError('dup')))).toMatchObject({ status: 409, message: 'dup', name: 'ConflictError' });
   });
 });

@@ -28,7 +28,6 @@ export function serializeError(e: unknown): WorkerError {
 /** The error a search on the main thread would have thrown. */
 export function revive(e: WorkerError): Error {
   if (e.name === 'BackendUnavailableError' && e.backend) return new BackendUnavailableError(e.backend as BackendName, e.reason ?? '');
-  if (e.name === 'SqliteError') return new BackendUnavailableError('Document database', `SQLite error: ${e.message}`);
   if (typeof e.status === 'number') {
     const err = new AppError(e.status, e.message);
     err.name = e.name;

@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SearchQuery } from '../ports/memory.model';
-import { SqliteMemoryIndex } from './sqlite-memory-index';
+import { SqliteMemoryIndex, translateSqliteError } from './sqlite-memory-index';
 import { SearchWorkerData, serializeError } from './sqlite-search-pool';
 
 function main(): void {
@@ -38,7 +38,8 @@ function main(): void {
     try {
       port.postMessage({ id: msg.id, page: search(msg.query) });
     } catch (e) {
-      port.postMessage({ id: msg.id, error: serializeError(e) });
+      // Translated here, as on the main thread (BEGIN itself can fail outside the index's guard).
+      port.postMessage({ id: msg.id, error: serializeError(translateSqliteError(e)) });
     }
   });
   port.postMessage({ ready: true });
