@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BackendUnavailableError } from '../../common/errors';
 import { DocumentDatabase } from '../ports/document-database.port';
+import { sqlite } from './sqlite-errors';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { SqliteRateLimitRepository } from './sqlite-rate-limit.repository';
 import { SqliteSearchPool } from './sqlite-search-pool';
@@ -58,16 +59,15 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
 
   override async probe(): Promise<void> {
     const db = this.handle();
-    try {
+    const ok = sqlite('probe', () => {
       db.exec('CREATE TABLE IF NOT EXISTS probe (id TEXT PRIMARY KEY, at INTEGER NOT NULL)');
       const id = `probe-${process.pid}-${Date.now()}`;
       db.prepare('INSERT INTO probe (id, at) VALUES (?, ?)').run(id, Date.now());
       const row = db.prepare('SELECT id FROM probe WHERE id = ?').get(id);
       db.prepare('DELETE FROM probe WHERE id = ?').run(id);
-      if (!row) throw new Error('probe row was not read back');
-    } catch (e) {
-      throw new BackendUnavailableError('Document database', `SQLite probe failed: ${(e as Error).message}`);
-    }
+      return row !== undefined;
+    });
+    if (!ok) throw new BackendUnavailableError('Document database', 'SQLite probe failed: probe row was not read back');
   }
 
   override describe(): string {

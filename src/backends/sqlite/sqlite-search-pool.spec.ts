@@ -6,7 +6,7 @@ import { BackendUnavailableError, ConflictError } from '../../common/errors';
 import { MemoryDoc, SearchQuery } from '../ports/memory.model';
 import { wheelDoc } from '../../../test/support/word-wheel';
 import { SqliteDocumentDatabase } from './sqlite-database';
-import { translateSqliteError } from './sqlite-memory-index';
+import { translateSqliteError } from './sqlite-errors';
 import { revive, serializeError, SqliteSearchPool } from './sqlite-search-pool';
 
 /**

@@ -6,7 +6,8 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SearchQuery } from '../ports/memory.model';
-import { SqliteMemoryIndex, translateSqliteError } from './sqlite-memory-index';
+import { translateSqliteError } from './sqlite-errors';
+import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { SearchWorkerData, serializeError } from './sqlite-search-pool';
 
 function main(): void {

@@ -1,6 +1,5 @@
 import type Database from 'better-sqlite3';
 import type { Scope } from '../../common/auth/principal';
-import { ConflictError } from '../../common/errors';
 import { TokenPatch, TokenRecord, TokenRepository } from '../ports/token.repository';
 import { sqlite } from './sqlite-errors';
 
@@ -83,8 +82,9 @@ export class SqliteTokenRepository extends TokenRepository {
   }
 
   override async create(t: TokenRecord): Promise<void> {
-    sqlite('token insert', () => {
-      try {
+    sqlite(
+      'token insert',
+      () =>
         this.insertStmt.run({
           id: t.id,
           name: t.name,
@@ -95,12 +95,9 @@ export class SqliteTokenRepository extends TokenRepository {
           allowed_ips: JSON.stringify(t.allowedIps),
           last_used_at: ms(t.lastUsedAt),
           revoked_at: ms(t.revokedAt),
-        });
-      } catch (e) {
-        if ((e as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw new ConflictError(`Token ${t.id} already exists`);
-        throw e;
-      }
-    });
+        }),
+      `Token ${t.id} already exists`,
+    );
   }
 
   override async findById(id: string): Promise<TokenRecord | null> {

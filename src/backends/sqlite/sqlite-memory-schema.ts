@@ -1,0 +1,165 @@
+import type Database from 'better-sqlite3';
+
+/** bm25 column weights: title, tags, content (CONTRACT §3: title and tags weigh more than content). */
+export const BM25_WEIGHTS = 'bm25(10.0, 6.0, 1.0)';
+/** The full-text indexes (maintained by FtsMaintenance). */
+export const FTS_TABLES = ['memories_fts', 'memories_tt'] as const;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS memories (
+  seq        INTEGER PRIMARY KEY,
+  id         TEXT NOT NULL UNIQUE,
+  title      TEXT,
+  type       TEXT NOT NULL,
+  scope      TEXT NOT NULL,
+  tags       TEXT NOT NULL,   -- JSON array, order kept
+  tag_text   TEXT NOT NULL,   -- tags joined by newlines: what full-text search reads
+  agent      TEXT,
+  project    TEXT,
+  content    TEXT NOT NULL,
+  preview    TEXT NOT NULL,   -- list-mode snippet
+  created_at INTEGER NOT NULL, -- epoch ms
+  updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memories_newest  ON memories (created_at DESC, id DESC);
+-- One index per filter column, in newest-first order, ending with the other filter columns: a
+-- filtered count (or a page skipping non-matching rows) reads only the index, never the rows
+-- (which carry the content: counting 30,000 rows through them took ~6 ms at 100,000 memories).
+CREATE INDEX IF NOT EXISTS memories_type_f    ON memories (type, created_at DESC, id DESC, scope, agent, project);
+CREATE INDEX IF NOT EXISTS memories_scope_f   ON memories (scope, created_at DESC, id DESC, type, agent, project);
+CREATE INDEX IF NOT EXISTS memories_agent_f   ON memories (agent, created_at DESC, id DESC, type, scope, project);
+CREATE INDEX IF NOT EXISTS memories_project_f ON memories (project, created_at DESC, id DESC, type, scope, agent);
+
+-- One row per (memory, tag), with the memory's position in the newest-first order, so a tag
+-- filter walks its own index in order (and counts without touching the memories table).
+CREATE TABLE IF NOT EXISTS memory_tags (
+  tag        TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  id         TEXT NOT NULL,
+  seq        INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE,
+  PRIMARY KEY (tag, created_at, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS memory_tags_by_memory ON memory_tags (seq, tag);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
+  title, tag_text, content,
+  content = 'memories', content_rowid = 'seq',
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+-- Title and tags alone: a small index, so "which of these memories have the word in the title or
+-- tags" costs in proportion to title/tag hits rather than to every occurrence of the word.
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_tt USING fts5 (
+  title, tag_text,
+  content = 'memories', content_rowid = 'seq',
+  tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TRIGGER IF NOT EXISTS memories_tt_insert AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_tt (rowid, title, tag_text) VALUES (new.seq, new.title, new.tag_text);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_tt_delete AFTER DELETE ON memories BEGIN
+  INSERT INTO memories_tt (memories_tt, rowid, title, tag_text) VALUES ('delete', old.seq, old.title, old.tag_text);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_tt_update AFTER UPDATE OF title, tag_text ON memories BEGIN
+  INSERT INTO memories_tt (memories_tt, rowid, title, tag_text) VALUES ('delete', old.seq, old.title, old.tag_text);
+  INSERT INTO memories_tt (rowid, title, tag_text) VALUES (new.seq, new.title, new.tag_text);
+END;
+
+-- Running counts for /api/stats (grouping 100,000 rows on every call would cost tens of ms).
+-- A missing project or agent is counted under ''.
+CREATE TABLE IF NOT EXISTS memory_counts (
+  dim TEXT NOT NULL,
+  key TEXT NOT NULL,
+  n   INTEGER NOT NULL,
+  PRIMARY KEY (dim, key)
+) WITHOUT ROWID;
+
+CREATE TRIGGER IF NOT EXISTS memory_counts_insert AFTER INSERT ON memories BEGIN
+  INSERT INTO memory_counts (dim, key, n) VALUES
+    ('type', new.type, 1), ('scope', new.scope, 1), ('project', coalesce(new.project, ''), 1), ('agent', coalesce(new.agent, ''), 1)
+  ON CONFLICT (dim, key) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS memory_counts_delete AFTER DELETE ON memories BEGIN
+  UPDATE memory_counts SET n = n - 1 WHERE (dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
+    OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, ''));
+END;
+CREATE TRIGGER IF NOT EXISTS memory_counts_update AFTER UPDATE OF type, scope, project, agent ON memories BEGIN
+  UPDATE memory_counts SET n = n - 1 WHERE (dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
+    OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, ''));
+  INSERT INTO memory_counts (dim, key, n) VALUES
+    ('type', new.type, 1), ('scope', new.scope, 1), ('project', coalesce(new.project, ''), 1), ('agent', coalesce(new.agent, ''), 1)
+  ON CONFLICT (dim, key) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
+  INSERT INTO memories_fts (rowid, title, tag_text, content) VALUES (new.seq, new.title, new.tag_text, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
+  INSERT INTO memories_fts (memories_fts, rowid, title, tag_text, content) VALUES ('delete', old.seq, old.title, old.tag_text, old.content);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF title, tag_text, content ON memories BEGIN
+  INSERT INTO memories_fts (memories_fts, rowid, title, tag_text, content) VALUES ('delete', old.seq, old.title, old.tag_text, old.content);
+  INSERT INTO memories_fts (rowid, title, tag_text, content) VALUES (new.seq, new.title, new.tag_text, new.content);
+END;
+`;
+
+const DROP = `
+DROP TRIGGER IF EXISTS memories_fts_insert;
+DROP TRIGGER IF EXISTS memories_fts_delete;
+DROP TRIGGER IF EXISTS memories_fts_update;
+DROP TRIGGER IF EXISTS memory_counts_insert;
+DROP TRIGGER IF EXISTS memory_counts_delete;
+DROP TRIGGER IF EXISTS memory_counts_update;
+DROP TABLE IF EXISTS memory_counts;
+DROP TRIGGER IF EXISTS memories_tt_insert;
+DROP TRIGGER IF EXISTS memories_tt_delete;
+DROP TRIGGER IF EXISTS memories_tt_update;
+DROP TABLE IF EXISTS memories_tt;
+DROP TABLE IF EXISTS memories_fts;
+DROP TABLE IF EXISTS memory_tags;
+DROP TABLE IF EXISTS memories;
+`;
+
+/** Creates or upgrades the memory schema in one transaction (a second process opening the file waits). */
+export function createMemorySchema(db: Database.Database): void {
+  db.transaction(() => migrate(db)).immediate();
+}
+
+/** Drops every memory table and creates them again, empty. */
+export function resetMemorySchema(db: Database.Database): void {
+  db.transaction(() => {
+    db.exec(DROP);
+    createMemorySchema(db);
+  })();
+}
+
+/** The schema of this version, upgrading a file written by an earlier one. */
+function migrate(db: Database.Database): void {
+  const has = (name: string) => db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
+  // A tag table from before the denormalised layout: rebuild it from the memories' tags.
+  const oldTags = has('memory_tags') && !(db.prepare('PRAGMA table_info(memory_tags)').all() as Array<{ name: string }>).some((c) => c.name === 'created_at');
+  if (oldTags) db.exec('DROP INDEX IF EXISTS memory_tags_seq; DROP TABLE memory_tags;');
+  const hadTitleIndex = has('memories_tt');
+  const hadCounts = has('memory_counts');
+  // The narrower filter indexes of earlier versions (replaced by the covering *_f ones).
+  db.exec('DROP INDEX IF EXISTS memories_type; DROP INDEX IF EXISTS memories_scope; DROP INDEX IF EXISTS memories_agent; DROP INDEX IF EXISTS memories_project;');
+  db.exec(SCHEMA);
+  if (oldTags) {
+    db.exec(`INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq)
+      SELECT j.value, m.created_at, m.id, m.seq FROM memories m, json_each(m.tags) j`);
+  }
+  // A database from before the running counts: count the rows already there.
+  if (!hadCounts) {
+    db.exec(`INSERT INTO memory_counts (dim, key, n)
+      SELECT 'type', type, count(*) FROM memories GROUP BY type
+      UNION ALL SELECT 'scope', scope, count(*) FROM memories GROUP BY scope
+      UNION ALL SELECT 'project', coalesce(project, ''), count(*) FROM memories GROUP BY coalesce(project, '')
+      UNION ALL SELECT 'agent', coalesce(agent, ''), count(*) FROM memories GROUP BY coalesce(agent, '')`);
+  }
+  // A database from before the title/tags index: fill it from the rows already there.
+  if (!hadTitleIndex) db.exec("INSERT INTO memories_tt (memories_tt) VALUES ('rebuild')");
+  db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', ?)`).run(BM25_WEIGHTS);
+  // Maintenance merges any level with two or more segments (see FtsMaintenance).
+  for (const t of FTS_TABLES) db.exec(`INSERT INTO ${t} (${t}, rank) VALUES ('usermerge', 2)`);
+}

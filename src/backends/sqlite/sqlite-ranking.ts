@@ -1,0 +1,191 @@
+import { hasPositiveTerms, ParsedSearch, parseSearchQuery, snippetMaker, toFts5Match, toFts5Terms } from '../../../libs/search-query';
+import { MemoryPage, MemoryRow, SearchQuery } from '../ports/memory.model';
+import { filterSql, hasFilter } from './sqlite-list-planner';
+import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
+
+/** Tokens around the best match shown by snippet(). */
+const SNIPPET_TOKENS = 24;
+/** Ranked search: newest matches looked at per term (see rankedSearch). */
+export const DEFAULT_TERM_WINDOW = 500;
+/** Ranked search: a title or tag hit counts this many times a content hit. */
+const TITLE_TAG_WEIGHT = 3;
+export const DEFAULT_EXACT_RANKING_BUDGET = 2000;
+/** See rankedSearch: below this many filtered candidates, a windowed search is ranked exactly. */
+const FILTERED_WINDOW_MIN = 200;
+
+/** See SqliteMemoryIndexOptions. */
+export interface RankingOptions {
+  termWindow: number;
+  exactRankingBudget: number;
+}
+
+/**
+ * Search (CONTRACT §3). When the query's words match few memories, FTS5's bm25() ranks every
+ * match (title 10, tags 6, content 1). bm25's IDF step reads the whole posting list of every
+ * term on every query, tens of milliseconds for a common word at 100,000 memories, so larger
+ * result sets are ranked term by term instead: for each term (a word with its Porter variants,
+ * or a phrase) we read the newest `termWindow` matching rowids, and those with the term in the
+ * title or tags; a memory scores sum(idf(term) * (1 or TITLE_TAG_WEIGHT)) over the terms it
+ * contains, so more and rarer words rank higher and title/tag hits weigh more; ties go to the
+ * newer memory.
+ */
+export function rankedFullTextSearch(stmt: Stmt, opts: RankingOptions, query: SearchQuery): MemoryPage {
+  const parsed = parseSearchQuery(query.text);
+  if (!hasPositiveTerms(parsed)) return { rows: [], total: 0 };
+  const ranked = rankedSearch(stmt, opts, parsed, query);
+  return 'rows' in ranked ? ranked : exactSearch(stmt, parsed, query, ranked.total);
+}
+
+/**
+ * The windowed ranking, or `{ total }` when exactSearch must rank instead; `total` is then the
+ * number of matches when the windows already hold every one of them (no filter), else null.
+ */
+function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, query: SearchQuery): MemoryPage | { total: number | null } {
+  const { terms, exclusion } = toFts5Terms(parsed);
+  const C = opts.termWindow;
+  const newest = stmt('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?').pluck();
+  // Title/tag hits are only looked up for rows in the term's window (rowid >= its cutoff): the
+  // same answer for those rows as the newest `C` title/tag hits, reading far fewer of them.
+  const newestTitleTags = stmt('SELECT rowid FROM memories_tt WHERE memories_tt MATCH ? AND rowid >= ? ORDER BY rowid DESC LIMIT ?').pluck();
+  // Every row has one type: the running counts give count(*) without scanning an index.
+  const n = (stmt("SELECT sum(n) FROM memory_counts WHERE dim = 'type'").pluck().get() as number | null) || 0;
+  if (n === 0) return { rows: [], total: 0 };
+  const maxSeq = (stmt('SELECT max(seq) FROM memories').pluck().get() as number) ?? 0;
+  const not = (e: string) => (exclusion ? `(${e}) NOT (${exclusion})` : e);
+
+  interface TermHits {
+    /** Newest matching rowids, descending. */
+    rows: number[];
+    titleTags: Set<number>;
+    /** Rowids below this are not known (the window was full). 0 when complete. */
+    cutoff: number;
+    idf: number;
+    required: boolean;
+  }
+  const hits: TermHits[] = terms.map((t) => {
+    const any = newest.all(not(t.expr), C) as number[];
+    const complete = any.length < C;
+    const cutoff = complete ? 0 : any[any.length - 1];
+    // Exclusions are applied through `any` (a row must be in it to count). The bound is a BigInt:
+    // FTS5 ignores a REAL rowid constraint (what a JS number binds as) beside MATCH.
+    const titleTags = any.length === 0 ? [] : (newestTitleTags.all(t.expr, BigInt(cutoff), C) as number[]);
+    const df = complete ? any.length : (C * n) / Math.max(C, maxSeq - cutoff + 1);
+    return { rows: any, titleTags: new Set(titleTags), cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
+  });
+
+  // Few matches: bm25 over all of them is cheap and ranks with term frequencies too. Not with a
+  // multi-word phrase: bm25 counts a phrase's documents by reading every occurrence of its words.
+  const postings = hits.reduce((sum, h) => sum + h.rows.length, 0);
+  const phrases = terms.some((t) => t.words.length > 1);
+  const exact = !phrases && hits.every((h) => h.cutoff === 0) && postings <= opts.exactRankingBudget;
+  const filtered = hasFilter(query.filter);
+
+  // Candidates: rows of the required terms (phrases, all of them), else of any term.
+  const required = hits.filter((h) => h.required);
+  let candidates: number[] | null = null;
+  if (required.length > 0) {
+    const [first, ...others] = required;
+    const sets = others.map((h) => new Set(h.rows));
+    candidates = sets.length === 0 ? first.rows : first.rows.filter((r) => sets.every((set) => set.has(r)));
+  }
+  // Every window complete and no filter: the candidates are exactly the matches, so their number
+  // is exactSearch's total (it need not count again).
+  if (exact) {
+    if (filtered) return { total: null };
+    if (candidates) return { total: candidates.length };
+    const union = new Set<number>();
+    for (const h of hits) for (const r of h.rows) union.add(r);
+    return { total: union.size };
+  }
+  // Scores of every row in a window, summed term by term in query order (so each row's sum is
+  // the same as adding its terms one after another).
+  const scores = new Map<number, number>();
+  for (const h of hits) {
+    for (const r of h.rows) {
+      const add = h.idf * (h.titleTags.has(r) ? TITLE_TAG_WEIGHT : 1);
+      const prev = scores.get(r);
+      scores.set(r, prev === undefined ? add : prev + add);
+    }
+  }
+  candidates ??= [...scores.keys()];
+  if (filtered && candidates.length > 0) {
+    const { where, params } = filterSql(query.filter);
+    candidates = stmt(`SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(@seqs)) AND ${where.join(' AND ')}`)
+      .pluck()
+      .all({ ...params, seqs: JSON.stringify(candidates) }) as number[];
+  }
+  const scored = candidates.map((r) => ({ seq: r, score: scores.get(r) as number }));
+  scored.sort((a, b) => b.score - a.score || b.seq - a.seq);
+
+  const incomplete = hits.filter((h) => h.cutoff > 0);
+  let total = scored.length;
+  if (incomplete.length > 0) {
+    // A filter that leaves fewer rows in the windows than the largest page: rank every match
+    // exactly instead. Decided from the query alone (not the page), so paging stays consistent.
+    if (filtered && scored.length < FILTERED_WINDOW_MIN) return { total: null };
+    // Exact inside the window where every term is complete; scaled to the whole table.
+    const lowest = Math.max(...incomplete.map((h) => h.cutoff));
+    const inside = scored.filter((x) => x.seq >= lowest).length;
+    total = Math.max(scored.length, Math.round((inside * n) / Math.max(1, maxSeq - lowest + 1)));
+  }
+  const page = scored.slice(query.offset, query.offset + query.limit);
+  if (page.length === 0) return { rows: [], total, reachable: scored.length };
+  const details = stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(
+    JSON.stringify(page.map((p) => p.seq)),
+  ) as DbRow[];
+  const bySeq = new Map(details.map((d) => [d.seq, d]));
+  const snippet = snippetMaker(parsed);
+  const rows: MemoryRow[] = [];
+  for (const p of page) {
+    const d = bySeq.get(p.seq);
+    if (!d) continue;
+    const row = toRow(d);
+    row.snippet = snippet(d.content ?? '') ?? row.snippet;
+    row.score = Number(p.score.toPrecision(6));
+    rows.push(row);
+  }
+  return { rows, total, reachable: scored.length };
+}
+
+/** Exact bm25 ranking over every match: for small result sets, and for a filtered search that needs more than the windows hold. */
+function exactSearch(stmt: Stmt, parsed: ParsedSearch, query: SearchQuery, knownTotal: number | null = null): MemoryPage {
+  const match = toFts5Match(parsed);
+  if (match === null) return { rows: [], total: 0 };
+  const { where, params } = filterSql(query.filter);
+  const filters = where.length ? ` AND ${where.join(' AND ')}` : '';
+  const base = `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH @match${filters}`;
+  const all = { ...params, match };
+  const total = knownTotal ?? (stmt(`SELECT count(*) AS n ${base}`).get(all) as { n: number }).n;
+  if (total === 0 || query.offset >= total) return { rows: [], total };
+  // Rank first without snippets (cheap), then build snippets for the page only.
+  const ranked = stmt(`SELECT m.seq AS seq, -memories_fts.rank AS score ${base} ORDER BY memories_fts.rank LIMIT @limit OFFSET @offset`).all({
+    ...all,
+    limit: query.limit,
+    offset: query.offset,
+  }) as Array<{ seq: number; score: number }>;
+  if (ranked.length === 0) return { rows: [], total };
+  const seqs = ranked.map((r) => r.seq);
+  // The page's snippets in one pass over the matches between its lowest and highest rowid: given
+  // `rowid IN (...)`, FTS5 re-runs the MATCH once per value (each ~40 µs, more than the scan).
+  // The unary + keeps the IN list a plain filter, so snippet() runs for the page's rows only.
+  // Bounds are bound as BigInt (INTEGER): better-sqlite3 binds a JS number as REAL, and FTS5
+  // ignores a REAL rowid constraint beside MATCH.
+  const details = stmt(
+    `SELECT ${ROW_COLUMNS}, snippet(memories_fts, 2, '', '', '…', ${SNIPPET_TOKENS}) AS snip
+     FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+     WHERE memories_fts MATCH @match AND memories_fts.rowid BETWEEN @lo AND @hi
+       AND +memories_fts.rowid IN (SELECT value FROM json_each(@seqs))`,
+  ).all({ match, lo: BigInt(Math.min(...seqs)), hi: BigInt(Math.max(...seqs)), seqs: JSON.stringify(seqs) }) as DbRow[];
+  const bySeq = new Map(details.map((d) => [d.seq, d]));
+  const rows: MemoryRow[] = [];
+  for (const r of ranked) {
+    const d = bySeq.get(r.seq);
+    if (!d) continue; // deleted between the two statements (cannot happen inside one synchronous call)
+    const row = toRow(d);
+    const snip = (d.snip ?? '').replace(/\s+/g, ' ').trim();
+    row.snippet = snip.length > 0 ? snip : row.snippet;
+    row.score = Number(r.score.toPrecision(6));
+    rows.push(row);
+  }
+  return { rows, total };
+}
