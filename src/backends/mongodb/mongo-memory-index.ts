@@ -2,6 +2,8 @@ import type { FilterQuery } from 'mongoose';
 import { hasPositiveTerms, isStopWord, ParsedSearch, parseSearchQuery } from '../../../libs/search-query';
 import { MemoryIndex } from '../ports/memory-index.port';
 import {
+  Author,
+  CasResult,
   ListQuery,
   MEMORY_SCOPES,
   MEMORY_TYPES,
@@ -13,9 +15,10 @@ import {
   MemoryStats,
   MemoryType,
   SearchQuery,
+  VersionEntry,
 } from '../ports/memory.model';
 import type { MongoExec, MongoModels } from './mongo-document-database';
-import type { MemoryRecord } from './mongo.schemas';
+import type { HistoryRecord, MemoryRecord } from './mongo.schemas';
 import { rankByMatches, regexSearchFilter, snippetPatterns } from './regex-search';
 import { makeSnippet } from './snippet';
 
@@ -34,8 +37,33 @@ function toDoc(r: MemoryRecord): MemoryDoc {
     content: r.content,
     createdAt: new Date(r.createdAt),
     updatedAt: new Date(r.updatedAt),
+    version: r.version ?? 1,
+    objectKey: r.objectKey ?? null,
+    author: toAuthor(r.author),
   };
 }
+
+function toAuthor(a: HistoryRecord['author'] | undefined): Author | null {
+  return a ? { kind: a.kind, id: String(a.id), name: a.name ?? null } : null;
+}
+
+function historyOf(d: MemoryDoc): HistoryRecord[] {
+  return d.objectKey
+    ? [{ version: d.version, objectKey: d.objectKey, title: d.title, size: Buffer.byteLength(d.content, 'utf8'), updatedAt: d.updatedAt, author: d.author ?? null }]
+    : [];
+}
+
+function toEntry(h: HistoryRecord): VersionEntry {
+  return { version: h.version, objectKey: h.objectKey, title: h.title ?? null, size: h.size, updatedAt: new Date(h.updatedAt), author: toAuthor(h.author) };
+}
+
+/** Every object key a memory references: kept versions, the current file and the file from before versions. */
+function releasedBy(r: Pick<MemoryRecord, '_id' | 'objectKey' | 'history'>): string[] {
+  return [...new Set([...(r.history ?? []).map((h) => h.objectKey), ...(r.objectKey ? [r.objectKey] : []), `memories/${r._id}.md`])];
+}
+
+/** Lists and searches never read the history array. */
+const NO_HISTORY = { history: 0 } as const;
 
 function toRecord(d: MemoryDoc): MemoryRecord {
   return {
@@ -49,6 +77,9 @@ function toRecord(d: MemoryDoc): MemoryRecord {
     content: d.content,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
+    version: d.version ?? 1,
+    objectKey: d.objectKey ?? null,
+    author: d.author ?? null,
   };
 }
 
@@ -101,14 +132,14 @@ export class MongoMemoryIndex extends MemoryIndex {
 
   override insert(doc: MemoryDoc): Promise<void> {
     return this.run(async (m) => {
-      await m.memories.collection.insertOne(toRecord(doc) as never);
+      await m.memories.collection.insertOne({ ...toRecord(doc), history: historyOf(doc) } as never);
     });
   }
 
   override insertMany(docs: MemoryDoc[]): Promise<void> {
     if (docs.length === 0) return Promise.resolve();
     return this.run(async (m) => {
-      await m.memories.collection.insertMany(docs.map(toRecord) as never[], { ordered: true });
+      await m.memories.collection.insertMany(docs.map((d) => ({ ...toRecord(d), history: historyOf(d) })) as never[], { ordered: true });
     });
   }
 
@@ -122,7 +153,7 @@ export class MongoMemoryIndex extends MemoryIndex {
 
   override get(id: string): Promise<MemoryDoc | null> {
     return this.run(async (m) => {
-      const r = await m.memories.findById(String(id)).lean<MemoryRecord>().exec();
+      const r = await m.memories.findById(String(id), NO_HISTORY).lean<MemoryRecord>().exec();
       return r ? toDoc(r) : null;
     });
   }
@@ -150,7 +181,7 @@ export class MongoMemoryIndex extends MemoryIndex {
       const cursor = query.after
         ? { $or: [{ createdAt: { $lt: new Date(query.after.createdAt) } }, { createdAt: new Date(query.after.createdAt), _id: { $lt: String(query.after.id) } }] }
         : null;
-      let find = m.memories.find(and(base, cursor)).sort(NEWEST_FIRST);
+      let find = m.memories.find(and(base, cursor), NO_HISTORY).sort(NEWEST_FIRST);
       if (!query.after && query.offset > 0) find = find.skip(query.offset);
       const [rows, total] = await Promise.all([find.limit(query.limit).lean<MemoryRecord[]>().exec(), m.memories.countDocuments(base).exec()]);
       return { rows: rows.map((r) => toRow(r, makeSnippet(r.content))), total };
@@ -170,7 +201,7 @@ export class MongoMemoryIndex extends MemoryIndex {
     const filter = and({ $text: { $search: textSearchString(parsed), $language: 'english' } }, filterQuery(query.filter));
     const [rows, total] = await Promise.all([
       m.memories
-        .find(filter, { score: { $meta: 'textScore' } })
+        .find(filter, { ...NO_HISTORY, score: { $meta: 'textScore' } })
         .sort({ score: { $meta: 'textScore' }, ...NEWEST_FIRST })
         .skip(query.offset)
         .limit(query.limit)
@@ -187,7 +218,7 @@ export class MongoMemoryIndex extends MemoryIndex {
     if (!text) return { rows: [], total: 0 };
     const filter = and(text, filterQuery(query.filter));
     const [candidates, all] = await Promise.all([
-      m.memories.find(filter).sort(NEWEST_FIRST).limit(REGEX_FALLBACK_MAX_CANDIDATES).lean<MemoryRecord[]>().exec(),
+      m.memories.find(filter, NO_HISTORY).sort(NEWEST_FIRST).limit(REGEX_FALLBACK_MAX_CANDIDATES).lean<MemoryRecord[]>().exec(),
       m.memories.estimatedDocumentCount().exec(),
     ]);
     const total = candidates.length < REGEX_FALLBACK_MAX_CANDIDATES ? candidates.length : await m.memories.countDocuments(filter).exec();
@@ -233,6 +264,72 @@ export class MongoMemoryIndex extends MemoryIndex {
   override clear(): Promise<void> {
     return this.run(async (m) => {
       await m.memories.deleteMany({}).exec();
+    });
+  }
+
+  // --- versions (issue 9) ---
+
+  override update(doc: MemoryDoc, expected: number, keep: number): Promise<CasResult> {
+    return this.run(async (m): Promise<CasResult> => {
+      const old = await m.memories.collection.findOne({ _id: String(doc.id) } as never, { projection: { version: 1, history: 1 } });
+      if (!old) return { status: 'missing' };
+      const current = (old.version as number | undefined) ?? 1;
+      if (current !== expected) return { status: 'conflict', current };
+      const before = (old.history as HistoryRecord[] | undefined) ?? [];
+      const all = [...historyOf(doc), ...before.filter((h) => h.version !== doc.version)];
+      const n = Math.max(1, keep);
+      const history = all.slice(0, n);
+      const { _id, ...rest } = toRecord(doc);
+      // The swap: only while the version is still the one read (legacy documents have none: version 1).
+      const versionIs = expected === 1 ? { $or: [{ version: 1 }, { version: { $exists: false } }] } : { version: expected };
+      const r = await m.memories.collection.updateOne({ _id, ...versionIs } as never, { $set: { ...rest, history } } as never);
+      if (r.matchedCount === 1) return { status: 'ok', released: all.slice(n).map((h) => h.objectKey) };
+      const now = await m.memories.collection.findOne({ _id } as never, { projection: { version: 1 } });
+      return now ? { status: 'conflict', current: (now.version as number | undefined) ?? 1 } : { status: 'missing' };
+    });
+  }
+
+  override remove(id: string, expected?: number): Promise<CasResult> {
+    return this.run(async (m): Promise<CasResult> => {
+      const filter: Record<string, unknown> = { _id: String(id) };
+      if (expected !== undefined) Object.assign(filter, expected === 1 ? { $or: [{ version: 1 }, { version: { $exists: false } }] } : { version: expected });
+      const gone = await m.memories.collection.findOneAndDelete(filter as never, { projection: { objectKey: 1, history: 1 } });
+      if (gone) return { status: 'ok', released: releasedBy(gone as unknown as MemoryRecord) };
+      if (expected === undefined) return { status: 'missing' };
+      const now = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { version: 1 } });
+      return now ? { status: 'conflict', current: (now.version as number | undefined) ?? 1 } : { status: 'missing' };
+    });
+  }
+
+  override removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
+    return this.run(async (m) => {
+      const out: Array<{ id: string; released: string[] }> = [];
+      for (const id of new Set(ids.map(String))) {
+        const gone = await m.memories.collection.findOneAndDelete({ _id: id } as never, { projection: { objectKey: 1, history: 1 } });
+        if (gone) out.push({ id, released: releasedBy(gone as unknown as MemoryRecord) });
+      }
+      return out;
+    });
+  }
+
+  override history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
+    return this.run(async (m) => {
+      const r = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { history: 1 } });
+      const all = ((r?.history as HistoryRecord[] | undefined) ?? []).map(toEntry).sort((a, b) => b.version - a.version);
+      return { rows: all.slice(offset, offset + limit), total: all.length };
+    });
+  }
+
+  override addHistory(id: string, entries: VersionEntry[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    return this.run(async (m) => {
+      const r = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { history: 1, version: 1 } });
+      if (!r) return;
+      const have = (r.history as HistoryRecord[] | undefined) ?? [];
+      const known = new Set(have.map((h) => h.version));
+      const added = entries.filter((e) => !known.has(e.version)).map((e) => ({ ...e, author: e.author ?? null }));
+      const history = [...have, ...added].sort((a, b) => b.version - a.version);
+      await m.memories.collection.updateOne({ _id: String(id), version: r.version } as never, { $set: { history } } as never);
     });
   }
 

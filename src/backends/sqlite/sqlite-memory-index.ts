@@ -3,6 +3,7 @@ import { hasPositiveTerms, ParsedSearch, parseSearchQuery, snippetMaker, toFts5M
 import { AppError, BackendUnavailableError, ConflictError } from '../../common/errors';
 import { MemoryIndex } from '../ports/memory-index.port';
 import {
+  CasResult,
   ListQuery,
   MEMORY_SCOPES,
   MEMORY_TYPES,
@@ -14,7 +15,9 @@ import {
   MemoryStats,
   MemoryType,
   SearchQuery,
+  VersionEntry,
 } from '../ports/memory.model';
+import { createVersionSchema, DROP_VERSIONS, parseAuthor, SqliteMemoryVersions } from './sqlite-memory-versions';
 
 /** Characters of content kept as the list-mode preview. */
 export const PREVIEW_CHARS = 200;
@@ -182,7 +185,7 @@ DROP TABLE IF EXISTS memory_tags;
 DROP TABLE IF EXISTS memories;
 `;
 
-const ROW_COLUMNS = 'm.seq, m.id, m.title, m.type, m.scope, m.tags, m.agent, m.project, m.preview, m.created_at, m.updated_at';
+const ROW_COLUMNS = 'm.seq, m.id, m.title, m.type, m.scope, m.tags, m.agent, m.project, m.preview, m.created_at, m.updated_at, m.version, m.object_key, m.author';
 
 interface DbRow {
   seq: number;
@@ -196,6 +199,9 @@ interface DbRow {
   preview: string;
   created_at: number;
   updated_at: number;
+  version: number;
+  object_key: string | null;
+  author: string | null;
   content?: string;
   score?: number;
   snip?: string;
@@ -333,6 +339,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
     // The narrower filter indexes of earlier versions (replaced by the covering *_f ones).
     this.db.exec('DROP INDEX IF EXISTS memories_type; DROP INDEX IF EXISTS memories_scope; DROP INDEX IF EXISTS memories_agent; DROP INDEX IF EXISTS memories_project;');
     this.db.exec(SCHEMA);
+    createVersionSchema(this.db);
     if (oldTags) {
       this.db.exec(`INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq)
         SELECT j.value, m.created_at, m.id, m.seq FROM memories m, json_each(m.tags) j`);
@@ -361,10 +368,11 @@ export class SqliteMemoryIndex extends MemoryIndex {
     this.guard(() =>
       this.db.transaction(() => {
         const res = this.stmt(
-          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at)
-           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
+          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at, version, object_key, author)
+           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at, @version, @object_key, @author)`,
         ).run(this.params(doc));
         this.writeTags(Number(res.lastInsertRowid), doc);
+        this.versions.record(doc);
       })(),
     );
   }
@@ -375,10 +383,13 @@ export class SqliteMemoryIndex extends MemoryIndex {
     this.guard(() =>
       this.db.transaction(() => {
         const ins = this.stmt(
-          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at)
-           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
+          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at, version, object_key, author)
+           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at, @version, @object_key, @author)`,
         );
-        for (const doc of docs) this.writeTags(Number(ins.run(this.params(doc)).lastInsertRowid), doc);
+        for (const doc of docs) {
+          this.writeTags(Number(ins.run(this.params(doc)).lastInsertRowid), doc);
+          this.versions.record(doc);
+        }
       })(),
     );
   }
@@ -389,14 +400,91 @@ export class SqliteMemoryIndex extends MemoryIndex {
       this.db.transaction(() => {
         const row = this.stmt('SELECT seq FROM memories WHERE id = ?').get(doc.id) as { seq: number } | undefined;
         if (!row) return false;
-        this.stmt(
-          `UPDATE memories SET title = @title, type = @type, scope = @scope, tags = @tags, tag_text = @tag_text, agent = @agent,
-             project = @project, content = @content, preview = @preview, created_at = @created_at, updated_at = @updated_at
-           WHERE id = @id`,
-        ).run(this.params(doc));
-        this.stmt('DELETE FROM memory_tags WHERE seq = ?').run(row.seq);
-        this.writeTags(row.seq, doc);
+        this.replaceRow(row.seq, doc);
         return true;
+      })(),
+    );
+  }
+
+  private replaceRow(seq: number, doc: MemoryDoc): void {
+    this.stmt(
+      `UPDATE memories SET title = @title, type = @type, scope = @scope, tags = @tags, tag_text = @tag_text, agent = @agent,
+         project = @project, content = @content, preview = @preview, created_at = @created_at, updated_at = @updated_at,
+         version = @version, object_key = @object_key, author = @author
+       WHERE id = @id`,
+    ).run(this.params(doc));
+    this.stmt('DELETE FROM memory_tags WHERE seq = ?').run(seq);
+    this.writeTags(seq, doc);
+  }
+
+  // --- versions (issue 9; history rows in sqlite-memory-versions.ts) ---
+
+  private versionsNow?: SqliteMemoryVersions;
+  private get versions(): SqliteMemoryVersions {
+    return (this.versionsNow ??= new SqliteMemoryVersions(this.db));
+  }
+
+  override async update(doc: MemoryDoc, expected: number, keep: number): Promise<CasResult> {
+    this.scheduleMaintenance();
+    return this.guard(() =>
+      this.db.transaction((): CasResult => {
+        const row = this.stmt('SELECT seq, version FROM memories WHERE id = ?').get(doc.id) as { seq: number; version: number } | undefined;
+        if (!row) return { status: 'missing' };
+        if (row.version !== expected) return { status: 'conflict', current: row.version };
+        this.replaceRow(row.seq, doc);
+        this.versions.record(doc);
+        return { status: 'ok', released: this.versions.prune(doc.id, keep) };
+      })(),
+    );
+  }
+
+  override async remove(id: string, expected?: number): Promise<CasResult> {
+    this.scheduleMaintenance();
+    return this.guard(() =>
+      this.db.transaction((): CasResult => {
+        const row = this.stmt('SELECT version, object_key FROM memories WHERE id = ?').get(id) as { version: number; object_key: string | null } | undefined;
+        if (!row) return { status: 'missing' };
+        if (expected !== undefined && row.version !== expected) return { status: 'conflict', current: row.version };
+        const released = this.releasedBy(id, row.object_key);
+        this.stmt('DELETE FROM memories WHERE id = ?').run(id);
+        return { status: 'ok', released };
+      })(),
+    );
+  }
+
+  override async removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
+    this.scheduleMaintenance();
+    return this.guard(() =>
+      this.db.transaction(() => {
+        const find = this.stmt('SELECT object_key FROM memories WHERE id = ?');
+        const del = this.stmt('DELETE FROM memories WHERE id = ?');
+        const out: Array<{ id: string; released: string[] }> = [];
+        for (const id of new Set(ids)) {
+          const row = find.get(id) as { object_key: string | null } | undefined;
+          if (!row) continue;
+          const released = this.releasedBy(id, row.object_key);
+          del.run(id);
+          out.push({ id, released });
+        }
+        return out;
+      })(),
+    );
+  }
+
+  /** Every object key a memory references: its kept versions, its current file and the file from before versions. */
+  private releasedBy(id: string, current: string | null): string[] {
+    return [...new Set([...this.versions.keys(id), ...(current ? [current] : []), `memories/${id}.md`])];
+  }
+
+  override async history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
+    return this.guard(() => this.versions.list(id, limit, offset));
+  }
+
+  override async addHistory(id: string, entries: VersionEntry[]): Promise<void> {
+    this.guard(() =>
+      this.db.transaction(() => {
+        if (!this.stmt('SELECT 1 FROM memories WHERE id = ?').get(id)) return;
+        for (const e of entries) this.versions.add(id, e);
       })(),
     );
   }
@@ -668,6 +756,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
     this.guard(() => {
       this.statements.clear();
       this.db.transaction(() => {
+        this.db.exec(DROP_VERSIONS);
         this.db.exec(DROP);
         this.createSchema();
       })();
@@ -690,6 +779,9 @@ export class SqliteMemoryIndex extends MemoryIndex {
       preview: previewOf(doc.content),
       created_at: doc.createdAt.getTime(),
       updated_at: doc.updatedAt.getTime(),
+      version: doc.version ?? 1,
+      object_key: doc.objectKey ?? null,
+      author: doc.author ? JSON.stringify(doc.author) : null,
     } as Params & Record<string, string | number | null>;
   }
 
@@ -788,5 +880,8 @@ function toRow(r: DbRow): MemoryRow {
     snippet: r.preview,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
+    version: r.version ?? 1,
+    objectKey: r.object_key ?? null,
+    author: parseAuthor(r.author),
   };
 }
