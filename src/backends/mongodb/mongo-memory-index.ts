@@ -18,7 +18,8 @@ import {
   VersionEntry,
 } from '../ports/memory.model';
 import type { MongoExec, MongoModels } from './mongo-document-database';
-import type { HistoryRecord, MemoryRecord } from './mongo.schemas';
+import type { VersionRecord } from './mongo-integrity.schemas';
+import type { MemoryRecord } from './mongo.schemas';
 import { rankByMatches, regexSearchFilter, snippetPatterns } from './regex-search';
 import { makeSnippet } from './snippet';
 
@@ -43,27 +44,20 @@ function toDoc(r: MemoryRecord): MemoryDoc {
   };
 }
 
-function toAuthor(a: HistoryRecord['author'] | undefined): Author | null {
+type AuthorRecord = VersionRecord['author'];
+
+function toAuthor(a: AuthorRecord | undefined): Author | null {
   return a ? { kind: a.kind, id: String(a.id), name: a.name ?? null } : null;
 }
 
-function historyOf(d: MemoryDoc): HistoryRecord[] {
-  return d.objectKey
-    ? [{ version: d.version, objectKey: d.objectKey, title: d.title, size: Buffer.byteLength(d.content, 'utf8'), updatedAt: d.updatedAt, author: d.author ?? null }]
-    : [];
+function toEntry(h: VersionRecord): VersionEntry {
+  return { version: h.version, objectKey: h.objectKey ?? '', title: h.title ?? null, size: h.size ?? 0, updatedAt: new Date(h.updatedAt), author: toAuthor(h.author) };
 }
 
-function toEntry(h: HistoryRecord): VersionEntry {
-  return { version: h.version, objectKey: h.objectKey, title: h.title ?? null, size: h.size, updatedAt: new Date(h.updatedAt), author: toAuthor(h.author) };
-}
-
-/** Every object key a memory references: kept versions, the current file and the file from before versions. */
-function releasedBy(r: Pick<MemoryRecord, '_id' | 'objectKey' | 'history'>): string[] {
-  return [...new Set([...(r.history ?? []).map((h) => h.objectKey), ...(r.objectKey ? [r.objectKey] : []), `memories/${r._id}.md`])];
-}
-
-/** Lists and searches never read the history array. */
-const NO_HISTORY = { history: 0 } as const;
+/** A version claim that never led to its memory moving on (its writer died) is taken back after this long. */
+const STALE_CLAIM_MS = 30_000;
+/** Attempts of a delete without If-Match against concurrent writers. */
+const DELETE_ROUNDS = 20;
 
 function toRecord(d: MemoryDoc): MemoryRecord {
   return {
@@ -132,14 +126,17 @@ export class MongoMemoryIndex extends MemoryIndex {
 
   override insert(doc: MemoryDoc): Promise<void> {
     return this.run(async (m) => {
-      await m.memories.collection.insertOne({ ...toRecord(doc), history: historyOf(doc) } as never);
+      await m.memories.collection.insertOne(toRecord(doc) as never);
+      if (doc.objectKey) await this.claim(m, doc, 'write').catch(() => undefined);
     });
   }
 
   override insertMany(docs: MemoryDoc[]): Promise<void> {
     if (docs.length === 0) return Promise.resolve();
     return this.run(async (m) => {
-      await m.memories.collection.insertMany(docs.map((d) => ({ ...toRecord(d), history: historyOf(d) })) as never[], { ordered: true });
+      await m.memories.collection.insertMany(docs.map(toRecord) as never[], { ordered: true });
+      const claims = docs.filter((d) => d.objectKey).map((d) => this.claimRecord(d, 'write'));
+      if (claims.length > 0) await m.versions.collection.insertMany(claims as never[], { ordered: false }).catch(() => undefined);
     });
   }
 
@@ -153,7 +150,7 @@ export class MongoMemoryIndex extends MemoryIndex {
 
   override get(id: string): Promise<MemoryDoc | null> {
     return this.run(async (m) => {
-      const r = await m.memories.findById(String(id), NO_HISTORY).lean<MemoryRecord>().exec();
+      const r = await m.memories.findById(String(id)).lean<MemoryRecord>().exec();
       return r ? toDoc(r) : null;
     });
   }
@@ -181,7 +178,7 @@ export class MongoMemoryIndex extends MemoryIndex {
       const cursor = query.after
         ? { $or: [{ createdAt: { $lt: new Date(query.after.createdAt) } }, { createdAt: new Date(query.after.createdAt), _id: { $lt: String(query.after.id) } }] }
         : null;
-      let find = m.memories.find(and(base, cursor), NO_HISTORY).sort(NEWEST_FIRST);
+      let find = m.memories.find(and(base, cursor)).sort(NEWEST_FIRST);
       if (!query.after && query.offset > 0) find = find.skip(query.offset);
       const [rows, total] = await Promise.all([find.limit(query.limit).lean<MemoryRecord[]>().exec(), m.memories.countDocuments(base).exec()]);
       return { rows: rows.map((r) => toRow(r, makeSnippet(r.content))), total };
@@ -201,7 +198,7 @@ export class MongoMemoryIndex extends MemoryIndex {
     const filter = and({ $text: { $search: textSearchString(parsed), $language: 'english' } }, filterQuery(query.filter));
     const [rows, total] = await Promise.all([
       m.memories
-        .find(filter, { ...NO_HISTORY, score: { $meta: 'textScore' } })
+        .find(filter, { score: { $meta: 'textScore' } })
         .sort({ score: { $meta: 'textScore' }, ...NEWEST_FIRST })
         .skip(query.offset)
         .limit(query.limit)
@@ -218,7 +215,7 @@ export class MongoMemoryIndex extends MemoryIndex {
     if (!text) return { rows: [], total: 0 };
     const filter = and(text, filterQuery(query.filter));
     const [candidates, all] = await Promise.all([
-      m.memories.find(filter, NO_HISTORY).sort(NEWEST_FIRST).limit(REGEX_FALLBACK_MAX_CANDIDATES).lean<MemoryRecord[]>().exec(),
+      m.memories.find(filter).sort(NEWEST_FIRST).limit(REGEX_FALLBACK_MAX_CANDIDATES).lean<MemoryRecord[]>().exec(),
       m.memories.estimatedDocumentCount().exec(),
     ]);
     const total = candidates.length < REGEX_FALLBACK_MAX_CANDIDATES ? candidates.length : await m.memories.countDocuments(filter).exec();
@@ -264,72 +261,150 @@ export class MongoMemoryIndex extends MemoryIndex {
   override clear(): Promise<void> {
     return this.run(async (m) => {
       await m.memories.deleteMany({}).exec();
+      await m.versions.deleteMany({}).exec();
     });
   }
 
-  // --- versions (issue 9) ---
+  // --- versions (issue 9): compare-and-swap through version claims (see VersionRecord) ---
+
+  private claimRecord(doc: MemoryDoc, kind: 'write' | 'delete'): VersionRecord {
+    return {
+      _id: `${doc.id}:${doc.version}`,
+      memoryId: doc.id,
+      version: doc.version,
+      kind,
+      objectKey: doc.objectKey ?? null,
+      title: doc.title,
+      size: Buffer.byteLength(doc.content, 'utf8'),
+      updatedAt: doc.updatedAt,
+      author: doc.author ?? null,
+      claimedAt: new Date(),
+    };
+  }
+
+  /**
+   * Claims the step to doc.version (insert with a unique _id). False when another writer holds
+   * it; a claim left by a writer that died before moving the memory on is taken back first.
+   */
+  private async claim(m: MongoModels, doc: MemoryDoc, kind: 'write' | 'delete'): Promise<boolean> {
+    const rec = this.claimRecord(doc, kind);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await m.versions.collection.insertOne(rec as never);
+        return true;
+      } catch (e) {
+        if ((e as { code?: number }).code !== 11000) throw e;
+      }
+      const held = await m.versions.collection.findOne({ _id: rec._id } as never);
+      if (!held) continue;
+      const stale = Date.now() - new Date(held.claimedAt as Date).getTime() > STALE_CLAIM_MS;
+      const cur = await this.currentVersion(m, doc.id);
+      if (!stale || cur === null || cur >= doc.version) return false;
+      await m.versions.collection.deleteOne({ _id: rec._id, claimedAt: held.claimedAt } as never);
+    }
+    return false;
+  }
+
+  private async currentVersion(m: MongoModels, id: string): Promise<number | null> {
+    const r = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { version: 1 } });
+    return r ? ((r.version as number | undefined) ?? 1) : null;
+  }
+
+  private versionFilter(id: string, version: number): Record<string, unknown> {
+    // Memories from before versions have no version field: they are version 1.
+    return version === 1 ? { _id: String(id), $or: [{ version: 1 }, { version: { $exists: false } }] } : { _id: String(id), version };
+  }
+
+  private async outcome(m: MongoModels, id: string, atLeast: number): Promise<CasResult> {
+    const cur = await this.currentVersion(m, id);
+    return cur === null ? { status: 'missing' } : { status: 'conflict', current: Math.max(cur, atLeast) };
+  }
 
   override update(doc: MemoryDoc, expected: number, keep: number): Promise<CasResult> {
     return this.run(async (m): Promise<CasResult> => {
-      const old = await m.memories.collection.findOne({ _id: String(doc.id) } as never, { projection: { version: 1, history: 1 } });
-      if (!old) return { status: 'missing' };
-      const current = (old.version as number | undefined) ?? 1;
-      if (current !== expected) return { status: 'conflict', current };
-      const before = (old.history as HistoryRecord[] | undefined) ?? [];
-      const all = [...historyOf(doc), ...before.filter((h) => h.version !== doc.version)];
-      const n = Math.max(1, keep);
-      const history = all.slice(0, n);
+      const cur = await this.currentVersion(m, doc.id);
+      if (cur === null) return { status: 'missing' };
+      if (cur !== expected) return { status: 'conflict', current: cur };
+      if (!(await this.claim(m, doc, 'write'))) return this.outcome(m, doc.id, expected + 1);
+      // Only the holder of the claim moves the memory from `expected` on; the filter still guards
+      // against a writer that read a version whose claim was pruned long ago.
       const { _id, ...rest } = toRecord(doc);
-      // The swap: only while the version is still the one read (legacy documents have none: version 1).
-      const versionIs = expected === 1 ? { $or: [{ version: 1 }, { version: { $exists: false } }] } : { version: expected };
-      const r = await m.memories.collection.updateOne({ _id, ...versionIs } as never, { $set: { ...rest, history } } as never);
-      if (r.matchedCount === 1) return { status: 'ok', released: all.slice(n).map((h) => h.objectKey) };
-      const now = await m.memories.collection.findOne({ _id } as never, { projection: { version: 1 } });
-      return now ? { status: 'conflict', current: (now.version as number | undefined) ?? 1 } : { status: 'missing' };
+      const r = await m.memories.collection.updateOne(this.versionFilter(_id, expected) as never, { $set: rest } as never);
+      if (r.matchedCount !== 1) {
+        await m.versions.collection.deleteOne({ _id: `${doc.id}:${doc.version}` } as never);
+        return this.outcome(m, doc.id, expected);
+      }
+      return { status: 'ok', released: await this.prune(m, doc.id, keep) };
     });
+  }
+
+  /** Keeps the newest `keep` history entries; returns the object keys of those removed. */
+  private async prune(m: MongoModels, id: string, keep: number): Promise<string[]> {
+    const old = await m.versions
+      .find({ memoryId: id, kind: 'write' }, { _id: 1, objectKey: 1 })
+      .sort({ version: -1 })
+      .skip(Math.max(1, keep))
+      .lean<Array<Pick<VersionRecord, '_id' | 'objectKey'>>>()
+      .exec();
+    if (old.length === 0) return [];
+    await m.versions.deleteMany({ _id: { $in: old.map((o) => o._id) } }).exec();
+    return old.map((o) => o.objectKey).filter((k): k is string => !!k);
   }
 
   override remove(id: string, expected?: number): Promise<CasResult> {
     return this.run(async (m): Promise<CasResult> => {
-      const filter: Record<string, unknown> = { _id: String(id) };
-      if (expected !== undefined) Object.assign(filter, expected === 1 ? { $or: [{ version: 1 }, { version: { $exists: false } }] } : { version: expected });
-      const gone = await m.memories.collection.findOneAndDelete(filter as never, { projection: { objectKey: 1, history: 1 } });
-      if (gone) return { status: 'ok', released: releasedBy(gone as unknown as MemoryRecord) };
-      if (expected === undefined) return { status: 'missing' };
-      const now = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { version: 1 } });
-      return now ? { status: 'conflict', current: (now.version as number | undefined) ?? 1 } : { status: 'missing' };
+      for (let round = 0; round < DELETE_ROUNDS; round++) {
+        const r = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { version: 1, objectKey: 1 } });
+        if (!r) return { status: 'missing' };
+        const cur = (r.version as number | undefined) ?? 1;
+        if (expected !== undefined && cur !== expected) return { status: 'conflict', current: cur };
+        const step = { id: String(id), version: cur + 1, title: null, content: '', updatedAt: new Date(), objectKey: null } as unknown as MemoryDoc;
+        if (!(await this.claim(m, step, 'delete'))) {
+          if (expected !== undefined) return this.outcome(m, id, cur + 1);
+          continue; // a writer took that step: look again
+        }
+        const gone = await m.memories.collection.deleteOne(this.versionFilter(id, cur) as never);
+        if (gone.deletedCount !== 1) {
+          await m.versions.collection.deleteOne({ _id: `${id}:${cur + 1}` } as never);
+          continue;
+        }
+        const claims = await m.versions.find({ memoryId: String(id) }, { objectKey: 1 }).lean<Array<Pick<VersionRecord, 'objectKey'>>>().exec();
+        await m.versions.deleteMany({ memoryId: String(id) }).exec();
+        const keys = [...claims.map((c) => c.objectKey), (r.objectKey as string | null | undefined) ?? null, `memories/${id}.md`];
+        return { status: 'ok', released: [...new Set(keys.filter((k): k is string => !!k))] };
+      }
+      return this.outcome(m, id, 0);
     });
   }
 
-  override removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
-    return this.run(async (m) => {
-      const out: Array<{ id: string; released: string[] }> = [];
-      for (const id of new Set(ids.map(String))) {
-        const gone = await m.memories.collection.findOneAndDelete({ _id: id } as never, { projection: { objectKey: 1, history: 1 } });
-        if (gone) out.push({ id, released: releasedBy(gone as unknown as MemoryRecord) });
-      }
-      return out;
-    });
+  override async removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
+    const out: Array<{ id: string; released: string[] }> = [];
+    for (const id of new Set(ids.map(String))) {
+      const r = await this.remove(id);
+      if (r.status === 'ok') out.push({ id, released: r.released });
+    }
+    return out;
   }
 
   override history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
     return this.run(async (m) => {
-      const r = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { history: 1 } });
-      const all = ((r?.history as HistoryRecord[] | undefined) ?? []).map(toEntry).sort((a, b) => b.version - a.version);
-      return { rows: all.slice(offset, offset + limit), total: all.length };
+      const q = { memoryId: String(id), kind: 'write' };
+      const [rows, total] = await Promise.all([
+        m.versions.find(q).sort({ version: -1 }).skip(offset).limit(limit).lean<VersionRecord[]>().exec(),
+        m.versions.countDocuments(q).exec(),
+      ]);
+      return { rows: rows.map(toEntry), total };
     });
   }
 
   override addHistory(id: string, entries: VersionEntry[]): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
     return this.run(async (m) => {
-      const r = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { history: 1, version: 1 } });
-      if (!r) return;
-      const have = (r.history as HistoryRecord[] | undefined) ?? [];
-      const known = new Set(have.map((h) => h.version));
-      const added = entries.filter((e) => !known.has(e.version)).map((e) => ({ ...e, author: e.author ?? null }));
-      const history = [...have, ...added].sort((a, b) => b.version - a.version);
-      await m.memories.collection.updateOne({ _id: String(id), version: r.version } as never, { $set: { history } } as never);
+      if ((await this.currentVersion(m, id)) === null) return;
+      const recs = entries.map((e) => ({ ...this.claimRecord({ id, version: e.version, objectKey: e.objectKey, title: e.title, content: '', updatedAt: e.updatedAt, author: e.author } as MemoryDoc, 'write'), size: e.size }));
+      await m.versions.collection.insertMany(recs as never[], { ordered: false }).catch((e: { code?: number; writeErrors?: unknown }) => {
+        if (e.code !== 11000 && !e.writeErrors) throw e;
+      });
     });
   }
 

@@ -51,21 +51,6 @@ export class MemoryRecord {
 
   @Prop({ type: Object, default: null })
   author?: { kind: 'token' | 'admin'; id: string; name: string | null } | null;
-
-  /**
-   * Kept versions, newest first, in the memory's own document: a compare-and-swap on `version`
-   * writes the memory and its history entry atomically. Never read by list or search.
-   */
-  @Prop({ type: [Object], default: undefined })
-  history?: HistoryRecord[];
-}
-export interface HistoryRecord {
-  version: number;
-  objectKey: string;
-  title: string | null;
-  size: number;
-  updatedAt: Date;
-  author: { kind: 'token' | 'admin'; id: string; name: string | null } | null;
 }
 export const MemoryRecordSchema = SchemaFactory.createForClass(MemoryRecord);
 
