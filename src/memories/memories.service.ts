@@ -155,6 +155,10 @@ export class MemoriesService {
       // updated_at strictly moves forward, even within the same millisecond.
       updatedAt: new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1)),
     };
+    if (!old.objectKey) {
+      // A memory from before versions: its file (memories/<id>.md) becomes version 1 of the history.
+      await this.index.addHistory(old.id, [this.entryOf(old)]);
+    }
     await this.writeObject(doc);
     let res: CasResult;
     try {
@@ -187,8 +191,7 @@ export class MemoriesService {
     const doc = await this.indexed(id);
     const page = await this.index.history(id, limit, offset);
     if (page.total === 0) {
-      const only: VersionEntry = { version: doc.version, objectKey: objectKeyOf(doc), title: doc.title, size: Buffer.byteLength(doc.content, 'utf8'), updatedAt: doc.updatedAt, author: doc.author ?? null };
-      return { rows: offset === 0 ? [only] : [], total: 1, current: doc.version };
+      return { rows: offset === 0 ? [this.entryOf(doc)] : [], total: 1, current: doc.version };
     }
     return { ...page, current: doc.version };
   }
@@ -347,6 +350,10 @@ export class MemoriesService {
     const doc = await this.index.get(id);
     if (!doc) throw new MemoryNotFoundError();
     return doc;
+  }
+
+  private entryOf(doc: MemoryDoc): VersionEntry {
+    return { version: doc.version, objectKey: objectKeyOf(doc), title: doc.title, size: Buffer.byteLength(doc.content, 'utf8'), updatedAt: doc.updatedAt, author: doc.author ?? null };
   }
 
   /** 412 unless the If-Match version (when given) is the current one. */
