@@ -21,9 +21,13 @@ export class CliModule {
 const USAGE = `Usage: node dist/src/cli <command>
 
 Commands:
-  reindex   Rebuild the memory index from the object store alone (the markdown files' front
-            matter and bodies), then report counts, orphans (index entries without a file,
-            dropped) and unreadable files. Uses the same settings as the server
+  reindex [--dry-run] [--include-unacknowledged]
+            Rebuild the memory index from the object store alone (the markdown files' front
+            matter and bodies; every kept version becomes history), then report counts, orphans
+            (index entries without a file, dropped), unreadable files and files of writes that
+            were never acknowledged (left out unless --include-unacknowledged). The store is read
+            completely before the index is replaced: a failing store leaves the old index.
+            --dry-run reads and reports only. Uses the same settings as the server
             (MEMSTORE_DATA_DIR, config file, MEMSTORE_* environment).
 `;
 
@@ -39,7 +43,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
     io.out(USAGE);
     return command === undefined ? 2 : 0;
   }
-  if (command !== 'reindex' || rest.length > 0) {
+  const flags = new Set(rest);
+  if (command !== 'reindex' || [...flags].some((f) => f !== '--dry-run' && f !== '--include-unacknowledged')) {
     io.err(`Unknown command or argument: ${argv.join(' ')}\n\n${USAGE}`);
     return 2;
   }
@@ -47,8 +52,9 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   const levels: LogLevel[] | false = cfg.logLevel === 'silent' ? false : ['error', 'warn'];
   const app = await NestFactory.createApplicationContext(CliModule.register(cfg), { logger: levels });
   try {
-    io.out(`Rebuilding the memory index in ${cfg.dataDir} from the object store ...`);
-    const report = await app.get(ReindexService).reindex();
+    const dryRun = flags.has('--dry-run');
+    io.out(`${dryRun ? 'Dry run: reading' : 'Rebuilding'} the memory index in ${cfg.dataDir} from the object store ...`);
+    const report = await app.get(ReindexService).reindex({ dryRun, includeUnacknowledged: flags.has('--include-unacknowledged') });
     for (const line of formatReport(report)) io.out(line);
     return report.unreadable.length > 0 ? 1 : 0;
   } finally {
@@ -59,12 +65,14 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
 export function formatReport(r: ReindexReport): string[] {
   const lines = [
     `memory files found: ${r.files}`,
-    `memories indexed:   ${r.indexed}`,
+    `memories indexed:   ${r.indexed}${r.dryRun ? ' (dry run: would be; the index was not changed)' : ''}`,
     `index entries before: ${r.previous ?? 'unknown (the old index could not be read)'}`,
     `orphans (indexed, no file; dropped): ${r.orphans.length}`,
     ...r.orphans.map((id) => `  - ${id}`),
     `unreadable files: ${r.unreadable.length}`,
     ...r.unreadable.map((u) => `  - ${u.key}: ${u.reason}`),
+    `unacknowledged writes (left out): ${r.unacknowledged.length}`,
+    ...r.unacknowledged.map((k) => `  - ${k}`),
   ];
   return lines;
 }

@@ -4,11 +4,13 @@ import { BackendsService } from './backends.service';
 import { DefaultBackendFactory } from './default-backend-factory';
 import { delegateTo } from './delegate';
 import { PinBackendsMiddleware } from './pin-backends.middleware';
+import { IdempotencyRepository } from './ports/idempotency.repository';
 import { MemoryIndex } from './ports/memory-index.port';
 import { ObjectStore } from './ports/object-store.port';
 import { RateLimitRepository } from './ports/rate-limit.repository';
 import { SessionRepository } from './ports/session.repository';
 import { TokenRepository } from './ports/token.repository';
+import { WriteIntentRepository } from './ports/write-intent.repository';
 
 /**
  * The ports, bound to delegates of the adapters held by BackendsService: those pinned for the
@@ -23,9 +25,11 @@ import { TokenRepository } from './ports/token.repository';
     { provide: TokenRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.tokens), inject: [BackendsService] },
     { provide: SessionRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.sessions), inject: [BackendsService] },
     { provide: RateLimitRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.rateLimits), inject: [BackendsService] },
+    { provide: WriteIntentRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.writeIntents), inject: [BackendsService] },
+    { provide: IdempotencyRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.idempotency), inject: [BackendsService] },
     { provide: ObjectStore, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.store), inject: [BackendsService] },
   ],
-  exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore],
+  exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository],
 })
 export class BackendsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -28,6 +28,18 @@ export class ConflictError extends AppError {
   }
 }
 
+/**
+ * 412: an If-Match precondition did not hold (issue 9). The body carries the current version
+ * (`current_version`), so a client can fetch, merge and retry.
+ */
+export class PreconditionFailedError extends AppError {
+  readonly extra: Record<string, unknown>;
+  constructor(message: string, currentVersion: number) {
+    super(412, message);
+    this.extra = { current_version: currentVersion };
+  }
+}
+
 export class ForbiddenError extends AppError {
   constructor(message: string) {
     super(403, message);

@@ -15,7 +15,7 @@ export function toErrorResponse(err: unknown, requestId: string | undefined): { 
     return { status: 422, body: { ok: false, error: err.message, detail: err.detail } };
   }
   if (err instanceof AppError) {
-    return { status: err.status, body: { ok: false, error: err.message } };
+    return { status: err.status, body: { ok: false, error: err.message, ...(err as AppError & { extra?: Record<string, unknown> }).extra } };
   }
   if (err instanceof HttpException) {
     const status = err.getStatus();

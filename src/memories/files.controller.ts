@@ -8,6 +8,7 @@ import { Public } from '../common/auth/decorators';
 import { ForbiddenError, NotFoundError } from '../common/errors';
 import { SettingsService } from '../config/settings.service';
 import { MARKDOWN_TYPE } from './memories.service';
+import { idFromKey } from './memory-id';
 
 /**
  * Signed download URLs of the filesystem object store (CONTRACT §3): public, because the HMAC
@@ -41,7 +42,9 @@ export class FilesController {
       if (e instanceof NotFoundError) throw new NotFoundError('File not found');
       throw e;
     }
-    const filename = key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_');
+    // A version's object (memories/<id>/v<n>-<write>.md) downloads as <id>.md, like the old layout.
+    const id = idFromKey(key);
+    const filename = id ? `${id}.md` : key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_');
     res.setHeader('Cache-Control', 'private, no-store');
     return new StreamableFile(body, {
       type: key.endsWith('.md') ? MARKDOWN_TYPE : 'application/octet-stream',

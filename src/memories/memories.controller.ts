@@ -1,7 +1,18 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res, StreamableFile } from '@nestjs/common';
-import { ApiExtraModels, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res, StreamableFile, UseInterceptors } from '@nestjs/common';
+import {
+  ApiExtraModels,
+  ApiHeader,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiPreconditionFailedResponse,
+  ApiProduces,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { RequireScopes } from '../common/auth/decorators';
+import { RequestValidationError } from '../common/errors';
 import { baseUrl } from '../common/base-url';
 import { AppConfig } from '../config/app-config';
 import { BulkDeleteDto } from './dto/bulk-delete.dto';
@@ -16,11 +27,31 @@ import {
   MemoryResponseDto,
   StatsResponseDto,
 } from './dto/memory-response.dto';
+import { VersionListQueryDto, VersionListResponseDto, VersionResponseDto } from './dto/memory-versions.dto';
 import { UpdateMemoryDto } from './dto/update-memory.dto';
+import { IdempotencyInterceptor } from './idempotency.interceptor';
 import { MARKDOWN_TYPE, MemoriesService } from './memories.service';
-import { mapMemory, mapStats } from './memory.mapper';
+import { mapMemory, mapStats, mapVersion } from './memory.mapper';
+import { authorOf, ifMatchVersion, setEtag } from './write-headers';
 
 const NOT_FOUND = { description: 'Memory not found (also for an id that is not 24 lowercase hex characters)' };
+const IF_MATCH = {
+  name: 'If-Match',
+  required: false,
+  description: 'ETag of the version the change is based on (e.g. "3"); another current version → 412 with current_version',
+};
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  required: false,
+  description: 'Same key + same body within 24 h replays the first response (header Idempotent-Replayed: true); same key + another body → 422',
+};
+const PRECONDITION = { description: 'If-Match does not name the current version; the body has current_version' };
+
+/** A version number in a path (1, 2, …); anything else is a 422. */
+function versionParam(raw: string): number {
+  if (!/^[1-9][0-9]{0,9}$/.test(raw)) throw RequestValidationError.one(['path', 'version'], 'Input should be a positive integer', 'int_parsing', raw);
+  return Number(raw);
+}
 
 @ApiTags('memories')
 @Controller('api')
@@ -42,8 +73,12 @@ export class MemoriesController {
   @HttpCode(201)
   @RequireScopes('memory:write')
   @ApiOperation({ summary: 'Create a memory' })
-  async create(@Body() body: CreateMemoryDto): Promise<MemoryResponseDto> {
-    return { ok: true, memory: mapMemory(await this.memories.create(body)) };
+  @ApiHeader(IDEMPOTENCY_KEY)
+  @UseInterceptors(IdempotencyInterceptor)
+  async create(@Body() body: CreateMemoryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<MemoryResponseDto> {
+    const doc = await this.memories.create(body, { author: authorOf(req) });
+    setEtag(res, doc.version);
+    return { ok: true, memory: mapMemory(doc) };
   }
 
   /** Deletes each id; unknown ids are listed in `missing`. */
@@ -51,6 +86,8 @@ export class MemoriesController {
   @HttpCode(200)
   @RequireScopes('memory:delete')
   @ApiOperation({ summary: 'Delete many memories (at most 1000 ids)' })
+  @ApiHeader(IDEMPOTENCY_KEY)
+  @UseInterceptors(IdempotencyInterceptor)
   async bulkDelete(@Body() body: BulkDeleteDto): Promise<BulkDeleteResponseDto> {
     const { deleted, missing } = await this.memories.bulkDelete(body.ids);
     return { ok: true, deleted: deleted.length, ids: deleted, missing };
@@ -60,8 +97,10 @@ export class MemoriesController {
   @RequireScopes('memory:read')
   @ApiOperation({ summary: 'Fetch a memory with its full content' })
   @ApiNotFoundResponse(NOT_FOUND)
-  async get(@Param('memory_id') id: string): Promise<MemoryResponseDto> {
-    return { ok: true, memory: mapMemory(await this.memories.get(id)) };
+  async get(@Param('memory_id') id: string, @Res({ passthrough: true }) res: Response): Promise<MemoryResponseDto> {
+    const doc = await this.memories.get(id);
+    setEtag(res, doc.version);
+    return { ok: true, memory: mapMemory(doc) };
   }
 
   /** Absent or null fields are left as they are; "" clears title, agent and project; [] clears tags. */
@@ -69,16 +108,27 @@ export class MemoriesController {
   @RequireScopes('memory:write')
   @ApiOperation({ summary: 'Update some fields of a memory' })
   @ApiNotFoundResponse(NOT_FOUND)
-  async update(@Param('memory_id') id: string, @Body() body: UpdateMemoryDto): Promise<MemoryResponseDto> {
-    return { ok: true, memory: mapMemory(await this.memories.update(id, body)) };
+  @ApiHeader(IF_MATCH)
+  @ApiPreconditionFailedResponse(PRECONDITION)
+  async update(
+    @Param('memory_id') id: string,
+    @Body() body: UpdateMemoryDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<MemoryResponseDto> {
+    const doc = await this.memories.update(id, body, { author: authorOf(req), ifMatch: ifMatchVersion(req) });
+    setEtag(res, doc.version);
+    return { ok: true, memory: mapMemory(doc) };
   }
 
   @Delete('memories/:memory_id')
   @RequireScopes('memory:delete')
   @ApiOperation({ summary: 'Delete a memory' })
   @ApiNotFoundResponse(NOT_FOUND)
-  async delete(@Param('memory_id') id: string): Promise<DeleteMemoryResponseDto> {
-    await this.memories.delete(id);
+  @ApiHeader(IF_MATCH)
+  @ApiPreconditionFailedResponse(PRECONDITION)
+  async delete(@Param('memory_id') id: string, @Req() req: Request): Promise<DeleteMemoryResponseDto> {
+    await this.memories.delete(id, { ifMatch: ifMatchVersion(req) });
     return { ok: true, deleted: true, id };
   }
 
@@ -109,6 +159,56 @@ export class MemoriesController {
     const body = await this.memories.download(id);
     res.setHeader('Cache-Control', 'private, no-store');
     return new StreamableFile(body, { type: MARKDOWN_TYPE, disposition: `attachment; filename="${id}.md"`, length: body.length });
+  }
+
+  /** Kept versions, newest first (how many are kept: the memory_history_keep setting, default 20). */
+  @Get('memories/:memory_id/versions')
+  @RequireScopes('memory:read')
+  @ApiOperation({ summary: 'List the kept versions of a memory (newest first)' })
+  @ApiNotFoundResponse(NOT_FOUND)
+  async versions(@Param('memory_id') id: string, @Query() q: VersionListQueryDto): Promise<VersionListResponseDto> {
+    const offset = (q.page - 1) * q.limit;
+    const { rows, total, current } = await this.memories.versions(id, q.limit, offset);
+    return {
+      ok: true,
+      rows: rows.map((r) => mapVersion(r, current)),
+      count: rows.length,
+      total,
+      page: q.page,
+      page_size: q.limit,
+      has_next: offset + rows.length < total,
+      current_version: current,
+    };
+  }
+
+  @Get('memories/:memory_id/versions/:version')
+  @RequireScopes('memory:read')
+  @ApiOperation({ summary: 'Fetch one kept version of a memory' })
+  @ApiNotFoundResponse({ description: 'Memory not found, or that version is not kept' })
+  async version(@Param('memory_id') id: string, @Param('version') version: string): Promise<VersionResponseDto> {
+    const n = versionParam(version);
+    const { doc, entry } = await this.memories.version(id, n);
+    const current = (await this.memories.versions(id, 1, 0)).current;
+    return { ok: true, version: mapVersion(entry, current), memory: mapMemory(doc) };
+  }
+
+  /** Makes a kept version current again, as a new version (the versions in between stay in the history). */
+  @Post('memories/:memory_id/versions/:version/restore')
+  @HttpCode(200)
+  @RequireScopes('memory:write')
+  @ApiOperation({ summary: 'Restore a kept version (as a new version)' })
+  @ApiNotFoundResponse({ description: 'Memory not found, or that version is not kept' })
+  @ApiHeader(IF_MATCH)
+  @ApiPreconditionFailedResponse(PRECONDITION)
+  async restore(
+    @Param('memory_id') id: string,
+    @Param('version') version: string,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<MemoryResponseDto> {
+    const doc = await this.memories.restore(id, versionParam(version), { author: authorOf(req), ifMatch: ifMatchVersion(req) });
+    setEtag(res, doc.version);
+    return { ok: true, memory: mapMemory(doc) };
   }
 
   @Get('stats')

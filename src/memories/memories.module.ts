@@ -3,11 +3,12 @@ import { FilesController } from './files.controller';
 import { MemoriesController } from './memories.controller';
 import { MemoriesService } from './memories.service';
 import { ReindexService } from './reindex.service';
+import { WriteSweeper } from './write-sweeper.service';
 
 /** The memory API (spec §4, CONTRACT §3) over the MemoryIndex and ObjectStore ports. */
 @Module({
   controllers: [MemoriesController, FilesController],
-  providers: [MemoriesService, ReindexService],
-  exports: [MemoriesService, ReindexService],
+  providers: [MemoriesService, ReindexService, WriteSweeper],
+  exports: [MemoriesService, ReindexService, WriteSweeper],
 })
 export class MemoriesModule {}

@@ -1,8 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
-import { MemoryDoc, MemoryFilter, MemoryStats } from '../backends/ports/memory.model';
+import { Author, CasResult, MemoryDoc, MemoryFilter, MemoryStats, VersionEntry } from '../backends/ports/memory.model';
 import { ObjectStore, SignedUrl } from '../backends/ports/object-store.port';
-import { NotFoundError, RequestValidationError } from '../common/errors';
+import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
+import { NotFoundError, PreconditionFailedError, RequestValidationError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { SettingsService } from '../config/settings.service';
 import { decodeCursor, encodeCursor } from './cursor';
@@ -11,12 +12,22 @@ import type { ListMemoriesQueryDto } from './dto/list-memories-query.dto';
 import type { MemoryListResponseDto } from './dto/memory-response.dto';
 import type { UpdateMemoryDto } from './dto/update-memory.dto';
 import { InputChecker } from './memory-input';
-import { isMemoryId, memoryKey, newMemoryId } from './memory-id';
+import { isMemoryId, newMemoryId, objectKeyOf, versionKey } from './memory-id';
 import { MarkdownParseError, parseMarkdown, toMarkdown } from './memory-markdown';
 import { mapRow } from './memory.mapper';
 
 export const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
 const DAY_MS = 86_400_000;
+/** Versions kept per memory when the setting is absent (issue 9). */
+export const HISTORY_KEEP_DEFAULT = 20;
+/** A PATCH without If-Match that loses the compare-and-swap re-applies its change to the new state this often. */
+const UPDATE_ROUNDS = 50;
+
+/** Options of a write: who writes it (provenance) and the If-Match version, if any. */
+export interface WriteOptions {
+  author?: Author | null;
+  ifMatch?: number;
+}
 
 export class MemoryNotFoundError extends NotFoundError {
   constructor() {
@@ -25,10 +36,12 @@ export class MemoryNotFoundError extends NotFoundError {
 }
 
 /**
- * The memory use cases over the two ports. Consistency rules (issue 3, point 5):
- * create = object first, then index (the object is removed if the index write fails);
- * update = new object, then index (the old object is put back if the index write fails);
- * delete = index first, then object.
+ * The memory use cases over the two ports. Write integrity (issue 9; README "Write integrity and
+ * versions"): every write of a memory puts a NEW immutable object (memories/<id>/v<n>-<write>.md),
+ * recorded first as a write intent, then compare-and-swaps the index row from version n-1 to n.
+ * A writer that loses the swap deletes its own object (the winner's is never touched) and either
+ * re-applies its change to the new state (PATCH without If-Match) or answers 412 (If-Match).
+ * Delete = index first (with its history), then every object it referenced.
  */
 @Injectable()
 export class MemoriesService {
@@ -39,9 +52,10 @@ export class MemoriesService {
     private readonly store: ObjectStore,
     private readonly cfg: AppConfig,
     private readonly settings: SettingsService,
+    private readonly intents: WriteIntentRepository,
   ) {}
 
-  async create(dto: CreateMemoryDto): Promise<MemoryDoc> {
+  async create(dto: CreateMemoryDto, opts: WriteOptions = {}): Promise<MemoryDoc> {
     const check = new InputChecker(this.cfg.limits);
     const content = check.content(dto.content);
     const title = dto.title == null ? null : check.text('title', dto.title);
@@ -51,8 +65,9 @@ export class MemoriesService {
     check.throwIfAny();
 
     const now = new Date();
+    const id = newMemoryId(now.getTime());
     const doc: MemoryDoc = {
-      id: newMemoryId(now.getTime()),
+      id,
       title,
       type: dto.type ?? 'note',
       scope: dto.scope ?? 'global',
@@ -62,34 +77,56 @@ export class MemoriesService {
       content,
       createdAt: now,
       updatedAt: now,
+      version: 1,
+      objectKey: versionKey(id, 1),
+      author: opts.author ?? null,
     };
-    const key = memoryKey(doc.id);
-    await this.store.put(key, toMarkdown(doc), MARKDOWN_TYPE);
+    await this.writeObject(doc);
     try {
       await this.index.insert(doc);
     } catch (e) {
-      await this.store.delete(key).catch((err: Error) => this.logger.error(`Could not remove ${key} after a failed index write: ${err.message}`));
+      await this.dropObject(doc, 'a failed index write');
       throw e;
     }
+    await this.settle(doc.objectKey!);
     return doc;
   }
 
   /** The memory with its content read from the object store. */
   async get(id: string): Promise<MemoryDoc> {
     const doc = await this.indexed(id);
+    const key = objectKeyOf(doc);
     try {
-      const stored = parseMarkdown((await this.store.get(memoryKey(id))).toString('utf8'));
+      const stored = parseMarkdown((await this.store.get(key)).toString('utf8'));
       return { ...doc, content: stored.content };
     } catch (e) {
       if (!(e instanceof NotFoundError) && !(e instanceof MarkdownParseError)) throw e;
       // The file is missing or damaged: serve the index copy rather than fail; reindex reports it.
-      this.logger.warn(`Memory ${id}: object ${memoryKey(id)} unreadable (${(e as Error).message}); served the indexed content`);
+      this.logger.warn(`Memory ${id}: object ${key} unreadable (${(e as Error).message}); served the indexed content`);
       return doc;
     }
   }
 
-  async update(id: string, dto: UpdateMemoryDto): Promise<MemoryDoc> {
-    const old = await this.indexed(id);
+  /**
+   * PATCH: applies the change to the current version and swaps it in. Without If-Match a lost
+   * swap re-reads and re-applies the change (bounded); with If-Match it answers 412.
+   */
+  async update(id: string, dto: UpdateMemoryDto, opts: WriteOptions = {}): Promise<MemoryDoc> {
+    for (let round = 0; ; round++) {
+      const old = await this.indexed(id);
+      this.checkIfMatch(old.version, opts.ifMatch);
+      const next = this.applyPatch(old, dto);
+      if (sameMemory(old, next)) return old;
+      const done = await this.commit(old, next, opts.author ?? null);
+      if (done) return done;
+      if (opts.ifMatch !== undefined || round >= UPDATE_ROUNDS) {
+        const now = await this.indexed(id);
+        throw new PreconditionFailedError(`Memory ${id} was changed by another write (now version ${now.version})`, now.version);
+      }
+    }
+  }
+
+  private applyPatch(old: MemoryDoc, dto: UpdateMemoryDto): MemoryDoc {
     const check = new InputChecker(this.cfg.limits);
     const next: MemoryDoc = { ...old, tags: [...old.tags] };
     if (dto.content != null) next.content = check.content(dto.content);
@@ -100,35 +137,95 @@ export class MemoriesService {
     if (dto.scope != null) next.scope = dto.scope;
     if (dto.tags != null) next.tags = check.tags(dto.tags);
     check.throwIfAny();
-    if (sameMemory(old, next)) return old;
-
-    // updated_at strictly moves forward, even within the same millisecond.
-    next.updatedAt = new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1));
-    const key = memoryKey(id);
-    // The old file, to put back if the index write fails (a store that cannot be read fails here, before any write).
-    const previous = await this.store.get(key).catch((e: unknown) => {
-      if (e instanceof NotFoundError) return null;
-      throw e;
-    });
-    await this.store.put(key, toMarkdown(next), MARKDOWN_TYPE);
-    let replaced: boolean;
-    try {
-      replaced = await this.index.replace(next);
-    } catch (e) {
-      await this.restore(key, previous);
-      throw e;
-    }
-    if (!replaced) {
-      // Deleted while we were writing: do not leave a file behind.
-      await this.store.delete(key).catch(() => undefined);
-      throw new MemoryNotFoundError();
-    }
     return next;
   }
 
-  async delete(id: string): Promise<void> {
-    if (!isMemoryId(id) || !(await this.index.delete(id))) throw new MemoryNotFoundError();
-    await this.deleteObject(id);
+  /**
+   * Writes `next` as version old.version + 1: a new object, then the compare-and-swap. Returns
+   * the stored memory, or null when another write got there first (its own object is removed);
+   * 404 when the memory was deleted meanwhile.
+   */
+  private async commit(old: MemoryDoc, next: MemoryDoc, author: Author | null): Promise<MemoryDoc | null> {
+    const version = old.version + 1;
+    const doc: MemoryDoc = {
+      ...next,
+      version,
+      objectKey: versionKey(old.id, version),
+      author,
+      // updated_at strictly moves forward, even within the same millisecond.
+      updatedAt: new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1)),
+    };
+    if (!old.objectKey) {
+      // A memory from before versions: its file (memories/<id>.md) becomes version 1 of the history.
+      await this.index.addHistory(old.id, [this.entryOf(old)]);
+    }
+    await this.writeObject(doc);
+    let res: CasResult;
+    try {
+      res = await this.index.update(doc, old.version, this.historyKeep());
+    } catch (e) {
+      await this.dropObject(doc, 'a failed index write');
+      throw e;
+    }
+    if (res.status !== 'ok') {
+      await this.dropObject(doc, 'a lost compare-and-swap');
+      if (res.status === 'missing') throw new MemoryNotFoundError();
+      return null;
+    }
+    await this.settle(doc.objectKey!);
+    // The version before a memory had history (memories/<id>.md) and pruned versions' objects.
+    for (const key of res.released) await this.deleteKey(old.id, key);
+    return doc;
+  }
+
+  async delete(id: string, opts: WriteOptions = {}): Promise<void> {
+    if (!isMemoryId(id)) throw new MemoryNotFoundError();
+    const res = await this.index.remove(id, opts.ifMatch);
+    if (res.status === 'missing') throw new MemoryNotFoundError();
+    if (res.status === 'conflict') throw new PreconditionFailedError(`Memory ${id} is at version ${res.current}, not ${opts.ifMatch}`, res.current);
+    for (const key of res.released) await this.deleteKey(id, key);
+  }
+
+  /** Kept versions, newest first. A memory from before versions shows its current state as version 1. */
+  async versions(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number; current: number }> {
+    const doc = await this.indexed(id);
+    const page = await this.index.history(id, limit, offset);
+    if (page.total === 0) {
+      return { rows: offset === 0 ? [this.entryOf(doc)] : [], total: 1, current: doc.version };
+    }
+    return { ...page, current: doc.version };
+  }
+
+  /** One kept version, read from its object. */
+  async version(id: string, n: number): Promise<{ doc: MemoryDoc; entry: VersionEntry }> {
+    const current = await this.indexed(id);
+    const { rows } = await this.versions(id, 1, 0);
+    let entry: VersionEntry | undefined = rows[0]?.version === n ? rows[0] : undefined;
+    if (!entry) {
+      const all = await this.index.history(id, 1000, 0);
+      entry = all.rows.find((r) => r.version === n);
+    }
+    if (!entry) throw new NotFoundError(`Memory ${id} has no kept version ${n}`);
+    if (n === current.version) return { doc: await this.get(id), entry };
+    let stored: MemoryDoc;
+    try {
+      stored = parseMarkdown((await this.store.get(entry.objectKey)).toString('utf8'));
+    } catch (e) {
+      if (e instanceof NotFoundError) throw new NotFoundError(`The file of version ${n} of memory ${id} is missing`);
+      if (e instanceof MarkdownParseError) {
+        this.logger.warn(`Memory ${id}: object ${entry.objectKey} (version ${n}) unreadable: ${e.message}`);
+        throw new NotFoundError(`The file of version ${n} of memory ${id} cannot be read`);
+      }
+      throw e;
+    }
+    return { doc: { ...stored, id, createdAt: current.createdAt, version: n, objectKey: entry.objectKey, author: entry.author }, entry };
+  }
+
+  /** Makes a kept version current again, as a new version. */
+  async restore(id: string, n: number, opts: WriteOptions = {}): Promise<MemoryDoc> {
+    const { doc: past } = await this.version(id, n);
+    const dto: UpdateMemoryDto = { content: past.content, title: past.title ?? '', agent: past.agent ?? '', project: past.project ?? '', type: past.type, scope: past.scope, tags: past.tags };
+    return this.update(id, dto, opts);
   }
 
   async bulkDelete(ids: string[]): Promise<{ deleted: string[]; missing: string[] }> {
@@ -139,9 +236,10 @@ export class MemoriesService {
     }
     const unique = [...new Set(ids)];
     const valid = unique.filter(isMemoryId);
-    const deleted = valid.length > 0 ? await this.index.deleteMany(valid) : [];
+    const removed = valid.length > 0 ? await this.index.removeMany(valid) : [];
+    for (const r of removed) for (const key of r.released) await this.deleteKey(r.id, key);
+    const deleted = removed.map((r) => r.id);
     const gone = new Set(deleted);
-    for (const id of deleted) await this.deleteObject(id);
     return { deleted, missing: unique.filter((id) => !gone.has(id)) };
   }
 
@@ -149,18 +247,18 @@ export class MemoriesService {
   async download(id: string): Promise<Buffer> {
     const doc = await this.indexed(id);
     try {
-      return await this.store.get(memoryKey(id));
+      return await this.store.get(objectKeyOf(doc));
     } catch (e) {
       if (!(e instanceof NotFoundError)) throw e;
-      this.logger.warn(`Memory ${id}: object ${memoryKey(id)} is missing; served markdown rebuilt from the index`);
+      this.logger.warn(`Memory ${id}: object ${objectKeyOf(doc)} is missing; served markdown rebuilt from the index`);
       return Buffer.from(toMarkdown(doc), 'utf8');
     }
   }
 
   async signedDownload(id: string, baseUrl: string): Promise<SignedUrl & { ttl: number }> {
-    await this.indexed(id);
+    const doc = await this.indexed(id);
     const ttl = this.settings.current().objstore_presign_ttl;
-    const signed = await this.store.signedUrl(memoryKey(id), ttl, { baseUrl, filename: `${id}.md` });
+    const signed = await this.store.signedUrl(objectKeyOf(doc), ttl, { baseUrl, filename: `${id}.md` });
     return { ...signed, ttl };
   }
 
@@ -254,19 +352,54 @@ export class MemoriesService {
     return doc;
   }
 
-  private async deleteObject(id: string): Promise<void> {
-    // The index entry is gone, so the memory is deleted for every reader; a file left behind is
-    // logged (a reindex would bring it back, so it is worth knowing about).
-    await this.store.delete(memoryKey(id)).catch((e: Error) => this.logger.error(`Memory ${id} deleted from the index but its file was not: ${e.message}`));
+  private entryOf(doc: MemoryDoc): VersionEntry {
+    return { version: doc.version, objectKey: objectKeyOf(doc), title: doc.title, size: Buffer.byteLength(doc.content, 'utf8'), updatedAt: doc.updatedAt, author: doc.author ?? null };
   }
 
-  private async restore(key: string, previous: Buffer | null): Promise<void> {
+  /** 412 unless the If-Match version (when given) is the current one. */
+  private checkIfMatch(current: number, ifMatch: number | undefined): void {
+    if (ifMatch !== undefined && ifMatch !== current) throw new PreconditionFailedError(`The memory is at version ${current}, not ${ifMatch}`, current);
+  }
+
+  private historyKeep(): number {
+    const v = (this.settings.current() as { memory_history_keep?: number }).memory_history_keep;
+    return typeof v === 'number' && v >= 1 ? v : HISTORY_KEEP_DEFAULT;
+  }
+
+  /** Records the write intent, then puts the version's object (the intent is dropped if the put fails). */
+  private async writeObject(doc: MemoryDoc): Promise<void> {
+    const key = doc.objectKey!;
+    await this.intents.add({ objectKey: key, memoryId: doc.id, createdAt: new Date() });
     try {
-      if (previous) await this.store.put(key, previous, MARKDOWN_TYPE);
-      else await this.store.delete(key);
+      await this.store.put(key, toMarkdown(doc), MARKDOWN_TYPE);
     } catch (e) {
-      this.logger.error(`Could not restore ${key} after a failed index write: ${(e as Error).message}`);
+      await this.store.delete(key).catch(() => undefined);
+      await this.intents.remove(key).catch(() => undefined);
+      throw e;
     }
+  }
+
+  /** Removes the object of a write that did not make it into the index, then its intent. */
+  private async dropObject(doc: MemoryDoc, why: string): Promise<void> {
+    const key = doc.objectKey!;
+    try {
+      await this.store.delete(key);
+      await this.intents.remove(key);
+    } catch (err) {
+      // The intent stays: the start-up sweep removes the object later.
+      this.logger.error(`Could not remove ${key} after ${why}: ${(err as Error).message}`);
+    }
+  }
+
+  /** The write is acknowledged: its intent goes (if that fails, the sweep sees the index references the object). */
+  private async settle(key: string): Promise<void> {
+    await this.intents.remove(key).catch((e: Error) => this.logger.warn(`Write intent of ${key} not removed: ${e.message}`));
+  }
+
+  private async deleteKey(id: string, key: string): Promise<void> {
+    // The index entry is gone, so the version is gone for every reader; a file left behind is
+    // logged (reindex reports it).
+    await this.store.delete(key).catch((e: Error) => this.logger.error(`Memory ${id}: object ${key} released by the index but not deleted: ${e.message}`));
   }
 }
 

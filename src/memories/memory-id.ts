@@ -23,15 +23,37 @@ export function isMemoryId(value: unknown): value is string {
   return typeof value === 'string' && ID.test(value);
 }
 
-/** Object store key of a memory's markdown file. */
+/** Object store key of a memory's markdown file from before versioned objects (still read). */
 export function memoryKey(id: string): string {
   return `memories/${id}.md`;
 }
 
+/**
+ * Key of one version's immutable object (issue 9): unique per version and per writer, so a writer
+ * that loses the compare-and-swap can never overwrite the winner's file.
+ */
+export function versionKey(id: string, version: number): string {
+  return `memories/${id}/v${version}-${randomBytes(6).toString('hex')}.md`;
+}
+
+/** The object of a memory as the index knows it (the old layout when it has no object key). */
+export function objectKeyOf(doc: { id: string; objectKey?: string | null }): string {
+  return doc.objectKey ?? memoryKey(doc.id);
+}
+
 export const MEMORY_KEY_PREFIX = 'memories/';
 const KEY = /^memories\/([0-9a-f]{24})\.md$/;
+const VERSION_KEY = /^memories\/([0-9a-f]{24})\/v([1-9][0-9]{0,9})-[0-9a-f]{12}\.md$/;
 
-/** The id in a memory key, or null for any other key. */
+/** What a memory key names: the id and (for a versioned object) the version; null for any other key. */
+export function parseMemoryKey(key: string): { id: string; version: number | null } | null {
+  const v = VERSION_KEY.exec(key);
+  if (v) return { id: v[1], version: Number(v[2]) };
+  const m = KEY.exec(key);
+  return m ? { id: m[1], version: null } : null;
+}
+
+/** The id in a memory key (either layout), or null for any other key. */
 export function idFromKey(key: string): string | null {
-  return KEY.exec(key)?.[1] ?? null;
+  return parseMemoryKey(key)?.id ?? null;
 }

@@ -1,5 +1,5 @@
 import { parse, stringify } from 'yaml';
-import { MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryScope, MemoryType } from '../backends/ports/memory.model';
+import { Author, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryScope, MemoryType } from '../backends/ports/memory.model';
 import { isMemoryId } from './memory-id';
 
 /**
@@ -17,13 +17,18 @@ export function toMarkdown(doc: MemoryDoc): string {
     project: doc.project,
     created_at: doc.createdAt.toISOString(),
     updated_at: doc.updatedAt.toISOString(),
+    version: doc.version,
+    ...(doc.author ? { author: { kind: doc.author.kind, id: doc.author.id, name: doc.author.name } } : {}),
   };
+  // The yaml library quotes whatever needs it (---, ..., #, colons, quotes, newlines, unicode);
+  // top-level keys start every line that is not indented, so no value line can read as a fence.
   return `---\n${stringify(front, { lineWidth: 0 })}---\n${doc.content}`;
 }
 
 export class MarkdownParseError extends Error {}
 
-const FRONT = /^---\r?\n([\s\S]*?)\r?\n?---\r?\n/;
+/** Front matter ends at the first line that is exactly `---` (not at a `---` inside a value). */
+const FRONT = /^---\r?\n((?:[\s\S]*?\r?\n)?)---\r?\n/;
 
 /** Parses a stored file back into a memory; throws MarkdownParseError saying what is wrong. */
 export function parseMarkdown(text: string): MemoryDoc {
@@ -54,8 +59,12 @@ export function parseMarkdown(text: string): MemoryDoc {
     if (!d || Number.isNaN(d.getTime())) throw new MarkdownParseError(`${k} is not an ISO timestamp`);
     return d;
   };
+  const version = f.version ?? 1;
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) throw new MarkdownParseError('version is not a positive integer');
   return {
     id: f.id,
+    version,
+    author: authorOf(f.author),
     title: optional('title'),
     type: f.type as MemoryType,
     scope: f.scope as MemoryScope,
@@ -66,4 +75,11 @@ export function parseMarkdown(text: string): MemoryDoc {
     createdAt: date('created_at'),
     updatedAt: date('updated_at'),
   };
+}
+
+function authorOf(v: unknown): Author | null {
+  if (v === undefined || v === null) return null;
+  const a = v as Record<string, unknown>;
+  if (typeof a !== 'object' || (a.kind !== 'token' && a.kind !== 'admin') || typeof a.id !== 'string') throw new MarkdownParseError('author is not {kind, id, name}');
+  return { kind: a.kind, id: a.id, name: typeof a.name === 'string' ? a.name : null };
 }

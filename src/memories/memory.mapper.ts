@@ -1,5 +1,6 @@
-import type { MemoryDoc, MemoryRow, MemoryStats } from '../backends/ports/memory.model';
+import type { Author, MemoryDoc, MemoryRow, MemoryStats, VersionEntry } from '../backends/ports/memory.model';
 import type { MemoryDto, MemoryRowDto, StatsDto } from './dto/memory-response.dto';
+import type { AuthorDto, VersionDto } from './dto/memory-versions.dto';
 
 /** Explicit mapping from the index model to the API's snake_case objects (CONTRACT §3). */
 export function mapMemory(doc: MemoryDoc): MemoryDto {
@@ -14,6 +15,7 @@ export function mapMemory(doc: MemoryDoc): MemoryDto {
     project: doc.project,
     created_at: doc.createdAt.toISOString(),
     updated_at: doc.updatedAt.toISOString(),
+    version: doc.version,
   };
 }
 
@@ -29,6 +31,7 @@ export function mapRow(row: MemoryRow): MemoryRowDto {
     snippet: row.snippet,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
+    version: row.version,
   };
   if (row.score !== undefined) out.score = row.score;
   return out;
@@ -36,4 +39,12 @@ export function mapRow(row: MemoryRow): MemoryRowDto {
 
 export function mapStats(s: MemoryStats): StatsDto {
   return { total: s.total, by_type: { ...s.byType }, by_scope: { ...s.byScope }, by_project: { ...s.byProject }, by_agent: { ...s.byAgent } };
+}
+
+export function mapAuthor(a: Author | null | undefined): AuthorDto | null {
+  return a ? { kind: a.kind, id: a.id, name: a.name } : null;
+}
+
+export function mapVersion(e: VersionEntry, current: number): VersionDto {
+  return { version: e.version, updated_at: e.updatedAt.toISOString(), title: e.title, size: e.size, author: mapAuthor(e.author), current: e.version === current };
 }

@@ -113,7 +113,7 @@ export class TokensService extends TokenAuthenticator {
       throw new ForbiddenError(`This API token may not be used from ${clientIp}`);
     }
     await this.noteUse(record, now);
-    return { kind: 'token', tokenId: record.id, scopes: [...record.scopes] };
+    return { kind: 'token', tokenId: record.id, name: record.name, scopes: [...record.scopes] };
   }
 
   private async noteUse(record: TokenRecord, now: number): Promise<void> {

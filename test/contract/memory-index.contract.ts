@@ -37,6 +37,9 @@ export function memoryDoc(over: Partial<MemoryDoc> = {}): MemoryDoc {
     content: 'plain content',
     createdAt: at,
     updatedAt: at,
+    version: 1,
+    objectKey: null,
+    author: null,
     ...over,
   };
 }

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { signFileUrl } from '../../src/backends/filesystem/url-signer';
+import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import { ObjectStore } from '../../src/backends/ports/object-store.port';
-import { NotFoundError } from '../../src/common/errors';
 import { SettingsService } from '../../src/config/settings.service';
 import { adminAgent, createTestApp, TestApp } from '../support/app';
 import { TestBackend, testBackends } from '../support/backends';
@@ -31,17 +31,15 @@ describe.each(testBackends())('memories API on $name', (backend) => {
   });
 
   /** The stored markdown file of a memory, read and written through the active object store (filesystem or S3). */
-  const objectKey = (id: string) => `memories/${id}.md`;
-  const readObject = async (id: string) => (await t.app.get(ObjectStore).get(objectKey(id))).toString('utf8');
-  const writeObject = (id: string, body: string) => t.app.get(ObjectStore).put(objectKey(id), body, 'text/markdown; charset=utf-8');
-  const objectExists = (id: string) =>
-    t.app
-      .get(ObjectStore)
-      .get(objectKey(id))
-      .then(
-        () => true,
-        (e: unknown) => (e instanceof NotFoundError ? false : Promise.reject(e)),
-      );
+  // Each version of a memory is its own object (issue 9); the index knows the current one.
+  const objectKey = async (id: string) => (await t.app.get(MemoryIndex).get(id))?.objectKey ?? `memories/${id}.md`;
+  const readObject = async (id: string) => (await t.app.get(ObjectStore).get(await objectKey(id))).toString('utf8');
+  const writeObject = async (id: string, body: string) => t.app.get(ObjectStore).put(await objectKey(id), body, 'text/markdown; charset=utf-8');
+  /** Whether any object of the memory (any version, either layout) is still in the store. */
+  const objectExists = async (id: string) => {
+    for await (const k of t.app.get(ObjectStore).list(`memories/${id}`)) if (k.startsWith(`memories/${id}`)) return true;
+    return false;
+  };
   const onFilesystem = backend.objectStore === 'filesystem' ? it : () => undefined;
   const onS3 = backend.objectStore === 's3' ? it : () => undefined;
 
@@ -73,6 +71,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
         project: null,
         created_at: expect.stringMatching(ISO_MS),
         updated_at: expect.stringMatching(ISO_MS),
+        version: 1,
       });
       expect(m.created_at).toBe(m.updated_at);
       // ObjectId layout: the first 4 bytes are the creation second.
@@ -350,7 +349,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       expect(b.rows.map((r: { id: string }) => r.id)).toEqual(newest().slice(0, 20));
       expect(typeof b.next_cursor).toBe('string');
       const row = b.rows[0];
-      expect(Object.keys(row).sort()).toEqual(['agent', 'created_at', 'id', 'project', 'scope', 'snippet', 'tags', 'title', 'type', 'updated_at']);
+      expect(Object.keys(row).sort()).toEqual(['agent', 'created_at', 'id', 'project', 'scope', 'snippet', 'tags', 'title', 'type', 'updated_at', 'version']);
       expect(row.snippet.length).toBeLessThanOrEqual(201);
       expect(row.snippet.startsWith('List item number 24')).toBe(true);
     });

@@ -25,6 +25,9 @@ export function wheelDoc(
     content: opts.content ? opts.content(i, w) : `Note ${i}: the ${w(0)} and the ${w(3)}; ${w(4)} later.`,
     createdAt: at,
     updatedAt: at,
+    version: 1,
+    objectKey: null,
+    author: null,
     ...extra,
   };
 }

@@ -108,6 +108,27 @@ export class FilesystemObjectStore extends ObjectStore {
     }
   }
 
+  override async sweepTemporary(olderThanMs: number): Promise<number> {
+    const dir = path.join(this.root, TMP_DIR);
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw this.translate(e, 'cannot list the temporary files');
+    }
+    const cutoff = Date.now() - olderThanMs;
+    let removed = 0;
+    for (const name of names) {
+      const file = path.join(dir, name);
+      const st = await fs.promises.lstat(file).catch(() => null);
+      if (!st || !st.isFile() || st.mtimeMs > cutoff) continue;
+      await fs.promises.rm(file, { force: true });
+      removed += 1;
+    }
+    return removed;
+  }
+
   override async signedUrl(key: string, ttlSeconds: number, opts: { baseUrl: string; filename: string }): Promise<SignedUrl> {
     this.pathOf(key);
     // Rounded up to whole seconds: the link lives at least ttlSeconds.

@@ -18,10 +18,21 @@ import {
   TokenDocRecordSchema,
 } from './mongo.schemas';
 import { redactMongoUri, toAppError } from './mongo-errors';
+import { IDEMPOTENCY_TTL_SECONDS, MongoIdempotencyRepository } from './mongo-idempotency.repository';
+import {
+  IdempotencyKeyRecord,
+  IdempotencyKeyRecordSchema,
+  VERSION_INDEX,
+  VersionRecord,
+  VersionRecordSchema,
+  WriteIntentRecord,
+  WriteIntentRecordSchema,
+} from './mongo-integrity.schemas';
 import { MongoMemoryIndex } from './mongo-memory-index';
 import { MongoRateLimitRepository, RATE_LIMIT_GRACE_SECONDS } from './mongo-rate-limit.repository';
 import { MongoSessionRepository } from './mongo-session.repository';
 import { MongoTokenRepository } from './mongo-token.repository';
+import { MongoWriteIntentRepository } from './mongo-write-intent.repository';
 
 export interface MongoOptions {
   uri: string;
@@ -41,6 +52,9 @@ export interface MongoModels {
   sessions: Model<SessionRecord>;
   rateLimits: Model<RateLimitRecord>;
   probe: Model<ProbeRecord>;
+  versions: Model<VersionRecord>;
+  writeIntents: Model<WriteIntentRecord>;
+  idempotency: Model<IdempotencyKeyRecord>;
   /** Whether the server supports text indexes ($text search); detected once per connection. */
   textSearch: boolean;
 }
@@ -67,6 +81,8 @@ export class MongoDocumentDatabase extends DocumentDatabase {
   readonly tokens: MongoTokenRepository;
   readonly sessions: MongoSessionRepository;
   readonly rateLimits: MongoRateLimitRepository;
+  readonly writeIntents: MongoWriteIntentRepository;
+  readonly idempotency: MongoIdempotencyRepository;
   private readonly logger: Pick<Logger, 'log' | 'warn'>;
   private readonly where: string;
   private conn?: Connection;
@@ -84,6 +100,8 @@ export class MongoDocumentDatabase extends DocumentDatabase {
     this.tokens = new MongoTokenRepository(exec);
     this.sessions = new MongoSessionRepository(exec);
     this.rateLimits = new MongoRateLimitRepository(exec);
+    this.writeIntents = new MongoWriteIntentRepository(exec);
+    this.idempotency = new MongoIdempotencyRepository(exec);
   }
 
   override async init(): Promise<void> {
@@ -157,9 +175,15 @@ export class MongoDocumentDatabase extends DocumentDatabase {
       await setUpExpiry(sessions, 'expiresAt', 'session_expiry');
       if (!(await existingIndexes(rateLimits)).has(RATE_LIMIT_INDEX.name)) await rateLimits.collection.createIndex(RATE_LIMIT_INDEX.key, { name: RATE_LIMIT_INDEX.name });
       await setUpExpiry(rateLimits, 'resetAt', 'rate_limit_expiry', RATE_LIMIT_GRACE_SECONDS);
+      // Issue 9: version claims (history), write intents, Idempotency-Key records (a TTL index removes them after a day).
+      const versions = conn.model(VersionRecord.name, VersionRecordSchema, `${this.opts.memoryCollection || 'memories'}_versions`);
+      const writeIntents = conn.model(WriteIntentRecord.name, WriteIntentRecordSchema, 'write_intents');
+      const idempotency = conn.model(IdempotencyKeyRecord.name, IdempotencyKeyRecordSchema, 'idempotency_keys');
+      if (!(await existingIndexes(versions)).has(VERSION_INDEX.name)) await versions.collection.createIndex(VERSION_INDEX.key, { name: VERSION_INDEX.name });
+      await setUpExpiry(idempotency, 'createdAt', 'idempotency_expiry', IDEMPOTENCY_TTL_SECONDS);
       const textSearch = await this.setUpTextSearch(memories);
       this.conn = conn;
-      return { memories, tokens, sessions, rateLimits, probe, textSearch };
+      return { memories, tokens, sessions, rateLimits, probe, versions, writeIntents, idempotency, textSearch };
     } catch (e) {
       await conn.close(true).catch(() => undefined);
       throw e;

@@ -2,6 +2,8 @@ import type { FilterQuery } from 'mongoose';
 import { hasPositiveTerms, isStopWord, ParsedSearch, parseSearchQuery } from '../../../libs/search-query';
 import { MemoryIndex } from '../ports/memory-index.port';
 import {
+  Author,
+  CasResult,
   ListQuery,
   MEMORY_SCOPES,
   MEMORY_TYPES,
@@ -13,8 +15,10 @@ import {
   MemoryStats,
   MemoryType,
   SearchQuery,
+  VersionEntry,
 } from '../ports/memory.model';
 import type { MongoExec, MongoModels } from './mongo-document-database';
+import type { VersionRecord } from './mongo-integrity.schemas';
 import type { MemoryRecord } from './mongo.schemas';
 import { rankByMatches, regexSearchFilter, snippetPatterns } from './regex-search';
 import { makeSnippet } from './snippet';
@@ -34,8 +38,26 @@ function toDoc(r: MemoryRecord): MemoryDoc {
     content: r.content,
     createdAt: new Date(r.createdAt),
     updatedAt: new Date(r.updatedAt),
+    version: r.version ?? 1,
+    objectKey: r.objectKey ?? null,
+    author: toAuthor(r.author),
   };
 }
+
+type AuthorRecord = VersionRecord['author'];
+
+function toAuthor(a: AuthorRecord | undefined): Author | null {
+  return a ? { kind: a.kind, id: String(a.id), name: a.name ?? null } : null;
+}
+
+function toEntry(h: VersionRecord): VersionEntry {
+  return { version: h.version, objectKey: h.objectKey ?? '', title: h.title ?? null, size: h.size ?? 0, updatedAt: new Date(h.updatedAt), author: toAuthor(h.author) };
+}
+
+/** A version claim that never led to its memory moving on (its writer died) is taken back after this long. */
+const STALE_CLAIM_MS = 30_000;
+/** Attempts of a delete without If-Match against concurrent writers. */
+const DELETE_ROUNDS = 20;
 
 function toRecord(d: MemoryDoc): MemoryRecord {
   return {
@@ -49,6 +71,9 @@ function toRecord(d: MemoryDoc): MemoryRecord {
     content: d.content,
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
+    version: d.version ?? 1,
+    objectKey: d.objectKey ?? null,
+    author: d.author ?? null,
   };
 }
 
@@ -102,6 +127,7 @@ export class MongoMemoryIndex extends MemoryIndex {
   override insert(doc: MemoryDoc): Promise<void> {
     return this.run(async (m) => {
       await m.memories.collection.insertOne(toRecord(doc) as never);
+      if (doc.objectKey) await this.claim(m, doc, 'write').catch(() => undefined);
     });
   }
 
@@ -109,6 +135,8 @@ export class MongoMemoryIndex extends MemoryIndex {
     if (docs.length === 0) return Promise.resolve();
     return this.run(async (m) => {
       await m.memories.collection.insertMany(docs.map(toRecord) as never[], { ordered: true });
+      const claims = docs.filter((d) => d.objectKey).map((d) => this.claimRecord(d, 'write'));
+      if (claims.length > 0) await m.versions.collection.insertMany(claims as never[], { ordered: false }).catch(() => undefined);
     });
   }
 
@@ -233,6 +261,150 @@ export class MongoMemoryIndex extends MemoryIndex {
   override clear(): Promise<void> {
     return this.run(async (m) => {
       await m.memories.deleteMany({}).exec();
+      await m.versions.deleteMany({}).exec();
+    });
+  }
+
+  // --- versions (issue 9): compare-and-swap through version claims (see VersionRecord) ---
+
+  private claimRecord(doc: MemoryDoc, kind: 'write' | 'delete'): VersionRecord {
+    return {
+      _id: `${doc.id}:${doc.version}`,
+      memoryId: doc.id,
+      version: doc.version,
+      kind,
+      objectKey: doc.objectKey ?? null,
+      title: doc.title,
+      size: Buffer.byteLength(doc.content, 'utf8'),
+      updatedAt: doc.updatedAt,
+      author: doc.author ?? null,
+      claimedAt: new Date(),
+    };
+  }
+
+  /**
+   * Claims the step to doc.version (insert with a unique _id). False when another writer holds
+   * it; a claim left by a writer that died before moving the memory on is taken back first.
+   */
+  private async claim(m: MongoModels, doc: MemoryDoc, kind: 'write' | 'delete'): Promise<boolean> {
+    const rec = this.claimRecord(doc, kind);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await m.versions.collection.insertOne(rec as never);
+        return true;
+      } catch (e) {
+        if ((e as { code?: number }).code !== 11000) throw e;
+      }
+      const held = await m.versions.collection.findOne({ _id: rec._id } as never);
+      if (!held) continue;
+      const stale = Date.now() - new Date(held.claimedAt as Date).getTime() > STALE_CLAIM_MS;
+      const cur = await this.currentVersion(m, doc.id);
+      if (!stale || cur === null || cur >= doc.version) return false;
+      await m.versions.collection.deleteOne({ _id: rec._id, claimedAt: held.claimedAt } as never);
+    }
+    return false;
+  }
+
+  private async currentVersion(m: MongoModels, id: string): Promise<number | null> {
+    const r = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { version: 1 } });
+    return r ? ((r.version as number | undefined) ?? 1) : null;
+  }
+
+  private versionFilter(id: string, version: number): Record<string, unknown> {
+    // Memories from before versions have no version field: they are version 1.
+    return version === 1 ? { _id: String(id), $or: [{ version: 1 }, { version: { $exists: false } }] } : { _id: String(id), version };
+  }
+
+  private async outcome(m: MongoModels, id: string, atLeast: number): Promise<CasResult> {
+    const cur = await this.currentVersion(m, id);
+    return cur === null ? { status: 'missing' } : { status: 'conflict', current: Math.max(cur, atLeast) };
+  }
+
+  override update(doc: MemoryDoc, expected: number, keep: number): Promise<CasResult> {
+    return this.run(async (m): Promise<CasResult> => {
+      const cur = await this.currentVersion(m, doc.id);
+      if (cur === null) return { status: 'missing' };
+      if (cur !== expected) return { status: 'conflict', current: cur };
+      if (!(await this.claim(m, doc, 'write'))) return this.outcome(m, doc.id, expected + 1);
+      // Only the holder of the claim moves the memory from `expected` on; the filter still guards
+      // against a writer that read a version whose claim was pruned long ago.
+      const { _id, ...rest } = toRecord(doc);
+      const r = await m.memories.collection.updateOne(this.versionFilter(_id, expected) as never, { $set: rest } as never);
+      if (r.matchedCount !== 1) {
+        await m.versions.collection.deleteOne({ _id: `${doc.id}:${doc.version}` } as never);
+        return this.outcome(m, doc.id, expected);
+      }
+      return { status: 'ok', released: await this.prune(m, doc.id, keep) };
+    });
+  }
+
+  /** Keeps the newest `keep` history entries; returns the object keys of those removed. */
+  private async prune(m: MongoModels, id: string, keep: number): Promise<string[]> {
+    const old = await m.versions
+      .find({ memoryId: id, kind: 'write' }, { _id: 1, objectKey: 1 })
+      .sort({ version: -1 })
+      .skip(Math.max(1, keep))
+      .lean<Array<Pick<VersionRecord, '_id' | 'objectKey'>>>()
+      .exec();
+    if (old.length === 0) return [];
+    await m.versions.deleteMany({ _id: { $in: old.map((o) => o._id) } }).exec();
+    return old.map((o) => o.objectKey).filter((k): k is string => !!k);
+  }
+
+  override remove(id: string, expected?: number): Promise<CasResult> {
+    return this.run(async (m): Promise<CasResult> => {
+      for (let round = 0; round < DELETE_ROUNDS; round++) {
+        const r = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { version: 1, objectKey: 1 } });
+        if (!r) return { status: 'missing' };
+        const cur = (r.version as number | undefined) ?? 1;
+        if (expected !== undefined && cur !== expected) return { status: 'conflict', current: cur };
+        const step = { id: String(id), version: cur + 1, title: null, content: '', updatedAt: new Date(), objectKey: null } as unknown as MemoryDoc;
+        if (!(await this.claim(m, step, 'delete'))) {
+          if (expected !== undefined) return this.outcome(m, id, cur + 1);
+          continue; // a writer took that step: look again
+        }
+        const gone = await m.memories.collection.deleteOne(this.versionFilter(id, cur) as never);
+        if (gone.deletedCount !== 1) {
+          await m.versions.collection.deleteOne({ _id: `${id}:${cur + 1}` } as never);
+          continue;
+        }
+        const claims = await m.versions.find({ memoryId: String(id) }, { objectKey: 1 }).lean<Array<Pick<VersionRecord, 'objectKey'>>>().exec();
+        await m.versions.deleteMany({ memoryId: String(id) }).exec();
+        const keys = [...claims.map((c) => c.objectKey), (r.objectKey as string | null | undefined) ?? null, `memories/${id}.md`];
+        return { status: 'ok', released: [...new Set(keys.filter((k): k is string => !!k))] };
+      }
+      return this.outcome(m, id, 0);
+    });
+  }
+
+  override async removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
+    const out: Array<{ id: string; released: string[] }> = [];
+    for (const id of new Set(ids.map(String))) {
+      const r = await this.remove(id);
+      if (r.status === 'ok') out.push({ id, released: r.released });
+    }
+    return out;
+  }
+
+  override history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
+    return this.run(async (m) => {
+      const q = { memoryId: String(id), kind: 'write' };
+      const [rows, total] = await Promise.all([
+        m.versions.find(q).sort({ version: -1 }).skip(offset).limit(limit).lean<VersionRecord[]>().exec(),
+        m.versions.countDocuments(q).exec(),
+      ]);
+      return { rows: rows.map(toEntry), total };
+    });
+  }
+
+  override addHistory(id: string, entries: VersionEntry[]): Promise<void> {
+    if (entries.length === 0) return Promise.resolve();
+    return this.run(async (m) => {
+      if ((await this.currentVersion(m, id)) === null) return;
+      const recs = entries.map((e) => ({ ...this.claimRecord({ id, version: e.version, objectKey: e.objectKey, title: e.title, content: '', updatedAt: e.updatedAt, author: e.author } as MemoryDoc, 'write'), size: e.size }));
+      await m.versions.collection.insertMany(recs as never[], { ordered: false }).catch((e: { code?: number; writeErrors?: unknown }) => {
+        if (e.code !== 11000 && !e.writeErrors) throw e;
+      });
     });
   }
 

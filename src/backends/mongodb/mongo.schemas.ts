@@ -40,6 +40,17 @@ export class MemoryRecord {
 
   @Prop({ type: Date, required: true })
   updatedAt!: Date;
+
+  /** Write counter (issue 9); absent on memories from before versions (= 1). */
+  @Prop({ type: Number, default: 1 })
+  version?: number;
+
+  /** Key of the current version's object; absent/null: memories/<id>.md (from before versions). */
+  @Prop({ type: String, default: null })
+  objectKey?: string | null;
+
+  @Prop({ type: Object, default: null })
+  author?: { kind: 'token' | 'admin'; id: string; name: string | null } | null;
 }
 export const MemoryRecordSchema = SchemaFactory.createForClass(MemoryRecord);
 

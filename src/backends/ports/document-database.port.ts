@@ -1,7 +1,9 @@
+import type { IdempotencyRepository } from './idempotency.repository';
 import type { MemoryIndex } from './memory-index.port';
 import type { RateLimitRepository } from './rate-limit.repository';
 import type { SessionRepository } from './session.repository';
 import type { TokenRepository } from './token.repository';
+import type { WriteIntentRepository } from './write-intent.repository';
 
 /**
  * One document database connection (embedded SQLite file, or a MongoDB connection) and the
@@ -14,6 +16,8 @@ export abstract class DocumentDatabase {
   abstract readonly tokens: TokenRepository;
   abstract readonly sessions: SessionRepository;
   abstract readonly rateLimits: RateLimitRepository;
+  abstract readonly writeIntents: WriteIntentRepository;
+  abstract readonly idempotency: IdempotencyRepository;
   /** Open the connection, create tables/collections and indexes. Must not throw when the server is down (it reconnects later). */
   abstract init(): Promise<void>;
   /** Write, read and delete a probe document; throws BackendUnavailableError with the reason. */

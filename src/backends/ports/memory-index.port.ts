@@ -1,4 +1,4 @@
-import type { ListQuery, MemoryDoc, MemoryPage, MemoryStats, SearchQuery } from './memory.model';
+import type { CasResult, ListQuery, MemoryDoc, MemoryPage, MemoryStats, SearchQuery, VersionEntry } from './memory.model';
 
 /**
  * Metadata + full-text index of memories (embedded: SQLite FTS5; production: MongoDB).
@@ -6,6 +6,7 @@ import type { ListQuery, MemoryDoc, MemoryPage, MemoryStats, SearchQuery } from 
  * backend that is down, ConflictError for a duplicate id.
  */
 export abstract class MemoryIndex {
+  /** Stores a new memory and, when it has an objectKey, its first history entry. ConflictError for a duplicate id. */
   abstract insert(doc: MemoryDoc): Promise<void>;
   /** Insert many (reindex). Adapters may override with a batched write; the default inserts one by one. */
   async insertMany(docs: MemoryDoc[]): Promise<void> {
@@ -25,6 +26,25 @@ export abstract class MemoryIndex {
   abstract count(): Promise<number>;
   /** Remove every memory (used by reindex before rebuilding). */
   abstract clear(): Promise<void>;
+  /**
+   * Compare-and-swap write (issue 9): when the stored memory's version is `expected`, replaces it
+   * with `doc` (whose version is expected + 1 and whose objectKey is set), adds its history entry
+   * and keeps at most `keep` entries; `released` lists the object keys of the entries dropped.
+   * 'missing' when the memory does not exist, 'conflict' (with the stored version) otherwise.
+   * Atomic per memory across every instance sharing the database.
+   */
+  abstract update(doc: MemoryDoc, expected: number, keep: number): Promise<CasResult>;
+  /**
+   * Deletes a memory with its history, when its version is `expected` (any version when
+   * undefined); `released` lists every object key it referenced (current and past versions).
+   */
+  abstract remove(id: string, expected?: number): Promise<CasResult>;
+  /** Deletes the memories that exist, with their history; returns each with the object keys it referenced. */
+  abstract removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>>;
+  /** Kept versions of a memory, newest first (empty for an unknown id or a memory from before versions). */
+  abstract history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }>;
+  /** Adds past versions to a memory's history (reindex); entries already there are left as they are. */
+  abstract addHistory(id: string, entries: VersionEntry[]): Promise<void>;
   /** Which search implementation is active, for /api/status (e.g. "fts5", "$text", "regex fallback"). */
   abstract searchMode(): string;
 }

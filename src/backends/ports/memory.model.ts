@@ -15,7 +15,42 @@ export interface MemoryDoc {
   content: string;
   createdAt: Date;
   updatedAt: Date;
+  /** Write counter: 1 on create, +1 on every change (compared-and-swapped by the index). */
+  version: number;
+  /**
+   * Object store key of this version's immutable markdown file (memories/<id>/v<version>-<write>.md);
+   * null for a memory written before versioned objects (its file is memories/<id>.md).
+   */
+  objectKey?: string | null;
+  /** Who wrote this version (absent for memories written before provenance was recorded). */
+  author?: Author | null;
 }
+
+/** Provenance of a version: an API token (id and name at the time) or the signed-in administrator. */
+export interface Author {
+  kind: 'token' | 'admin';
+  /** Token id, or the admin user name. */
+  id: string;
+  /** Token name at the time of the write (null for the admin). */
+  name: string | null;
+}
+
+/** One kept version of a memory (its history entry). */
+export interface VersionEntry {
+  version: number;
+  objectKey: string;
+  title: string | null;
+  /** Bytes of content (UTF-8). */
+  size: number;
+  updatedAt: Date;
+  author: Author | null;
+}
+
+/** Outcome of a compare-and-swap write or delete. */
+export type CasResult =
+  | { status: 'ok'; /** Object keys no longer referenced (pruned or deleted versions): the caller removes them. */ released: string[] }
+  | { status: 'missing' }
+  | { status: 'conflict'; current: number };
 
 /** Filters shared by list and search (CONTRACT §3). All given filters must match. */
 export interface MemoryFilter {

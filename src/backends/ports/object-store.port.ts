@@ -23,6 +23,13 @@ export abstract class ObjectStore {
    * `baseUrl` is the service's public base URL (the filesystem store signs URLs served by the service).
    */
   abstract signedUrl(key: string, ttlSeconds: number, opts: { baseUrl: string; filename: string }): Promise<SignedUrl>;
+  /**
+   * Removes the adapter's own temporary files older than `olderThanMs` (left by a crash in the
+   * middle of a put); returns how many. Default: nothing to do.
+   */
+  async sweepTemporary(_olderThanMs: number): Promise<number> {
+    return 0;
+  }
   /** Put, get and delete a probe object; throws BackendUnavailableError with the reason. */
   abstract probe(): Promise<void>;
   /** Short human description for status, e.g. "filesystem at ./data/objects" or "s3 bucket 'x' at <endpoint>". */

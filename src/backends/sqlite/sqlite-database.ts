@@ -4,11 +4,13 @@ import * as path from 'node:path';
 import { BackendUnavailableError } from '../../common/errors';
 import { DocumentDatabase } from '../ports/document-database.port';
 import { sqlite } from './sqlite-errors';
+import { SqliteIdempotencyRepository } from './sqlite-idempotency.repository';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { SqliteRateLimitRepository } from './sqlite-rate-limit.repository';
 import { SqliteSearchPool } from './sqlite-search-pool';
 import { SqliteSessionRepository } from './sqlite-session.repository';
 import { SqliteTokenRepository } from './sqlite-token.repository';
+import { SqliteWriteIntentRepository } from './sqlite-write-intent.repository';
 
 /** The embedded default document database: one SQLite file (WAL) under the data directory. */
 export class SqliteDocumentDatabase extends DocumentDatabase {
@@ -17,6 +19,8 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
   tokens!: SqliteTokenRepository;
   sessions!: SqliteSessionRepository;
   rateLimits!: SqliteRateLimitRepository;
+  writeIntents!: SqliteWriteIntentRepository;
+  idempotency!: SqliteIdempotencyRepository;
   private db?: Database.Database;
   private searchPool?: SqliteSearchPool;
 
@@ -40,6 +44,8 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
     this.tokens = new SqliteTokenRepository(db);
     this.sessions = new SqliteSessionRepository(db);
     this.rateLimits = new SqliteRateLimitRepository(db);
+    this.writeIntents = new SqliteWriteIntentRepository(db);
+    this.idempotency = new SqliteIdempotencyRepository(db);
     const workers = this.opts.searchWorkers ?? 0;
     if (workers > 0) {
       // The workers start with the first search; until one is ready, searches run on the main thread.

@@ -16,7 +16,7 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
 
   const doc = (i: number, content: string, extra: Partial<MemoryDoc> = {}): MemoryDoc => {
     const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
-    return { id: (0x65000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16), title: null, type: 'note', scope: 'global', tags: [], agent: null, project: null, content, createdAt: at, updatedAt: at, ...extra };
+    return { id: (0x65000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16), title: null, type: 'note', scope: 'global', tags: [], agent: null, project: null, content, createdAt: at, updatedAt: at, version: 1, objectKey: null, author: null, ...extra };
   };
 
   beforeEach(async () => {

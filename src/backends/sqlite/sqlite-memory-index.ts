@@ -1,12 +1,13 @@
 import type Database from 'better-sqlite3';
 import { MemoryIndex } from '../ports/memory-index.port';
-import { ListQuery, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryPage, MemoryStats, SearchQuery } from '../ports/memory.model';
+import { CasResult, ListQuery, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryPage, MemoryStats, SearchQuery, VersionEntry } from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
 import { FtsMaintenance } from './sqlite-fts-maintenance';
 import { listPage } from './sqlite-list-planner';
 import { createMemorySchema, resetMemorySchema } from './sqlite-memory-schema';
 import { DbRow, Params, previewOf, ROW_COLUMNS, StatementCache, toRow } from './sqlite-memory-rows';
 import { DEFAULT_EXACT_RANKING_BUDGET, DEFAULT_TERM_WINDOW, rankedFullTextSearch, RankingOptions } from './sqlite-ranking';
+import { SqliteMemoryVersions } from './sqlite-memory-versions';
 
 export { PREVIEW_CHARS, previewOf } from './sqlite-memory-rows';
 export { DEFAULT_EXACT_RANKING_BUDGET, DEFAULT_TERM_WINDOW } from './sqlite-ranking';
@@ -108,10 +109,11 @@ export class SqliteMemoryIndex extends MemoryIndex {
     this.guard(() =>
       this.db.transaction(() => {
         const res = this.stmt(
-          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at)
-           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
+          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at, version, object_key, author)
+           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at, @version, @object_key, @author)`,
         ).run(this.params(doc));
         this.writeTags(Number(res.lastInsertRowid), doc);
+        this.versions.record(doc);
       })(),
     );
   }
@@ -122,10 +124,13 @@ export class SqliteMemoryIndex extends MemoryIndex {
     this.guard(() =>
       this.db.transaction(() => {
         const ins = this.stmt(
-          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at)
-           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at)`,
+          `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at, version, object_key, author)
+           VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at, @version, @object_key, @author)`,
         );
-        for (const doc of docs) this.writeTags(Number(ins.run(this.params(doc)).lastInsertRowid), doc);
+        for (const doc of docs) {
+          this.writeTags(Number(ins.run(this.params(doc)).lastInsertRowid), doc);
+          this.versions.record(doc);
+        }
       })(),
     );
   }
@@ -136,14 +141,91 @@ export class SqliteMemoryIndex extends MemoryIndex {
       this.db.transaction(() => {
         const row = this.stmt('SELECT seq FROM memories WHERE id = ?').get(doc.id) as { seq: number } | undefined;
         if (!row) return false;
-        this.stmt(
-          `UPDATE memories SET title = @title, type = @type, scope = @scope, tags = @tags, tag_text = @tag_text, agent = @agent,
-             project = @project, content = @content, preview = @preview, created_at = @created_at, updated_at = @updated_at
-           WHERE id = @id`,
-        ).run(this.params(doc));
-        this.stmt('DELETE FROM memory_tags WHERE seq = ?').run(row.seq);
-        this.writeTags(row.seq, doc);
+        this.replaceRow(row.seq, doc);
         return true;
+      })(),
+    );
+  }
+
+  private replaceRow(seq: number, doc: MemoryDoc): void {
+    this.stmt(
+      `UPDATE memories SET title = @title, type = @type, scope = @scope, tags = @tags, tag_text = @tag_text, agent = @agent,
+         project = @project, content = @content, preview = @preview, created_at = @created_at, updated_at = @updated_at,
+         version = @version, object_key = @object_key, author = @author
+       WHERE id = @id`,
+    ).run(this.params(doc));
+    this.stmt('DELETE FROM memory_tags WHERE seq = ?').run(seq);
+    this.writeTags(seq, doc);
+  }
+
+  // --- versions (issue 9; history rows in sqlite-memory-versions.ts) ---
+
+  private versionsNow?: SqliteMemoryVersions;
+  private get versions(): SqliteMemoryVersions {
+    return (this.versionsNow ??= new SqliteMemoryVersions(this.db));
+  }
+
+  override async update(doc: MemoryDoc, expected: number, keep: number): Promise<CasResult> {
+    this.maintenance.schedule();
+    return this.guard(() =>
+      this.db.transaction((): CasResult => {
+        const row = this.stmt('SELECT seq, version FROM memories WHERE id = ?').get(doc.id) as { seq: number; version: number } | undefined;
+        if (!row) return { status: 'missing' };
+        if (row.version !== expected) return { status: 'conflict', current: row.version };
+        this.replaceRow(row.seq, doc);
+        this.versions.record(doc);
+        return { status: 'ok', released: this.versions.prune(doc.id, keep) };
+      })(),
+    );
+  }
+
+  override async remove(id: string, expected?: number): Promise<CasResult> {
+    this.maintenance.schedule();
+    return this.guard(() =>
+      this.db.transaction((): CasResult => {
+        const row = this.stmt('SELECT version, object_key FROM memories WHERE id = ?').get(id) as { version: number; object_key: string | null } | undefined;
+        if (!row) return { status: 'missing' };
+        if (expected !== undefined && row.version !== expected) return { status: 'conflict', current: row.version };
+        const released = this.releasedBy(id, row.object_key);
+        this.stmt('DELETE FROM memories WHERE id = ?').run(id);
+        return { status: 'ok', released };
+      })(),
+    );
+  }
+
+  override async removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
+    this.maintenance.schedule();
+    return this.guard(() =>
+      this.db.transaction(() => {
+        const find = this.stmt('SELECT object_key FROM memories WHERE id = ?');
+        const del = this.stmt('DELETE FROM memories WHERE id = ?');
+        const out: Array<{ id: string; released: string[] }> = [];
+        for (const id of new Set(ids)) {
+          const row = find.get(id) as { object_key: string | null } | undefined;
+          if (!row) continue;
+          const released = this.releasedBy(id, row.object_key);
+          del.run(id);
+          out.push({ id, released });
+        }
+        return out;
+      })(),
+    );
+  }
+
+  /** Every object key a memory references: its kept versions, its current file and the file from before versions. */
+  private releasedBy(id: string, current: string | null): string[] {
+    return [...new Set([...this.versions.keys(id), ...(current ? [current] : []), `memories/${id}.md`])];
+  }
+
+  override async history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
+    return this.guard(() => this.versions.list(id, limit, offset));
+  }
+
+  override async addHistory(id: string, entries: VersionEntry[]): Promise<void> {
+    this.guard(() =>
+      this.db.transaction(() => {
+        if (!this.stmt('SELECT 1 FROM memories WHERE id = ?').get(id)) return;
+        for (const e of entries) this.versions.add(id, e);
       })(),
     );
   }
@@ -234,6 +316,9 @@ export class SqliteMemoryIndex extends MemoryIndex {
       preview: previewOf(doc.content),
       created_at: doc.createdAt.getTime(),
       updated_at: doc.updatedAt.getTime(),
+      version: doc.version ?? 1,
+      object_key: doc.objectKey ?? null,
+      author: doc.author ? JSON.stringify(doc.author) : null,
     } as Params & Record<string, string | number | null>;
   }
 

@@ -1,10 +1,11 @@
 import type Database from 'better-sqlite3';
 import { MemoryRow, MemoryScope, MemoryType } from '../ports/memory.model';
+import { parseAuthor } from './sqlite-memory-versions';
 
 /** Characters of content kept as the list-mode preview. */
 export const PREVIEW_CHARS = 200;
 
-export const ROW_COLUMNS = 'm.seq, m.id, m.title, m.type, m.scope, m.tags, m.agent, m.project, m.preview, m.created_at, m.updated_at';
+export const ROW_COLUMNS = 'm.seq, m.id, m.title, m.type, m.scope, m.tags, m.agent, m.project, m.preview, m.created_at, m.updated_at, m.version, m.object_key, m.author';
 
 export interface DbRow {
   seq: number;
@@ -18,6 +19,9 @@ export interface DbRow {
   preview: string;
   created_at: number;
   updated_at: number;
+  version: number;
+  object_key: string | null;
+  author: string | null;
   content?: string;
   score?: number;
   snip?: string;
@@ -71,5 +75,8 @@ export function toRow(r: DbRow): MemoryRow {
     snippet: r.preview,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
+    version: r.version ?? 1,
+    objectKey: r.object_key ?? null,
+    author: parseAuthor(r.author),
   };
 }

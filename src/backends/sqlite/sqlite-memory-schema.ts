@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { createVersionSchema, DROP_VERSIONS } from './sqlite-memory-versions';
 
 /** bm25 column weights: title, tags, content (CONTRACT §3: title and tags weigh more than content). */
 export const BM25_WEIGHTS = 'bm25(10.0, 6.0, 1.0)';
@@ -129,6 +130,7 @@ export function createMemorySchema(db: Database.Database): void {
 /** Drops every memory table and creates them again, empty. */
 export function resetMemorySchema(db: Database.Database): void {
   db.transaction(() => {
+    db.exec(DROP_VERSIONS);
     db.exec(DROP);
     createMemorySchema(db);
   })();
@@ -145,6 +147,7 @@ function migrate(db: Database.Database): void {
   // The narrower filter indexes of earlier versions (replaced by the covering *_f ones).
   db.exec('DROP INDEX IF EXISTS memories_type; DROP INDEX IF EXISTS memories_scope; DROP INDEX IF EXISTS memories_agent; DROP INDEX IF EXISTS memories_project;');
   db.exec(SCHEMA);
+  createVersionSchema(db);
   if (oldTags) {
     db.exec(`INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq)
       SELECT j.value, m.created_at, m.id, m.seq FROM memories m, json_each(m.tags) j`);

@@ -11,6 +11,8 @@ export interface AdminPrincipal {
 export interface TokenPrincipal {
   kind: 'token';
   tokenId: string;
+  /** The token's name (recorded as the author of the memory versions it writes). */
+  name?: string;
   scopes: Scope[];
 }
 

@@ -26,6 +26,9 @@ export class MemoryDto {
   created_at: string;
   @ApiProperty({ format: 'date-time', example: AT })
   updated_at: string;
+  /** Write counter: 1 on create, +1 on every change; also the ETag (`"<version>"`) for If-Match. */
+  @ApiProperty({ type: Number, example: 1, minimum: 1 })
+  version: number;
 }
 
 export class MemoryResponseDto {

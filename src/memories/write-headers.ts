@@ -1,0 +1,36 @@
+import type { Request, Response } from 'express';
+import type { Author } from '../backends/ports/memory.model';
+import { RequestValidationError } from '../common/errors';
+
+/** The ETag of a memory version (strong: a version is one exact state). */
+export function etagOf(version: number): string {
+  return `"${version}"`;
+}
+
+export function setEtag(res: Response, version: number): void {
+  res.setHeader('ETag', etagOf(version));
+}
+
+/**
+ * The version an If-Match header asks for: undefined when absent or "*" (any current version).
+ * Accepts `"3"`, `W/"3"` and a bare `3` (the first tag of a list counts); anything else is a 422.
+ */
+export function ifMatchVersion(req: Request): number | undefined {
+  const raw = req.headers['if-match'];
+  if (raw === undefined) return undefined;
+  const value = (Array.isArray(raw) ? raw.join(',') : raw).trim();
+  if (value === '*') return undefined;
+  const first = value.split(',')[0].trim();
+  const m = /^(?:W\/)?"?([1-9][0-9]{0,14})"?$/.exec(first);
+  if (!m) {
+    throw RequestValidationError.one(['header', 'If-Match'], 'If-Match should be the ETag of a version, e.g. "3" (or *)', 'value_error', value);
+  }
+  return Number(m[1]);
+}
+
+/** Provenance of a write: the calling token (id and name) or the signed-in admin. */
+export function authorOf(req: Request): Author | null {
+  const p = req.principal;
+  if (!p) return null;
+  return p.kind === 'token' ? { kind: 'token', id: p.tokenId, name: p.name ?? null } : { kind: 'admin', id: p.username, name: null };
+}

@@ -1,0 +1,86 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { MemoryIndex } from '../backends/ports/memory-index.port';
+import { ObjectStore } from '../backends/ports/object-store.port';
+import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
+import { objectKeyOf } from './memory-id';
+
+/** A write still pending after this long was never acknowledged (no request takes that long). Env: MEMSTORE_WRITE_GRACE_SECONDS. */
+export const DEFAULT_WRITE_GRACE_MS = 10 * 60_000;
+const BATCH = 500;
+
+export interface SweepReport {
+  /** Objects of unacknowledged writes, deleted. */
+  removed: string[];
+  /** Intents whose object the index does reference (the process died after the index write): only the intent went. */
+  settled: string[];
+  /** Temporary files of the object store removed. */
+  temporary: number;
+}
+
+/**
+ * The start-up sweep (issue 9 point 5): objects of writes that were never acknowledged (a write
+ * intent older than the grace period whose object the index does not reference) are deleted,
+ * and the object store's temporary files from a crash removed. Runs at start and then every
+ * half grace period, on whichever backends are active.
+ */
+@Injectable()
+export class WriteSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('WriteSweeper');
+  private timer?: NodeJS.Timeout;
+  readonly graceMs: number;
+
+  constructor(
+    private readonly index: MemoryIndex,
+    private readonly store: ObjectStore,
+    private readonly intents: WriteIntentRepository,
+  ) {
+    const env = Number(process.env.MEMSTORE_WRITE_GRACE_SECONDS);
+    this.graceMs = Number.isFinite(env) && env >= 0 ? env * 1000 : DEFAULT_WRITE_GRACE_MS;
+  }
+
+  onApplicationBootstrap(): void {
+    const run = () =>
+      this.sweep().catch((e: Error) => this.logger.warn(`Sweep of unacknowledged writes failed (next attempt later): ${e.message}`));
+    void run();
+    this.timer = setInterval(run, Math.max(10_000, this.graceMs / 2));
+    this.timer.unref();
+  }
+
+  onApplicationShutdown(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  async sweep(graceMs = this.graceMs): Promise<SweepReport> {
+    const report: SweepReport = { removed: [], settled: [], temporary: 0 };
+    const cutoff = new Date(Date.now() - graceMs);
+    for (;;) {
+      const batch = await this.intents.olderThan(cutoff, BATCH);
+      for (const intent of batch) {
+        if (await this.referenced(intent.memoryId, intent.objectKey)) {
+          report.settled.push(intent.objectKey);
+        } else {
+          await this.store.delete(intent.objectKey);
+          report.removed.push(intent.objectKey);
+        }
+        await this.intents.remove(intent.objectKey);
+      }
+      if (batch.length < BATCH) break;
+    }
+    report.temporary = await this.store.sweepTemporary(graceMs);
+    if (report.removed.length + report.settled.length + report.temporary > 0) {
+      this.logger.log(
+        `Removed ${report.removed.length} object(s) of unacknowledged writes${report.removed.length ? ` (${report.removed.join(', ')})` : ''}, ` +
+          `${report.temporary} temporary file(s); ${report.settled.length} acknowledged write(s) had a stale intent`,
+      );
+    }
+    return report;
+  }
+
+  private async referenced(id: string, key: string): Promise<boolean> {
+    const doc = await this.index.get(id);
+    if (!doc) return false;
+    if (objectKeyOf(doc) === key) return true;
+    const h = await this.index.history(id, 1000, 0);
+    return h.rows.some((r) => r.objectKey === key);
+  }
+}

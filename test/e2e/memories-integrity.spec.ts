@@ -1,0 +1,221 @@
+import Database from 'better-sqlite3';
+import * as path from 'node:path';
+import request from 'supertest';
+import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
+import { ObjectStore } from '../../src/backends/ports/object-store.port';
+import { WriteIntentRepository } from '../../src/backends/ports/write-intent.repository';
+import { SqliteMemoryIndex } from '../../src/backends/sqlite/sqlite-memory-index';
+import { SqliteWriteIntentRepository } from '../../src/backends/sqlite/sqlite-write-intent.repository';
+import { versionKey } from '../../src/memories/memory-id';
+import { parseMarkdown, toMarkdown } from '../../src/memories/memory-markdown';
+import { ReindexService } from '../../src/memories/reindex.service';
+import { WriteSweeper } from '../../src/memories/write-sweeper.service';
+import { createTestApp, createToken, TestApp, tempDir } from '../support/app';
+import { testBackends } from '../support/backends';
+import { Api, createMemory, fullAccessApi } from './memories.helpers';
+
+const SECRET = 'integrity-secret-key-0123456789abcdef0123456789abcdef';
+
+/** Issue 9: versions, If-Match, Idempotency-Key, concurrent writers, start-up sweep — on every backend pair. */
+describe.each(testBackends())('write integrity on $name', (backend) => {
+  let t: TestApp;
+  let api: Api;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    env = { ...(await backend.env()), MEMSTORE_SECRET_KEY: SECRET };
+    t = await createTestApp(env);
+    api = await fullAccessApi(t);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** What every view of a memory says: fetch, download, search, history head and a reindex of the store into a fresh index. */
+  async function views(id: string, word: string) {
+    const fetched = (await api.get(`/api/memories/${id}`).expect(200)).body.memory;
+    const file = parseMarkdown((await api.get(`/api/memories/${id}/download`).expect(200)).text);
+    const found = (await api.get(`/api/memories?q=${word}&limit=50`).expect(200)).body.rows.find((r: { id: string }) => r.id === id);
+    const head = (await api.get(`/api/memories/${id}/versions?limit=1`).expect(200)).body.rows[0];
+    return { fetched, file, found, head };
+  }
+
+  async function reindexCopy(): Promise<MemoryIndex> {
+    const db = new Database(path.join(tempDir('memstore-copy-'), 'copy.db'));
+    db.pragma('foreign_keys = ON');
+    const index = new SqliteMemoryIndex(db, { maintenanceIdleMs: null });
+    await new ReindexService(index, t.app.get(ObjectStore), t.app.get(WriteIntentRepository)).reindex();
+    return index;
+  }
+
+  it('versions: ETag on create/fetch/update, If-Match 412 with the current version, history newest first, fetch and restore of a version', async () => {
+    const created = await api.post('/api/memories', { content: 'first body', title: 'v one' }).expect(201);
+    expect(created.headers.etag).toBe('"1"');
+    const id = created.body.memory.id;
+    expect(created.body.memory.version).toBe(1);
+    expect((await api.get(`/api/memories/${id}`).expect(200)).headers.etag).toBe('"1"');
+
+    const upd = await api.patch(`/api/memories/${id}`, { content: 'second body', title: 'v two' }).set('If-Match', '"1"').expect(200);
+    expect(upd.headers.etag).toBe('"2"');
+    expect(upd.body.memory).toMatchObject({ version: 2, title: 'v two' });
+
+    const stale = await api.patch(`/api/memories/${id}`, { title: 'lost' }).set('If-Match', '"1"').expect(412);
+    expect(stale.body).toMatchObject({ ok: false, current_version: 2 });
+    expect((await api.delete(`/api/memories/${id}`).set('If-Match', 'W/"1"').expect(412)).body.current_version).toBe(2);
+    expect((await api.patch(`/api/memories/${id}`, { title: 'x' }).set('If-Match', 'nonsense').expect(422)).body.ok).toBe(false);
+
+    const hist = (await api.get(`/api/memories/${id}/versions`).expect(200)).body;
+    expect(hist).toMatchObject({ ok: true, total: 2, current_version: 2 });
+    expect(hist.rows.map((r: { version: number; title: string; current: boolean }) => [r.version, r.title, r.current])).toEqual([
+      [2, 'v two', true],
+      [1, 'v one', false],
+    ]);
+    expect(hist.rows[1]).toMatchObject({ size: Buffer.byteLength('first body'), author: { kind: 'token', id: expect.stringMatching(/^[0-9a-f]{16}$/) } });
+
+    const v1 = (await api.get(`/api/memories/${id}/versions/1`).expect(200)).body;
+    expect(v1.memory).toMatchObject({ id, version: 1, title: 'v one', content: 'first body' });
+    await api.get(`/api/memories/${id}/versions/9`).expect(404);
+    await api.get(`/api/memories/${id}/versions/abc`).expect(422);
+
+    const restored = await api.post(`/api/memories/${id}/versions/1/restore`).expect(200);
+    expect(restored.body.memory).toMatchObject({ version: 3, title: 'v one', content: 'first body' });
+    expect(restored.headers.etag).toBe('"3"');
+    expect((await api.get(`/api/memories/${id}/versions`).expect(200)).body.total).toBe(3);
+
+    await api.delete(`/api/memories/${id}`).set('If-Match', '"3"').expect(200);
+    await api.get(`/api/memories/${id}/versions`).expect(404);
+    const left: string[] = [];
+    for await (const k of t.app.get(ObjectStore).list(`memories/${id}`)) left.push(k);
+    expect(left).toEqual([]); // deleting a memory deletes its history
+  });
+
+  it('keeps at most 20 versions and deletes the objects of older ones', async () => {
+    const m = await createMemory(api, { content: 'v1' });
+    for (let i = 2; i <= 24; i++) await api.patch(`/api/memories/${m.id}`, { content: `v${i}` }).expect(200);
+    const hist = (await api.get(`/api/memories/${m.id}/versions?limit=100`).expect(200)).body;
+    expect(hist.total).toBe(20);
+    expect(hist.rows[0].version).toBe(24);
+    expect(hist.rows[19].version).toBe(5);
+    const keys: string[] = [];
+    for await (const k of t.app.get(ObjectStore).list(`memories/${m.id}`)) keys.push(k);
+    expect(keys).toHaveLength(20);
+  });
+
+  it('Idempotency-Key: same key + same body replays the first response; another body → 422; concurrent duplicates create one memory', async () => {
+    const body = { content: 'idempotent create', tags: ['idem'] };
+    const first = await api.post('/api/memories', body).set('Idempotency-Key', 'key-1').expect(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const again = await api.post('/api/memories', { tags: ['idem'], content: 'idempotent create' }).set('Idempotency-Key', 'key-1').expect(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(first.body);
+    const other = await api.post('/api/memories', { content: 'something else' }).set('Idempotency-Key', 'key-1').expect(422);
+    expect(other.body.ok).toBe(false);
+
+    const many = await Promise.all(Array.from({ length: 8 }, () => api.post('/api/memories', { content: 'raced create' }).set('Idempotency-Key', 'key-race')));
+    expect(many.map((r) => r.status)).toEqual(Array(8).fill(201));
+    expect(new Set(many.map((r) => r.body.memory.id)).size).toBe(1);
+    expect((await api.get('/api/memories?q=raced&limit=50').expect(200)).body.total).toBe(1);
+
+    // Scoped to the caller: another token's identical key is a different request.
+    const other2 = (await createToken(t, { preset: 'full' })).plaintext;
+    const second = await request(t.http).post('/api/memories').set('Authorization', `Bearer ${other2}`).set('Idempotency-Key', 'key-1').send(body).expect(201);
+    expect(second.body.memory.id).not.toBe(first.body.memory.id);
+
+    const m = await createMemory(api, { content: 'to bulk delete' });
+    const del1 = await api.post('/api/memories/bulk-delete', { ids: [m.id] }).set('Idempotency-Key', 'bulk-1').expect(200);
+    const del2 = await api.post('/api/memories/bulk-delete', { ids: [m.id] }).set('Idempotency-Key', 'bulk-1').expect(200);
+    expect(del2.body).toEqual(del1.body);
+    expect(del2.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('20 rounds x 16 parallel PATCHes: fetch, download, search, history and a reindex agree on one write', async () => {
+    const m = await createMemory(api, { content: 'start zebraword', title: 'start' });
+    for (let round = 0; round < 20; round++) {
+      const res = await Promise.all(
+        Array.from({ length: 16 }, (_, i) => api.patch(`/api/memories/${m.id}`, { title: `r${round}w${i}`, content: `zebraword body of r${round}w${i}`, tags: [`r${round}w${i}`] })),
+      );
+      expect(res.map((r) => r.status)).toEqual(Array(16).fill(200));
+      const { fetched, file, found, head } = await views(m.id, 'zebraword');
+      const w = fetched.title as string;
+      expect(fetched.content).toBe(`zebraword body of ${w}`);
+      expect(fetched.tags).toEqual([w]);
+      expect(file).toMatchObject({ title: w, content: `zebraword body of ${w}`, tags: [w], version: fetched.version });
+      expect(found).toMatchObject({ title: w, tags: [w], version: fetched.version });
+      expect(head).toMatchObject({ version: fetched.version, title: w });
+      expect(fetched.version).toBe(1 + 16 * (round + 1));
+    }
+    const copy = await reindexCopy();
+    const fetched = (await api.get(`/api/memories/${m.id}`).expect(200)).body.memory;
+    expect(await copy.get(m.id)).toMatchObject({ title: fetched.title, content: fetched.content, version: fetched.version });
+  }, 300_000);
+
+  it('PATCH racing DELETE: one wins cleanly, never a resurrected or half memory', async () => {
+    for (let round = 0; round < 10; round++) {
+      const m = await createMemory(api, { content: `race ${round}` });
+      const [p1, d, p2] = await Promise.all([
+        api.patch(`/api/memories/${m.id}`, { content: `patched ${round}` }),
+        api.delete(`/api/memories/${m.id}`),
+        api.patch(`/api/memories/${m.id}`, { content: `patched again ${round}` }),
+      ]);
+      expect(d.status).toBe(200);
+      for (const p of [p1, p2]) expect([200, 404]).toContain(p.status);
+      await api.get(`/api/memories/${m.id}`).expect(404);
+      const left: string[] = [];
+      for await (const k of t.app.get(ObjectStore).list(`memories/${m.id}`)) left.push(k);
+      expect(left).toEqual([]);
+    }
+    const copy = await reindexCopy();
+    expect((await copy.list({ filter: {}, limit: 100, offset: 0 })).rows.some((r) => r.title === null && r.snippet.startsWith('patched'))).toBe(false);
+  }, 120_000);
+
+  it('start-up sweep: the object of a write that crashed before its index write is removed and never comes back', async () => {
+    const intents = t.app.get(WriteIntentRepository);
+    const store = t.app.get(ObjectStore);
+    // The crash: intent recorded, object written, then the process died (no index write).
+    const ghostId = '65f0000000000000000000aa';
+    const key = versionKey(ghostId, 1);
+    const at = new Date(Date.now() - 3_600_000);
+    await intents.add({ objectKey: key, memoryId: ghostId, createdAt: at });
+    await store.put(key, toMarkdown({ id: ghostId, title: 'ghost', type: 'note', scope: 'global', tags: [], agent: null, project: null, content: 'never acknowledged', createdAt: at, updatedAt: at, version: 1 }), 'text/markdown');
+    // An acknowledged write whose intent was left behind (died after the index write) is kept.
+    const kept = await createMemory(api, { content: 'acknowledged' });
+    const keptKey = (await t.app.get(MemoryIndex).get(kept.id))!.objectKey!;
+    await intents.add({ objectKey: keptKey, memoryId: kept.id, createdAt: at });
+
+    const report = await t.app.get(WriteSweeper).sweep(60_000);
+    expect(report.removed).toContain(key);
+    expect(report.settled).toContain(keptKey);
+    await expect(store.get(key)).rejects.toThrow();
+    expect((await api.get(`/api/memories/${kept.id}`).expect(200)).body.memory.content).toBe('acknowledged');
+    const copy = await reindexCopy();
+    expect(await copy.get(ghostId)).toBeNull();
+    expect(await copy.get(kept.id)).not.toBeNull();
+  });
+
+  if (backend.docdb === 'mongodb') {
+    it('two instances on one MongoDB + S3: parallel PATCHes through both agree on one write', async () => {
+      const t2 = await createTestApp({ ...env, MEMSTORE_DATA_DIR: tempDir() });
+      try {
+        const m = await createMemory(api, { content: 'shared quokkaword', title: 'shared' });
+        for (let round = 0; round < 5; round++) {
+          const res = await Promise.all(
+            Array.from({ length: 16 }, (_, i) =>
+              request(i % 2 ? t2.http : t.http)
+                .patch(`/api/memories/${m.id}`)
+                .set('Authorization', `Bearer ${api.bearer}`)
+                .send({ title: `s${round}w${i}`, content: `quokkaword body of s${round}w${i}` }),
+            ),
+          );
+          expect(res.map((r) => r.status)).toEqual(Array(16).fill(200));
+          const { fetched, file, found } = await views(m.id, 'quokkaword');
+          expect(fetched.content).toBe(`quokkaword body of ${fetched.title}`);
+          expect(file).toMatchObject({ title: fetched.title, content: fetched.content, version: fetched.version });
+          expect(found).toMatchObject({ title: fetched.title, version: fetched.version });
+          expect(fetched.version).toBe(1 + 16 * (round + 1));
+        }
+      } finally {
+        await t2.close();
+      }
+    }, 300_000);
+  }
+});
