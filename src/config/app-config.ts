@@ -13,6 +13,7 @@ export const SETTING_KEYS = [
   'objstore_endpoint',
   'objstore_public_base',
   'objstore_presign_ttl',
+  'memory_history_keep',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 

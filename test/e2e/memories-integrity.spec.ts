@@ -10,7 +10,7 @@ import { versionKey } from '../../src/memories/memory-id';
 import { parseMarkdown, toMarkdown } from '../../src/memories/memory-markdown';
 import { ReindexService } from '../../src/memories/reindex.service';
 import { WriteSweeper } from '../../src/memories/write-sweeper.service';
-import { createTestApp, createToken, TestApp, tempDir } from '../support/app';
+import { adminAgent, createTestApp, createToken, TestApp, tempDir } from '../support/app';
 import { testBackends } from '../support/backends';
 import { Api, createMemory, fullAccessApi } from './memories.helpers';
 
@@ -99,6 +99,29 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     const keys: string[] = [];
     for await (const k of t.app.get(ObjectStore).list(`memories/${m.id}`)) keys.push(k);
     expect(keys).toHaveLength(20);
+  });
+
+  it('the memory_history_keep setting changes how many versions are kept; read scope lists history, restore needs write', async () => {
+    const admin = await adminAgent(t);
+    await admin.post('/api/config').send({ memory_history_keep: 0 }).expect(422);
+    await admin.post('/api/config').send({ memory_history_keep: '3' }).expect(200);
+    try {
+      const m = await createMemory(api, { content: 'k1' });
+      for (let i = 2; i <= 6; i++) await api.patch(`/api/memories/${m.id}`, { content: `k${i}` }).expect(200);
+      const hist = (await api.get(`/api/memories/${m.id}/versions`).expect(200)).body;
+      expect(hist.rows.map((r: { version: number }) => r.version)).toEqual([6, 5, 4]);
+      const reader = (await createToken(t, { preset: 'read-only' })).plaintext;
+      await request(t.http).get(`/api/memories/${m.id}/versions`).set('Authorization', `Bearer ${reader}`).expect(200);
+      await request(t.http).get(`/api/memories/${m.id}/versions/5`).set('Authorization', `Bearer ${reader}`).expect(200);
+      await request(t.http).post(`/api/memories/${m.id}/versions/5/restore`).set('Authorization', `Bearer ${reader}`).expect(403);
+      // The admin session restores too, and is recorded as the author.
+      const restored = await admin.post(`/api/memories/${m.id}/versions/4/restore`).expect(200);
+      expect(restored.body.memory).toMatchObject({ content: 'k4', version: 7 });
+      const head = (await api.get(`/api/memories/${m.id}/versions?limit=1`).expect(200)).body.rows[0];
+      expect(head.author).toMatchObject({ kind: 'admin' });
+    } finally {
+      await admin.post('/api/config').send({ memory_history_keep: '' }).expect(200);
+    }
   });
 
   it('Idempotency-Key: same key + same body replays the first response; another body → 422; concurrent duplicates create one memory', async () => {
