@@ -13,6 +13,7 @@ export const SETTING_KEYS = [
   'objstore_endpoint',
   'objstore_public_base',
   'objstore_presign_ttl',
+  'memory_history_keep',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -56,6 +57,11 @@ export class AppConfig {
    * the first, at most 2.
    */
   searchWorkers: number;
+  /**
+   * MEMSTORE_WRITE_GRACE_SECONDS (issue 9): a memory write still pending after this long was never
+   * acknowledged; the sweep deletes its object (and the object store's stale temp files). Default 600.
+   */
+  writeGraceSeconds: number;
   /** Quiet logs (tests). */
   logLevel: 'silent' | 'error' | 'info';
 }
@@ -119,6 +125,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
     if (v !== undefined) cfg.settingsEnv[key] = v;
   }
   cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
+  cfg.writeGraceSeconds = int(env, 'MEMSTORE_WRITE_GRACE_SECONDS', 600, 0, 7 * 24 * 3600);
   const lvl = str(env, 'MEMSTORE_LOG_LEVEL') ?? 'info';
   if (lvl !== 'silent' && lvl !== 'error' && lvl !== 'info') throw new Error(`MEMSTORE_LOG_LEVEL must be silent, error or info`);
   cfg.logLevel = lvl;

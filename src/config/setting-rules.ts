@@ -10,6 +10,10 @@ export const PRESIGN_TTL_DEFAULT = 3600;
 export const PRESIGN_TTL_MIN = 1;
 export const PRESIGN_TTL_MAX = 604800; // 7 days, the S3 presign maximum
 export const MEMORY_COLLECTION_DEFAULT = 'memories';
+/** Versions kept per memory (issue 9). */
+export const HISTORY_KEEP_DEFAULT = 20;
+export const HISTORY_KEEP_MIN = 1;
+export const HISTORY_KEEP_MAX = 1000;
 export const SETTING_MAX_LENGTH = 2048;
 
 export const MASK = '********';
@@ -61,6 +65,12 @@ export function checkSetting(key: SettingKey, value: string): string | null {
       const n = parsePresignTtl(value);
       if (Number.isNaN(n)) return 'must be a whole number of seconds';
       if (n < PRESIGN_TTL_MIN || n > PRESIGN_TTL_MAX) return `must be from ${PRESIGN_TTL_MIN} to ${PRESIGN_TTL_MAX} seconds`;
+      return null;
+    }
+    case 'memory_history_keep': {
+      const n = parsePresignTtl(value);
+      if (Number.isNaN(n)) return 'must be a whole number of versions';
+      if (n < HISTORY_KEEP_MIN || n > HISTORY_KEEP_MAX) return `must be from ${HISTORY_KEEP_MIN} to ${HISTORY_KEEP_MAX} versions`;
       return null;
     }
     default:

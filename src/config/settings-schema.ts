@@ -1,5 +1,5 @@
 import type { SettingKey } from './app-config';
-import { CREDENTIAL_KEYS, MEMORY_COLLECTION_DEFAULT, PRESIGN_TTL_DEFAULT, PRESIGN_TTL_MAX, PRESIGN_TTL_MIN } from './setting-rules';
+import { CREDENTIAL_KEYS, HISTORY_KEEP_DEFAULT, HISTORY_KEEP_MAX, HISTORY_KEEP_MIN, MEMORY_COLLECTION_DEFAULT, PRESIGN_TTL_DEFAULT, PRESIGN_TTL_MAX, PRESIGN_TTL_MIN } from './setting-rules';
 
 export type SettingFieldType = 'text' | 'url' | 'secret' | 'number';
 
@@ -64,6 +64,15 @@ export const SETTINGS_SCHEMA: { sections: SettingSection[] } = {
           help: `MongoDB collection that holds the memory index. Default "${MEMORY_COLLECTION_DEFAULT}".`,
           placeholder: MEMORY_COLLECTION_DEFAULT,
           default: MEMORY_COLLECTION_DEFAULT,
+        }),
+        field({
+          key: 'memory_history_keep',
+          label: 'Versions kept per memory',
+          type: 'number',
+          required: false,
+          help: `How many versions of each memory are kept as its history (${HISTORY_KEEP_MIN} to ${HISTORY_KEEP_MAX}, default ${HISTORY_KEEP_DEFAULT}); older versions' files are deleted on the next write.`,
+          placeholder: String(HISTORY_KEEP_DEFAULT),
+          default: HISTORY_KEEP_DEFAULT,
         }),
       ],
     },

@@ -13,6 +13,7 @@ import {
   maskSetting,
   parsePresignTtl,
   PRESIGN_TTL_DEFAULT,
+  HISTORY_KEEP_DEFAULT,
   SECRET_KEYS,
 } from './setting-rules';
 
@@ -27,6 +28,8 @@ export interface ResolvedSettings {
   objstore_endpoint: string | null;
   objstore_public_base: string | null;
   objstore_presign_ttl: number;
+  /** Versions kept per memory (issue 9). */
+  memory_history_keep: number;
 }
 
 export type SettingSource = 'env' | 'file' | 'credentials' | 'default';
@@ -50,6 +53,7 @@ export interface SaveResult extends Completeness {
 const DEFAULTS: Partial<Record<SettingKey, string>> = {
   memory_collection: MEMORY_COLLECTION_DEFAULT,
   objstore_presign_ttl: String(PRESIGN_TTL_DEFAULT),
+  memory_history_keep: String(HISTORY_KEEP_DEFAULT),
 };
 
 /**
@@ -103,6 +107,7 @@ export class SettingsService {
     const out = {} as Record<SettingKey, unknown>;
     for (const k of SETTING_KEYS) out[k] = this.value(k);
     out.objstore_presign_ttl = parsePresignTtl(this.value('objstore_presign_ttl') ?? String(PRESIGN_TTL_DEFAULT));
+    out.memory_history_keep = parsePresignTtl(this.value('memory_history_keep') ?? String(HISTORY_KEEP_DEFAULT));
     return out as unknown as ResolvedSettings;
   }
 
@@ -161,7 +166,7 @@ export class SettingsService {
       if (val !== '') {
         const problem = checkSetting(k, val);
         if (problem) throw RequestValidationError.one(['body', k], `${k} ${problem}`, 'value_error', rawVal);
-        if (k === 'objstore_presign_ttl') val = String(parsePresignTtl(val));
+        if (k === 'objstore_presign_ttl' || k === 'memory_history_keep') val = String(parsePresignTtl(val));
       }
       const target: Record<string, string> = CREDENTIAL_KEYS.includes(k) ? nextCreds.settings : nextFile;
       if (val === '') delete target[k];

@@ -5,6 +5,7 @@ import { ObjectStore, SignedUrl } from '../backends/ports/object-store.port';
 import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
 import { NotFoundError, PreconditionFailedError, RequestValidationError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
+import { HISTORY_KEEP_DEFAULT } from '../config/setting-rules';
 import { SettingsService } from '../config/settings.service';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { CreateMemoryDto } from './dto/create-memory.dto';
@@ -18,8 +19,6 @@ import { mapRow } from './memory.mapper';
 
 export const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
 const DAY_MS = 86_400_000;
-/** Versions kept per memory when the setting is absent (issue 9). */
-export const HISTORY_KEEP_DEFAULT = 20;
 /** A PATCH without If-Match that loses the compare-and-swap re-applies its change to the new state this often. */
 const UPDATE_ROUNDS = 50;
 
@@ -362,8 +361,8 @@ export class MemoriesService {
   }
 
   private historyKeep(): number {
-    const v = (this.settings.current() as { memory_history_keep?: number }).memory_history_keep;
-    return typeof v === 'number' && v >= 1 ? v : HISTORY_KEEP_DEFAULT;
+    const v = this.settings.current().memory_history_keep;
+    return Number.isInteger(v) && v >= 1 ? v : HISTORY_KEEP_DEFAULT;
   }
 
   /** Records the write intent, then puts the version's object (the intent is dropped if the put fails). */

@@ -5,6 +5,7 @@ import { ObjectStore } from '../backends/ports/object-store.port';
 import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
 import { MEMORY_KEY_PREFIX, parseMemoryKey } from './memory-id';
 import { parseMarkdown } from './memory-markdown';
+import { WriteSweeper } from './write-sweeper.service';
 
 const BATCH = 500;
 /** Intents read at most (a store with more pending writes than this has bigger problems). */
@@ -48,9 +49,15 @@ export class ReindexService {
     private readonly index: MemoryIndex,
     private readonly store: ObjectStore,
     private readonly intents: WriteIntentRepository,
+    private readonly sweeper?: WriteSweeper,
   ) {}
 
-  async reindex(opts: ReindexOptions = {}): Promise<ReindexReport> {
+  /** Never at the same time as the sweep of unacknowledged writes (see WriteSweeper.exclusive). */
+  reindex(opts: ReindexOptions = {}): Promise<ReindexReport> {
+    return this.sweeper ? this.sweeper.exclusive(() => this.rebuild(opts)) : this.rebuild(opts);
+  }
+
+  private async rebuild(opts: ReindexOptions): Promise<ReindexReport> {
     const before = await this.indexedIds().catch((e: Error) => {
       this.logger.warn(`The old index could not be read (${e.message}); orphans cannot be reported`);
       return null;

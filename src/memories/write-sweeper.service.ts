@@ -2,10 +2,9 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import { ObjectStore } from '../backends/ports/object-store.port';
 import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
+import { AppConfig } from '../config/app-config';
 import { objectKeyOf } from './memory-id';
 
-/** A write still pending after this long was never acknowledged (no request takes that long). Env: MEMSTORE_WRITE_GRACE_SECONDS. */
-export const DEFAULT_WRITE_GRACE_MS = 10 * 60_000;
 const BATCH = 500;
 
 export interface SweepReport {
@@ -27,15 +26,18 @@ export interface SweepReport {
 export class WriteSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('WriteSweeper');
   private timer?: NodeJS.Timeout;
+  /** Sweeps and reindexes run one at a time (a sweep must not judge "referenced" against a half-built index). */
+  private lock: Promise<unknown> = Promise.resolve();
   readonly graceMs: number;
 
   constructor(
     private readonly index: MemoryIndex,
     private readonly store: ObjectStore,
     private readonly intents: WriteIntentRepository,
+    cfg: AppConfig,
   ) {
-    const env = Number(process.env.MEMSTORE_WRITE_GRACE_SECONDS);
-    this.graceMs = Number.isFinite(env) && env >= 0 ? env * 1000 : DEFAULT_WRITE_GRACE_MS;
+    // A write still pending after this long was never acknowledged (no request takes that long).
+    this.graceMs = cfg.writeGraceSeconds * 1000;
   }
 
   onApplicationBootstrap(): void {
@@ -50,7 +52,18 @@ export class WriteSweeper implements OnApplicationBootstrap, OnApplicationShutdo
     if (this.timer) clearInterval(this.timer);
   }
 
-  async sweep(graceMs = this.graceMs): Promise<SweepReport> {
+  /** Runs `fn` when no sweep (or other exclusive task, e.g. a reindex) is running. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn, fn);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  sweep(graceMs = this.graceMs): Promise<SweepReport> {
+    return this.exclusive(() => this.sweepNow(graceMs));
+  }
+
+  private async sweepNow(graceMs: number): Promise<SweepReport> {
     const report: SweepReport = { removed: [], settled: [], temporary: 0 };
     const cutoff = new Date(Date.now() - graceMs);
     for (;;) {

@@ -431,6 +431,43 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await panel.getByLabel('Tags').fill('');
   });
 
+  it('shows the history of a memory with a diff against the current version, and restores an old version', async () => {
+    const { plaintext: tok, id: tokId } = await createToken(t, { preset: 'read-write', name: 'historian' });
+    const created = await api(base, '/api/memories', tok, { method: 'POST', body: JSON.stringify({ title: 'Kettle policy', content: 'Boil water once.\nPour slowly.' }) });
+    const id = (await created.json()).memory.id as string;
+    const patched = await api(base, `/api/memories/${id}`, tok, { method: 'PATCH', body: JSON.stringify({ content: 'Boil water twice.\nPour slowly.', title: 'Kettle policy v2' }), headers: { 'If-Match': '"1"' } });
+    expect(patched.status).toBe(200);
+
+    // A link to the memory (its own address), loaded afresh.
+    await page.goto(`${base}/#memories/${id}`);
+    await page.reload();
+    const panel = page.locator('#panel-memories');
+    const history = panel.locator('.mem-history');
+    await history.getByText('2 versions kept, newest first.').waitFor();
+    const v2 = history.locator('[data-version="2"]');
+    const v1 = history.locator('[data-version="1"]');
+    await v2.getByText('current').waitFor();
+    expect(await v1.textContent()).toContain(`token “historian” (${tokId})`);
+    expect(await v2.getByRole('button', { name: 'Restore' }).count()).toBe(0);
+
+    await v1.getByRole('button', { name: 'Show changes' }).click();
+    const diff = v1.locator('pre.diff');
+    await diff.waitFor();
+    expect(await diff.locator('.diff-del').allTextContents()).toEqual(['- title: Kettle policy', '- Boil water once.']);
+    expect(await diff.locator('.diff-add').allTextContents()).toEqual(['+ title: Kettle policy v2', '+ Boil water twice.']);
+    await shot('memory-history-1280x800');
+
+    await v1.getByRole('button', { name: 'Restore' }).click();
+    await page.getByRole('dialog', { name: 'Restore version 1?' }).getByRole('button', { name: 'Restore' }).click();
+    await page.getByRole('status').filter({ hasText: 'Version 1 restored' }).waitFor();
+    await panel.locator('.mem-detail').getByRole('heading', { name: 'Kettle policy', exact: true }).waitFor();
+    await history.getByText('3 versions kept, newest first.').waitFor();
+    expect(await history.locator('[data-version="3"]').textContent()).toContain('admin (admin)');
+    const now = await (await api(base, `/api/memories/${id}`, tok)).json();
+    expect(now.memory).toMatchObject({ version: 3, title: 'Kettle policy', content: 'Boil water once.\nPour slowly.' });
+    await panel.getByRole('button', { name: '← Back to results' }).click();
+  });
+
   it('deletes a memory from the page after confirming', async () => {
     const panel = page.locator('#panel-memories');
     await panel.getByLabel('Search', { exact: true }).fill('hostile');

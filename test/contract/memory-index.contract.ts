@@ -72,6 +72,99 @@ export function memoryIndexContract(
     const search = (text: string, extra: Partial<Parameters<MemoryIndex['search']>[0]> = {}) =>
       index.search({ text, filter: {}, limit: 50, offset: 0, ...extra });
 
+    describe('versions: compare-and-swap and history (issue 9)', () => {
+      const key = (id: string, v: number) => `memories/${id}/v${v}-${'0'.repeat(11)}${v % 10}.md`;
+      const versioned = async (over: Partial<MemoryDoc> = {}) => {
+        const d0 = memoryDoc(over);
+        const d = { ...d0, objectKey: key(d0.id, 1), author: { kind: 'token' as const, id: '0123456789abcdef', name: 'bot' } };
+        await index.insert(d);
+        return d;
+      };
+      const next = (d: MemoryDoc, over: Partial<MemoryDoc> = {}): MemoryDoc => ({
+        ...d,
+        ...over,
+        version: d.version + 1,
+        objectKey: key(d.id, d.version + 1),
+        updatedAt: new Date(d.updatedAt.getTime() + 1),
+      });
+
+      it('a create records version 1 in the history; an update with the expected version swaps and adds an entry', async () => {
+        const d = await versioned({ title: 'one', content: 'first' });
+        expect((await index.history(d.id, 10, 0)).rows).toEqual([
+          { version: 1, objectKey: d.objectKey, title: 'one', size: 5, updatedAt: d.updatedAt, author: d.author },
+        ]);
+        const d2 = next(d, { title: 'two', content: 'second!' });
+        expect(await index.update(d2, 1, 20)).toEqual({ status: 'ok', released: [] });
+        expect(await index.get(d.id)).toEqual(d2);
+        const h = await index.history(d.id, 10, 0);
+        expect(h.total).toBe(2);
+        expect(h.rows.map((r) => [r.version, r.title, r.size])).toEqual([
+          [2, 'two', 7],
+          [1, 'one', 5],
+        ]);
+        expect((await index.history(d.id, 1, 1)).rows.map((r) => r.version)).toEqual([1]);
+      });
+
+      it('refuses a stale or missing version, and says which version is current', async () => {
+        const d = await versioned();
+        const d2 = next(d, { content: 'winner' });
+        await index.update(d2, 1, 20);
+        expect(await index.update(next(d, { content: 'loser' }), 1, 20)).toEqual({ status: 'conflict', current: 2 });
+        expect((await index.get(d.id))!.content).toBe('winner');
+        expect(await index.update(next(memoryDoc()), 1, 20)).toEqual({ status: 'missing' });
+      });
+
+      it('of many concurrent swaps from one version exactly one wins', async () => {
+        const d = await versioned();
+        const res = await Promise.all(Array.from({ length: 8 }, (_, i) => index.update(next(d, { content: `w${i}` }), 1, 20)));
+        const won = res.filter((r) => r.status === 'ok');
+        expect(won).toHaveLength(1);
+        expect(res.filter((r) => r.status === 'conflict')).toHaveLength(7);
+        expect((await index.history(d.id, 10, 0)).total).toBe(2);
+      });
+
+      it('keeps at most `keep` entries and releases the object keys of the others', async () => {
+        let d: MemoryDoc = await versioned();
+        const released: string[] = [];
+        for (let i = 0; i < 4; i++) {
+          const n = next(d, { content: `c${i}` });
+          const r = await index.update(n, d.version, 3);
+          if (r.status !== 'ok') throw new Error(r.status);
+          released.push(...r.released);
+          d = n;
+        }
+        expect(released).toEqual([key(d.id, 1), key(d.id, 2)]);
+        expect((await index.history(d.id, 10, 0)).rows.map((r) => r.version)).toEqual([5, 4, 3]);
+      });
+
+      it('remove: with a stale version → conflict; else the memory and its history go, every object key released', async () => {
+        const d = await versioned();
+        const d2 = next(d);
+        await index.update(d2, 1, 20);
+        expect(await index.remove(d.id, 1)).toEqual({ status: 'conflict', current: 2 });
+        const r = await index.remove(d.id, 2);
+        expect(r.status).toBe('ok');
+        expect(r.status === 'ok' && [...r.released].sort()).toEqual([key(d.id, 1), key(d.id, 2), `memories/${d.id}.md`].sort());
+        expect(await index.get(d.id)).toBeNull();
+        expect((await index.history(d.id, 10, 0)).total).toBe(0);
+        expect(await index.remove(d.id)).toEqual({ status: 'missing' });
+      });
+
+      it('removeMany returns each removed memory with its object keys; addHistory adds past versions', async () => {
+        const a = await versioned();
+        const b = await versioned();
+        await index.addHistory(b.id, [{ version: 0 + 1, objectKey: key(b.id, 1), title: null, size: 1, updatedAt: b.updatedAt, author: null }]);
+        const legacy = await add(); // a memory from before versions: no object key, no history
+        await index.addHistory(legacy.id, [{ version: 1, objectKey: `memories/${legacy.id}.md`, title: null, size: 3, updatedAt: legacy.updatedAt, author: null }]);
+        expect((await index.history(legacy.id, 10, 0)).rows.map((r) => r.objectKey)).toEqual([`memories/${legacy.id}.md`]);
+        const out = await index.removeMany([a.id, 'ffffffffffffffffffffffff', legacy.id]);
+        expect(out.map((o) => o.id).sort()).toEqual([a.id, legacy.id].sort());
+        expect(out.find((o) => o.id === a.id)!.released).toContain(key(a.id, 1));
+        expect(out.find((o) => o.id === legacy.id)!.released).toContain(`memories/${legacy.id}.md`);
+        expect(await index.get(b.id)).not.toBeNull();
+      });
+    });
+
     describe('documents', () => {
       it('stores every field and reads it back', async () => {
         const d = await add({ title: 'Title', type: 'decision', scope: 'project', tags: ['b', 'a'], agent: 'bot', project: 'p1', content: 'Body\nwith lines' });

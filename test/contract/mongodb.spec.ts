@@ -4,6 +4,7 @@
  */
 import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
 import { freshDatabaseName, testMongoIsFerretdb, testMongoUri } from '../support/backends';
+import { idempotencyRepositoryContract, writeIntentRepositoryContract } from './integrity-repositories.contract';
 import { memoryIndexContract } from './memory-index.contract';
 import { rateLimitRepositoryContract } from './rate-limit-repository.contract';
 import { sessionRepositoryContract } from './session-repository.contract';
@@ -46,6 +47,16 @@ if (!uri) {
   sessionRepositoryContract('mongodb', async () => {
     const { db, cleanup } = await openDatabase();
     return { repo: db.sessions, cleanup };
+  });
+
+  writeIntentRepositoryContract('mongodb', async () => {
+    const { db, cleanup } = await openDatabase();
+    return { repo: db.writeIntents, cleanup };
+  });
+
+  idempotencyRepositoryContract('mongodb', async () => {
+    const { db, cleanup } = await openDatabase();
+    return { repo: db.idempotency, cleanup };
   });
 
   rateLimitRepositoryContract('mongodb', async () => {

@@ -1,11 +1,14 @@
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { SqliteIdempotencyRepository } from '../../src/backends/sqlite/sqlite-idempotency.repository';
 import { SqliteRateLimitRepository } from '../../src/backends/sqlite/sqlite-rate-limit.repository';
 import { SqliteSessionRepository } from '../../src/backends/sqlite/sqlite-session.repository';
 import { SqliteTokenRepository } from '../../src/backends/sqlite/sqlite-token.repository';
+import { SqliteWriteIntentRepository } from '../../src/backends/sqlite/sqlite-write-intent.repository';
 import { BackendUnavailableError } from '../../src/common/errors';
 import { tempDir } from '../support/app';
+import { idempotencyRepositoryContract, writeIntentRepositoryContract } from './integrity-repositories.contract';
 import { rateLimitRepositoryContract } from './rate-limit-repository.contract';
 import { sessionFactory, sessionRepositoryContract } from './session-repository.contract';
 import { tokenFactory, tokenRepositoryContract } from './token-repository.contract';
@@ -47,6 +50,16 @@ rateLimitRepositoryContract('sqlite', async () => {
       await cleanup();
     },
   };
+});
+
+writeIntentRepositoryContract('sqlite', async () => {
+  const { db, cleanup } = openDb();
+  return { repo: new SqliteWriteIntentRepository(db), cleanup };
+});
+
+idempotencyRepositoryContract('sqlite', async () => {
+  const { db, cleanup } = openDb();
+  return { repo: new SqliteIdempotencyRepository(db), cleanup };
 });
 
 describe('SQLite token and session repositories (adapter specifics)', () => {

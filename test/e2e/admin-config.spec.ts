@@ -54,7 +54,7 @@ describe('admin config routes', () => {
     expect(sections.map((s: { id: string }) => s.id)).toEqual(['docdb', 'objstore']);
     const fields = sections.flatMap((s: { fields: Array<Record<string, unknown>> }) => s.fields);
     expect(fields.map((f: { key: string }) => f.key).sort()).toEqual(
-      ['docdb_uri', 'docdb_db', 'memory_collection', 'objstore_account_id', 'objstore_access_key_id', 'objstore_secret_access_key', 'objstore_bucket', 'objstore_endpoint', 'objstore_public_base', 'objstore_presign_ttl'].sort(),
+      ['docdb_uri', 'docdb_db', 'memory_collection', 'objstore_account_id', 'objstore_access_key_id', 'objstore_secret_access_key', 'objstore_bucket', 'objstore_endpoint', 'objstore_public_base', 'objstore_presign_ttl', 'memory_history_keep'].sort(),
     );
     for (const f of fields) expect(f).toEqual(expect.objectContaining({ key: expect.any(String), label: expect.any(String), type: expect.any(String), secret: expect.any(Boolean), required: expect.any(Boolean), help: expect.any(String) }));
     const secret = fields.filter((f: { secret: boolean }) => f.secret).map((f: { key: string }) => f.key).sort();

@@ -8,9 +8,19 @@ import { ReindexService } from '../../src/memories/reindex.service';
 import { createTestApp, TestApp } from '../support/app';
 import { Api, createMemory, fullAccessApi } from './memories.helpers';
 
+/** Every memory file (both layouts: memories/<id>.md and memories/<id>/v<n>-<write>.md), relative to memories/. */
 const memoryFiles = (t: TestApp) => {
   const dir = path.join(t.dataDir, 'objects', 'memories');
-  return fs.existsSync(dir) ? fs.readdirSync(dir).sort() : [];
+  if (!fs.existsSync(dir)) return [];
+  return (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name)))
+    .sort();
+};
+/** The file of a memory's current version. */
+const currentFile = async (t: TestApp, id: string) => {
+  const doc = await t.app.get(BackendsService).docdb.memories.get(id);
+  return path.join(t.dataDir, 'objects', ...doc!.objectKey!.split('/'));
 };
 
 describe('memories: consistency between index and object store', () => {
@@ -47,30 +57,32 @@ describe('memories: consistency between index and object store', () => {
     expect((await api.get('/api/memories?q=doomed').expect(200)).body.total).toBe(0);
   });
 
-  it('update: index write fails after the new object was written → the old file is put back', async () => {
+  it('update: index write fails after the new version object was written → that object is removed, the memory unchanged', async () => {
     const m = await createMemory(api, { content: 'version one', title: 'v1' });
-    const file = path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`);
+    const file = await currentFile(t, m.id);
     const original = fs.readFileSync(file, 'utf8');
-    jest.spyOn(backends.docdb.memories, 'replace').mockRejectedValue(new BackendUnavailableError('Document database', 'locked (injected)'));
+    const before = memoryFiles(t);
+    jest.spyOn(backends.docdb.memories, 'update').mockRejectedValue(new BackendUnavailableError('Document database', 'locked (injected)'));
     await api.patch(`/api/memories/${m.id}`, { content: 'version two' }).expect(503);
     jest.restoreAllMocks();
     expect(fs.readFileSync(file, 'utf8')).toBe(original);
+    expect(memoryFiles(t)).toEqual(before);
     expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
   });
 
-  it('update: a store that cannot read the old file fails before anything is written', async () => {
+  it('update: an object store that cannot write fails before the index changes (versions are never overwritten in place)', async () => {
     const m = await createMemory(api, { content: 'version one' });
-    const put = jest.spyOn(backends.objstore, 'put');
-    jest.spyOn(backends.objstore, 'get').mockRejectedValue(new BackendUnavailableError('Object store', 'EIO (injected)'));
+    const before = memoryFiles(t);
+    jest.spyOn(backends.objstore, 'put').mockRejectedValue(new BackendUnavailableError('Object store', 'EIO (injected)'));
     await api.patch(`/api/memories/${m.id}`, { content: 'version two' }).expect(503);
-    expect(put).not.toHaveBeenCalled();
     jest.restoreAllMocks();
-    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory.content).toBe('version one');
+    expect(memoryFiles(t)).toEqual(before);
+    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toMatchObject({ content: 'version one', version: 1 });
   });
 
   it('delete removes the index entry first: if that fails, the file stays and the memory is intact', async () => {
     const m = await createMemory(api, { content: 'survivor' });
-    jest.spyOn(backends.docdb.memories, 'delete').mockRejectedValue(new BackendUnavailableError('Document database', 'down (injected)'));
+    jest.spyOn(backends.docdb.memories, 'remove').mockRejectedValue(new BackendUnavailableError('Document database', 'down (injected)'));
     await api.delete(`/api/memories/${m.id}`).expect(503);
     jest.restoreAllMocks();
     expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory.content).toBe('survivor');
@@ -78,7 +90,7 @@ describe('memories: consistency between index and object store', () => {
 
   it('a missing file: fetch and download serve the indexed copy (same markdown), reindex reports it', async () => {
     const m = await createMemory(api, { content: 'indexed copy', title: 'T', tags: ['a'] });
-    const file = path.join(t.dataDir, 'objects', 'memories', `${m.id}.md`);
+    const file = await currentFile(t, m.id);
     const markdown = fs.readFileSync(file, 'utf8');
     fs.rmSync(file);
     expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
@@ -123,7 +135,9 @@ describe('memories: reindex from the object store alone', () => {
     expect((await api.get('/api/memories').expect(200)).body.total).toBe(0);
 
     const report = await t.app.get(ReindexService).reindex();
-    expect(report).toEqual({ files: 12, indexed: 12, orphans: [], unreadable: [], previous: 0 });
+    // 13 files: the patched memory has two versions (the older one becomes its history).
+    expect(report).toEqual({ files: 13, indexed: 12, orphans: [], unreadable: [], unacknowledged: [], previous: 0, dryRun: false });
+    expect((await api.get(`/api/memories/${originals[0].id}/versions`).expect(200)).body.total).toBe(2);
     for (const m of originals) expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
     const listed = (await api.get('/api/memories?limit=50').expect(200)).body.rows.map((r: { id: string }) => r.id);
     expect(listed).toEqual([...originals].sort((a, b) => (a.created_at < b.created_at || (a.created_at === b.created_at && a.id < b.id) ? 1 : -1)).map((m) => m.id));
@@ -138,7 +152,7 @@ describe('memories: reindex from the object store alone', () => {
     const keep = await createMemory(api, { content: 'keep' });
     const orphan = await createMemory(api, { content: 'orphan' });
     const dir = path.join(t.dataDir, 'objects', 'memories');
-    fs.rmSync(path.join(dir, `${orphan.id}.md`));
+    fs.rmSync(path.join(dir, orphan.id), { recursive: true });
     fs.writeFileSync(path.join(dir, '0123456789abcdef01234567.md'), 'no front matter here');
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'stray file');
     const report = await t.app.get(ReindexService).reindex();

@@ -1,16 +1,18 @@
 import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import request from 'supertest';
+import { BackendsService } from '../../src/backends/backends.service';
 import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import { ObjectStore } from '../../src/backends/ports/object-store.port';
 import { WriteIntentRepository } from '../../src/backends/ports/write-intent.repository';
 import { SqliteMemoryIndex } from '../../src/backends/sqlite/sqlite-memory-index';
 import { SqliteWriteIntentRepository } from '../../src/backends/sqlite/sqlite-write-intent.repository';
+import { BackendUnavailableError } from '../../src/common/errors';
 import { versionKey } from '../../src/memories/memory-id';
 import { parseMarkdown, toMarkdown } from '../../src/memories/memory-markdown';
 import { ReindexService } from '../../src/memories/reindex.service';
 import { WriteSweeper } from '../../src/memories/write-sweeper.service';
-import { createTestApp, createToken, TestApp, tempDir } from '../support/app';
+import { adminAgent, createTestApp, createToken, TestApp, tempDir } from '../support/app';
 import { testBackends } from '../support/backends';
 import { Api, createMemory, fullAccessApi } from './memories.helpers';
 
@@ -99,6 +101,29 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     const keys: string[] = [];
     for await (const k of t.app.get(ObjectStore).list(`memories/${m.id}`)) keys.push(k);
     expect(keys).toHaveLength(20);
+  });
+
+  it('the memory_history_keep setting changes how many versions are kept; read scope lists history, restore needs write', async () => {
+    const admin = await adminAgent(t);
+    await admin.post('/api/config').send({ memory_history_keep: 0 }).expect(422);
+    await admin.post('/api/config').send({ memory_history_keep: '3' }).expect(200);
+    try {
+      const m = await createMemory(api, { content: 'k1' });
+      for (let i = 2; i <= 6; i++) await api.patch(`/api/memories/${m.id}`, { content: `k${i}` }).expect(200);
+      const hist = (await api.get(`/api/memories/${m.id}/versions`).expect(200)).body;
+      expect(hist.rows.map((r: { version: number }) => r.version)).toEqual([6, 5, 4]);
+      const reader = (await createToken(t, { preset: 'read-only' })).plaintext;
+      await request(t.http).get(`/api/memories/${m.id}/versions`).set('Authorization', `Bearer ${reader}`).expect(200);
+      await request(t.http).get(`/api/memories/${m.id}/versions/5`).set('Authorization', `Bearer ${reader}`).expect(200);
+      await request(t.http).post(`/api/memories/${m.id}/versions/5/restore`).set('Authorization', `Bearer ${reader}`).expect(403);
+      // The admin session restores too, and is recorded as the author.
+      const restored = await admin.post(`/api/memories/${m.id}/versions/4/restore`).expect(200);
+      expect(restored.body.memory).toMatchObject({ content: 'k4', version: 7 });
+      const head = (await api.get(`/api/memories/${m.id}/versions?limit=1`).expect(200)).body.rows[0];
+      expect(head.author).toMatchObject({ kind: 'admin' });
+    } finally {
+      await admin.post('/api/config').send({ memory_history_keep: '' }).expect(200);
+    }
   });
 
   it('Idempotency-Key: same key + same body replays the first response; another body → 422; concurrent duplicates create one memory', async () => {
@@ -190,6 +215,47 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     const copy = await reindexCopy();
     expect(await copy.get(ghostId)).toBeNull();
     expect(await copy.get(kept.id)).not.toBeNull();
+  });
+
+  it('a crash between object and index write: on restart the sweep removes the object, and it never comes back as a memory', async () => {
+    const store = t.app.get(ObjectStore);
+    const keys = async () => {
+      const out = new Set<string>();
+      for await (const k of store.list('memories/')) out.add(k);
+      return out;
+    };
+    const before = await keys();
+    // The index write never happens: the process "dies" while it waits.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const insert = jest.spyOn(t.app.get(BackendsService).docdb.memories, 'insert').mockImplementation(async () => {
+      await gate;
+      throw new BackendUnavailableError('Document database', 'process killed (simulated)');
+    });
+    const inFlight = api.post('/api/memories', { content: 'crashed create wombatword' }).then((r) => r);
+    let orphan: string | undefined;
+    for (let i = 0; i < 200 && !orphan; i++) {
+      orphan = [...(await keys())].find((k) => !before.has(k));
+      if (!orphan) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(orphan).toBeDefined();
+
+    // Restart: a new instance on the same data directory / database and store (grace 0: every pending write is stale).
+    const t2 = await createTestApp({ ...env, MEMSTORE_DATA_DIR: t.dataDir, MEMSTORE_WRITE_GRACE_SECONDS: '0' });
+    try {
+      for (let i = 0; i < 200 && (await keys()).has(orphan!); i++) await new Promise((r) => setTimeout(r, 25));
+      expect((await keys()).has(orphan!)).toBe(false);
+      const api2 = await fullAccessApi(t2);
+      expect((await api2.get('/api/memories?q=wombatword').expect(200)).body.total).toBe(0);
+      const copy = await reindexCopy();
+      expect((await copy.search({ text: 'wombatword', filter: {}, limit: 10, offset: 0 })).total).toBe(0);
+    } finally {
+      release();
+      insert.mockRestore();
+      expect((await inFlight).status).toBe(503);
+      await t2.close();
+    }
+    expect((await api.get('/api/memories?q=wombatword').expect(200)).body.total).toBe(0);
   });
 
   if (backend.docdb === 'mongodb') {

@@ -47,6 +47,10 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   ['DELETE', '/api/memories/{}', 'scopes:memory:delete'],
   ['POST', '/api/memories/bulk-delete', 'scopes:memory:delete'],
   ['GET', '/api/memories/{}/download', 'scopes:memory:read'],
+  // versions (issue 9): read for history, write for restore
+  ['GET', '/api/memories/{}/versions', 'scopes:memory:read'],
+  ['GET', '/api/memories/{}/versions/{}', 'scopes:memory:read'],
+  ['POST', '/api/memories/{}/versions/{}/restore', 'scopes:memory:write'],
   ['GET', '/api/stats', 'scopes:memory:read'],
   // signed download URLs of the filesystem store (the signature is the credential)
   ['GET', '/api/files/{*}', 'public'],

@@ -121,6 +121,23 @@ export interface Memory {
   project: string | null;
   created_at: string;
   updated_at: string;
+  version: number;
+}
+
+/** One kept version of a memory (GET /api/memories/{id}/versions). */
+export interface MemoryVersion {
+  version: number;
+  updated_at: string;
+  title: string | null;
+  size: number;
+  author: { kind: 'token' | 'admin'; id: string; name: string | null } | null;
+  current: boolean;
+}
+
+export interface MemoryVersionList {
+  rows: MemoryVersion[];
+  total: number;
+  current_version: number;
 }
 
 /** One tab of the page: renders into its panel each time it is shown (data is always fresh). */

@@ -1,7 +1,8 @@
-import { ApiError, del, get, query } from '../api';
+import { diffLines } from 'diff';
+import { ApiError, del, get, post, query } from '../api';
 import { badge, clear, confirmDialog, errorBox, field, h, spinner, timeEl, toast } from '../dom';
 import { renderMarkdownInto } from '../markdown';
-import { MEMORY_SCOPES, MEMORY_TYPES, type Memory, type MemoryList, type MemoryRow, type Tab } from '../types';
+import { MEMORY_SCOPES, MEMORY_TYPES, type Memory, type MemoryList, type MemoryRow, type MemoryVersion, type MemoryVersionList, type Tab } from '../types';
 
 const PAGE_SIZE = 20;
 
@@ -38,6 +39,28 @@ function meta(m: { type: string; scope: string; agent: string | null; project: s
     m.project ? h('span', { class: 'meta-item' }, h('span', { class: 'muted' }, 'project '), m.project) : null,
     m.agent ? h('span', { class: 'meta-item' }, h('span', { class: 'muted' }, 'agent '), m.agent) : null,
   );
+}
+
+/** A memory as text for the history diff: the fields a person edits, then the content. */
+function asText(m: Memory): string {
+  const lines = [`title: ${m.title ?? ''}`, `type: ${m.type}`, `scope: ${m.scope}`, `tags: ${m.tags.join(', ')}`, `agent: ${m.agent ?? ''}`, `project: ${m.project ?? ''}`];
+  return `${lines.join('\n')}\n\n${m.content}${m.content.endsWith('\n') ? '' : '\n'}`;
+}
+
+/** A line diff from `older` to `current` (the diff library), one element per line, marked added/removed. */
+function diffView(older: Memory, current: Memory): HTMLElement {
+  const out = h('pre', { class: 'diff', 'aria-label': `Changes from version ${older.version} to the current version ${current.version}` });
+  for (const part of diffLines(asText(older), asText(current))) {
+    const cls = part.added ? 'diff-line diff-add' : part.removed ? 'diff-line diff-del' : 'diff-line';
+    const sign = part.added ? '+ ' : part.removed ? '- ' : '  ';
+    for (const line of part.value.replace(/\n$/, '').split('\n')) out.appendChild(h('span', { class: cls }, sign + line));
+  }
+  return out;
+}
+
+function authorText(v: MemoryVersion): string {
+  if (!v.author) return 'unknown author';
+  return v.author.kind === 'admin' ? `admin (${v.author.id})` : `token ${v.author.name ? `“${v.author.name}” ` : ''}(${v.author.id})`;
 }
 
 function select(name: string, label: string, values: readonly string[], value: string): HTMLSelectElement {
@@ -237,11 +260,78 @@ export const memoriesTab: Tab = {
           ),
         );
         title.id = 'mem-detail-title';
+        detailView.appendChild(historyCard(m));
         title.focus();
       } catch (err) {
         clear(detailView);
         detailView.append(h('div', { class: 'detail-toolbar' }, back), errorBox(describe(err)));
       }
+    };
+
+    /** The kept versions, each with a diff against the current version and a Restore button. */
+    const historyCard = (m: Memory): HTMLElement => {
+      const card = h('section', { class: 'card mem-history', 'aria-labelledby': 'mem-history-title' }, h('h3', { id: 'mem-history-title' }, 'History'));
+      const body = h('div', null, spinner('Loading history…'));
+      card.appendChild(body);
+      void (async () => {
+        try {
+          const list = await get<MemoryVersionList>(`/api/memories/${encodeURIComponent(m.id)}/versions?limit=100`);
+          clear(body);
+          body.appendChild(h('p', { class: 'muted' }, `${list.total} ${list.total === 1 ? 'version' : 'versions'} kept, newest first.`));
+          body.appendChild(h('ol', null, list.rows.map((v) => versionItem(m, v))));
+        } catch (err) {
+          clear(body);
+          body.appendChild(errorBox(describe(err)));
+        }
+      })();
+      return card;
+    };
+
+    const versionItem = (m: Memory, v: MemoryVersion): HTMLElement => {
+      const item = h(
+        'li',
+        { class: 'version-row', 'data-version': String(v.version) },
+        h('strong', null, `v${v.version}`),
+        v.current ? badge('current', 'ok') : null,
+        timeEl(v.updated_at),
+        h('span', { class: 'muted' }, authorText(v)),
+        h('span', null, v.title || h('span', { class: 'muted' }, '(untitled)')),
+        h('span', { class: 'muted' }, `${v.size} bytes`),
+      );
+      if (v.current) return item;
+      const show = h('button', { type: 'button', class: 'btn btn-plain btn-small', 'aria-expanded': 'false' }, 'Show changes');
+      const restore = h('button', { type: 'button', class: 'btn btn-small' }, 'Restore');
+      let shown: HTMLElement | null = null;
+      show.addEventListener('click', async () => {
+        if (shown) {
+          shown.remove();
+          shown = null;
+          show.setAttribute('aria-expanded', 'false');
+          show.textContent = 'Show changes';
+          return;
+        }
+        try {
+          const past = await get<{ memory: Memory }>(`/api/memories/${encodeURIComponent(m.id)}/versions/${v.version}`);
+          shown = diffView(past.memory, m);
+          item.appendChild(shown);
+          show.setAttribute('aria-expanded', 'true');
+          show.textContent = 'Hide changes';
+        } catch (err) {
+          toast(describe(err), 'error');
+        }
+      });
+      restore.addEventListener('click', async () => {
+        if (!(await confirmDialog(`Restore version ${v.version}?`, `Version ${v.version} becomes the current content as a new version; the versions in between stay in the history.`, 'Restore'))) return;
+        try {
+          await post(`/api/memories/${encodeURIComponent(m.id)}/versions/${v.version}/restore`);
+          toast(`Version ${v.version} restored`);
+          await openMemory(m.id);
+        } catch (err) {
+          toast(describe(err), 'error');
+        }
+      });
+      item.appendChild(h('div', { class: 'actions' }, show, restore));
+      return item;
     };
 
     listView.append(h('div', { class: 'panel-head' }, h('h2', null, 'Memories')), form, results);

@@ -14,6 +14,7 @@ export class SettingValuesDto {
   @ApiProperty({ type: String, nullable: true, example: 'https://s3.eu-west-1.amazonaws.com' }) objstore_endpoint: string | null;
   @ApiProperty({ type: String, nullable: true, example: null }) objstore_public_base: string | null;
   @ApiProperty({ type: Number, example: 3600 }) objstore_presign_ttl: number;
+  @ApiProperty({ type: Number, example: 20 }) memory_history_keep: number;
 }
 
 /** Where each value in effect comes from. */
@@ -28,6 +29,7 @@ export class SettingSourcesDto {
   @ApiProperty({ enum: SOURCES, example: 'file' }) objstore_endpoint: string;
   @ApiProperty({ enum: SOURCES, example: 'default' }) objstore_public_base: string;
   @ApiProperty({ enum: SOURCES, example: 'default' }) objstore_presign_ttl: string;
+  @ApiProperty({ enum: SOURCES, example: 'default' }) memory_history_keep: string;
 }
 
 export class ActiveBackendsDto {

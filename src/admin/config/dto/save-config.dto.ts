@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { PresignTtlValue, SettingValue } from './setting-validators';
+import { HistoryKeepValue, PresignTtlValue, SettingValue } from './setting-validators';
 
 /**
  * POST /api/config body. Every field is optional: absent or null = unchanged, "" = cleared.
@@ -51,4 +51,13 @@ export class SaveConfigDto {
   })
   @PresignTtlValue()
   objstore_presign_ttl?: number | string | null;
+
+  @ApiPropertyOptional({
+    oneOf: [{ type: 'integer', minimum: 1, maximum: 1000 }, { type: 'string', pattern: '^\\s*\\d*\\s*$' }],
+    nullable: true,
+    example: 20,
+    description: 'Versions kept per memory (1..1000, default 20); a numeric string is accepted.',
+  })
+  @HistoryKeepValue()
+  memory_history_keep?: number | string | null;
 }

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { IsOptional, IsString, ValidateBy } from 'class-validator';
 import type { SettingKey } from '../../../config/app-config';
-import { checkSetting, parsePresignTtl, PRESIGN_TTL_MAX, PRESIGN_TTL_MIN } from '../../../config/setting-rules';
+import { checkSetting, HISTORY_KEEP_MAX, HISTORY_KEEP_MIN, parsePresignTtl, PRESIGN_TTL_MAX, PRESIGN_TTL_MIN } from '../../../config/setting-rules';
 
 /**
  * An optional setting: null/absent = unchanged, "" = cleared, otherwise a string obeying the
@@ -58,6 +58,32 @@ export function PresignTtlValue(): PropertyDecorator {
         },
       },
       { context: { type: 'less_than_equal', ctx: { le: PRESIGN_TTL_MAX } } },
+    ),
+  );
+}
+
+/** memory_history_keep: an integer or a numeric string, 1..1000; "" = back to the default (20). */
+export function HistoryKeepValue(): PropertyDecorator {
+  const isBlank = (v: unknown) => typeof v === 'string' && v.trim() === '';
+  const n = (v: unknown) => parsePresignTtl(v);
+  return applyDecorators(
+    IsOptional(),
+    ValidateBy(
+      {
+        name: 'historyKeepInt',
+        validator: { validate: (v: unknown) => isBlank(v) || !Number.isNaN(n(v)), defaultMessage: () => 'Input should be a valid integer (versions), given as a number or a numeric string' },
+      },
+      { context: { type: 'int_parsing' } },
+    ),
+    ValidateBy(
+      {
+        name: 'historyKeepRange',
+        validator: {
+          validate: (v: unknown) => isBlank(v) || Number.isNaN(n(v)) || (n(v) >= HISTORY_KEEP_MIN && n(v) <= HISTORY_KEEP_MAX),
+          defaultMessage: () => `Input should be from ${HISTORY_KEEP_MIN} to ${HISTORY_KEEP_MAX}`,
+        },
+      },
+      { context: { type: 'value_error', ctx: { ge: HISTORY_KEEP_MIN, le: HISTORY_KEEP_MAX } } },
     ),
   );
 }

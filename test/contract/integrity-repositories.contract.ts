@@ -1,0 +1,70 @@
+import { IdempotencyRepository } from '../../src/backends/ports/idempotency.repository';
+import { WriteIntentRepository } from '../../src/backends/ports/write-intent.repository';
+
+/** WriteIntentRepository contract (issue 9), run on every document database adapter. */
+export function writeIntentRepositoryContract(name: string, make: () => Promise<{ repo: WriteIntentRepository; cleanup(): Promise<void> }>): void {
+  describe(`WriteIntentRepository contract: ${name}`, () => {
+    let repo: WriteIntentRepository;
+    let cleanup: () => Promise<void>;
+    beforeEach(async () => ({ repo, cleanup } = await make()));
+    afterEach(async () => cleanup());
+
+    it('lists intents older than a time, oldest first, and forgets removed ones (idempotently)', async () => {
+      const t0 = Date.UTC(2026, 0, 1);
+      await repo.add({ objectKey: 'memories/a/v1-000000000001.md', memoryId: 'a', createdAt: new Date(t0 + 2000) });
+      await repo.add({ objectKey: 'memories/b/v1-000000000002.md', memoryId: 'b', createdAt: new Date(t0) });
+      await repo.add({ objectKey: 'memories/c/v1-000000000003.md', memoryId: 'c', createdAt: new Date(t0 + 10_000) });
+      const old = await repo.olderThan(new Date(t0 + 5000), 10);
+      expect(old).toEqual([
+        { objectKey: 'memories/b/v1-000000000002.md', memoryId: 'b', createdAt: new Date(t0) },
+        { objectKey: 'memories/a/v1-000000000001.md', memoryId: 'a', createdAt: new Date(t0 + 2000) },
+      ]);
+      expect(await repo.olderThan(new Date(t0 + 5000), 1)).toHaveLength(1);
+      await repo.remove('memories/b/v1-000000000002.md');
+      await repo.remove('memories/b/v1-000000000002.md');
+      expect((await repo.olderThan(new Date(t0 + 60_000), 10)).map((i) => i.memoryId)).toEqual(['a', 'c']);
+    });
+  });
+}
+
+/** IdempotencyRepository contract (issue 9), run on every document database adapter. */
+export function idempotencyRepositoryContract(name: string, make: () => Promise<{ repo: IdempotencyRepository; cleanup(): Promise<void> }>): void {
+  describe(`IdempotencyRepository contract: ${name}`, () => {
+    let repo: IdempotencyRepository;
+    let cleanup: () => Promise<void>;
+    beforeEach(async () => ({ repo, cleanup } = await make()));
+    afterEach(async () => cleanup());
+    const DAY = 86_400_000;
+    const rec = (key: string, fingerprint = 'f1', at = new Date()) => ({ key, fingerprint, status: null, body: null, createdAt: at });
+
+    it('the first claim wins; a repeat sees the running, then the finished record', async () => {
+      expect(await repo.claim(rec('k1'), DAY)).toBeNull();
+      expect(await repo.claim(rec('k1', 'f2'), DAY)).toMatchObject({ key: 'k1', fingerprint: 'f1', status: null, body: null });
+      await repo.complete('k1', 201, '{"ok":true}');
+      expect(await repo.claim(rec('k1'), DAY)).toMatchObject({ status: 201, body: '{"ok":true}' });
+      expect(await repo.get('k1')).toMatchObject({ status: 201 });
+    });
+
+    it('of concurrent claims of one key exactly one wins', async () => {
+      const res = await Promise.all(Array.from({ length: 10 }, () => repo.claim(rec('race'), DAY)));
+      expect(res.filter((r) => r === null)).toHaveLength(1);
+    });
+
+    it('a released key can be claimed again; a finished one is not released', async () => {
+      await repo.claim(rec('k2'), DAY);
+      await repo.release('k2');
+      expect(await repo.get('k2')).toBeNull();
+      expect(await repo.claim(rec('k2'), DAY)).toBeNull();
+      await repo.complete('k2', 200, '{}');
+      await repo.release('k2');
+      expect(await repo.get('k2')).toMatchObject({ status: 200 });
+    });
+
+    it('a record older than the retention period does not count: the key is claimed afresh', async () => {
+      await repo.claim(rec('old', 'f1', new Date(Date.now() - 2 * DAY)), DAY);
+      await repo.complete('old', 201, '{"first":true}');
+      expect(await repo.claim(rec('old', 'f2'), DAY)).toBeNull();
+      expect(await repo.get('old')).toMatchObject({ fingerprint: 'f2', status: null });
+    });
+  });
+}
