@@ -4,6 +4,7 @@
  * initialize handshake and once with 2026-07-28 (server/discover), on every backend pair.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Logger } from '@nestjs/common';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
@@ -242,6 +243,12 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       expect((empty.content as Array<{ text: string }>)[0].text).toBe('Invalid arguments for create_memory: content: Content must not be empty or only whitespace.');
       const longTitle = await writer.callTool({ name: 'create_memory', arguments: { content: 'x', title: 't'.repeat(301) } });
       expect((longTitle.content as Array<{ text: string }>)[0].text).toBe('Invalid arguments for create_memory: title: String should have at most 300 characters.');
+      // Huge arguments: over the content limit (but under the body limit), and too many elements.
+      const huge = await writer.callTool({ name: 'create_memory', arguments: { content: 'y'.repeat(t.cfg.limits.contentMaxBytes + 1) } });
+      expect((huge.content as Array<{ text: string }>)[0].text).toBe(`Invalid arguments for create_memory: content: Content should have at most ${t.cfg.limits.contentMaxBytes} bytes (UTF-8).`);
+      const many = await writer.callTool({ name: 'create_memory', arguments: { content: 'z', tags: Array.from({ length: 6000 }, (_, i) => `t${i}`) } });
+      expect(many.isError).toBe(true);
+      expect((many.content as Array<{ text: string }>)[0].text).toMatch(/more than the maximum of 5000 elements/);
     });
 
     it('refuses a missing, wrong, expired or revoked token with 401 and a Bearer challenge', async () => {
@@ -249,14 +256,17 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       await expect(noToken.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)))).rejects.toThrow(/Authentication required|\(HTTP 401\)/);
       await expect(connect('mem_tok_0123456789abcdef_wrong', mode)).rejects.toThrow(/Invalid API token|\(HTTP 401\)/);
 
-      const short = await createToken(t, { name: 'short-lived', preset: 'full', expires_at: Math.floor(Date.now() / 1000) + 2 });
-      const c = await connect(short.plaintext, mode);
-      await new Promise((r) => setTimeout(r, 2100));
+      // Signed in first: a sign-in (bcrypt) on a busy machine must not eat the token's short life.
+      const admin = await adminAgent(t);
+      const expiresAt = Math.floor(Date.now() / 1000) + 3;
+      const short = (await admin.post('/api/tokens').send({ name: 'short-lived', preset: 'full', expires_at: expiresAt }).expect(201)).body.plaintext as string;
+      const c = await connect(short, mode);
+      await new Promise((r) => setTimeout(r, expiresAt * 1000 - Date.now() + 50));
       await expect(c.listTools()).rejects.toThrow(/API token has expired/);
 
       const revoked = await createToken(t, { name: 'to revoke', preset: 'full' });
       const c2 = await connect(revoked.plaintext, mode);
-      await (await adminAgent(t)).post(`/api/tokens/${revoked.id}/revoke`).expect(200);
+      await admin.post(`/api/tokens/${revoked.id}/revoke`).expect(200);
       await expect(c2.callTool({ name: 'memory_stats', arguments: {} })).rejects.toThrow(/API token has been revoked/);
     });
   });
@@ -326,6 +336,25 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       const list = await (await adminAgent(t)).get('/api/tokens').expect(200);
       const record = (list.body.tokens as Array<{ id: string; last_used_at: number | null }>).find((x) => x.id === fresh.id);
       expect(record?.last_used_at).not.toBeNull();
+    });
+
+    it('logs each request with the method, the tool and the token id, never the secret or the arguments', async () => {
+      const logged: string[] = [];
+      const spy = jest.spyOn(Logger.prototype, 'log').mockImplementation(function (this: Logger, message: unknown) {
+        logged.push(String(message));
+      });
+      try {
+        const secretWord = 'confidential-argument-value';
+        const res = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'search_memories', arguments: { q: secretWord } } });
+        expect(res.status).toBeLessThan(500);
+        const tokenId = tokens.full.slice('mem_tok_'.length, 'mem_tok_'.length + 16);
+        const line = logged.find((l) => l.startsWith('POST /mcp tools/call search_memories'));
+        expect(line).toMatch(new RegExp(`^POST /mcp tools/call search_memories token=${tokenId} -> \\d{3} \\d+ms \\[`));
+        expect(logged.join('\n')).not.toContain(tokens.full.slice(26));
+        expect(logged.join('\n')).not.toContain(secretWord);
+      } finally {
+        spy.mockRestore();
+      }
     });
 
     it('IP allow-lists apply: a token limited to another address gets 403', async () => {
