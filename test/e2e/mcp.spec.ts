@@ -251,6 +251,12 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       expect((many.content as Array<{ text: string }>)[0].text).toMatch(/more than the maximum of 5000 elements/);
     });
 
+    it('refuses a foreign browser Origin with 403', async () => {
+      await expect(connect(tokens.full, mode, { Origin: 'http://evil.example' })).rejects.toThrow(/browser origin|\(HTTP 403\)/);
+      const local = await connect(tokens.full, mode, { Origin: base });
+      expect((await local.listTools()).tools.length).toBe(8);
+    });
+
     it('refuses a missing, wrong, expired or revoked token with 401 and a Bearer challenge', async () => {
       const noToken = new Client({ name: 'memstore-e2e', version: '1.0.0' }, { versionNegotiation: { mode } });
       await expect(noToken.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)))).rejects.toThrow(/Authentication required|\(HTTP 401\)/);
