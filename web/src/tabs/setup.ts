@@ -17,7 +17,7 @@ export const setupTab: Tab = {
     let promptText = '';
     const copy = copyButton(() => promptText, 'Copy prompt', false);
     const baseLine = h('p', { class: 'muted' });
-    const mcpWrap = h('div', { class: 'mcp-configs', 'aria-live': 'polite' });
+    const mcpWrap = h('div', { class: 'mcp-configs' });
 
     /** One block per MCP client, with the real URL and the chosen variable name. */
     const renderMcp = (base: string, name: string) => {
@@ -41,8 +41,11 @@ export const setupTab: Tab = {
     const load = async () => {
       const name = varInput.value.trim();
       if (!VAR_NAME.test(name)) {
+        const message = 'Use a variable name made of letters, digits and underscores, not starting with a digit.';
         clear(promptWrap);
-        promptWrap.appendChild(errorBox('Use a variable name made of letters, digits and underscores, not starting with a digit.'));
+        promptWrap.appendChild(errorBox(message));
+        clear(mcpWrap);
+        mcpWrap.appendChild(errorBox(message));
         return;
       }
       tokenVar = name;
