@@ -4,6 +4,7 @@ import helmet from 'helmet';
 import { sendError } from './common/http-exception.filter';
 import { requestId } from './common/request-id.middleware';
 import { AppConfig } from './config/app-config';
+import { mcpJsonBody, mcpOriginCheck } from './mcp/mcp-http';
 import { setupOpenApi } from './meta/openapi';
 
 /**
@@ -37,6 +38,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
       hsts: false,
     }),
   );
+  // /mcp: Origin check, then its own parser (same limit) whose errors are JSON-RPC errors.
+  app.use('/mcp', mcpOriginCheck(cfg), mcpJsonBody(cfg.bodyLimitBytes));
   const json = express.json({ limit: cfg.bodyLimitBytes, strict: true });
   app.use((req: Request, res: Response, next: NextFunction) => {
     json(req, res, (err?: unknown) => (err ? sendError(err, req, res) : next()));

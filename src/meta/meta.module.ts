@@ -6,5 +6,6 @@ import { MetaService } from './meta.service';
 @Module({
   controllers: [MetaController],
   providers: [MetaService],
+  exports: [MetaService],
 })
 export class MetaModule {}

@@ -27,7 +27,7 @@ export class MetaService {
       description: `Long-term memory for agents: search, save, update and delete markdown memories in the Memory Store at ${baseUrl} (token in $${tokenEnv}).`,
     });
     const skill = `---\n${frontMatter}---\n\n${this.skillPrompt(baseUrl, tokenEnv)}`;
-    const env = `# Memory Store connection for the memory-store skill\nMEMORY_API_BASE_URL=${baseUrl}\n${tokenEnv}=\n`;
+    const env = `# Memory Store connection for the memory-store skill\nMEMORY_API_BASE_URL=${baseUrl}\n# The same service as a remote MCP server (streamable HTTP, same token as a Bearer header)\nMEMORY_MCP_URL=${baseUrl}/mcp\n${tokenEnv}=\n`;
     const zip = new JSZip();
     const dir = zip.folder('memory-store')!;
     dir.file('SKILL.md', skill);

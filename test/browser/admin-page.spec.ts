@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { ADMIN_PASSWORD, createTestApp, createToken, TestApp } from '../support/app';
 import { ensureWebBuilt } from '../support/web-build';
@@ -495,6 +496,63 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     expect(zip.headers()['content-type']).toMatch(/application\/zip/);
     expect(await panel.getByRole('link', { name: 'Swagger UI' }).getAttribute('href')).toBe('/docs');
     expect(await panel.getByRole('link', { name: 'ReDoc' }).getAttribute('href')).toBe('/redoc');
+  });
+
+  it('Agent set-up shows MCP configurations with the real URL; each one, copied and read as its client reads it, connects', async () => {
+    await openTab('Agent set-up');
+    const panel = page.locator('#panel-setup');
+    await panel.getByLabel('Token variable name').fill('MY_AGENT_TOKEN');
+    await panel.locator('#mcp-config-codex').filter({ hasText: 'MY_AGENT_TOKEN' }).waitFor();
+    const url = `${base}/mcp`;
+    expect(await panel.locator('#mcp-url').textContent()).toBe(url);
+    await panel.getByRole('button', { name: 'Copy URL' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
+
+    const { plaintext: token } = await createToken(t, { name: 'mcp from the page', preset: 'read-only' });
+    const copied: Record<string, string> = {};
+    for (const id of ['claude-code', 'claude-code-json', 'cursor', 'vscode', 'codex', 'stdio']) {
+      const block = panel.locator(`section[data-client="${id}"]`);
+      await block.getByRole('button', { name: 'Copy', exact: true }).click();
+      await block.getByRole('button', { name: 'Copied' }).waitFor();
+      const text = await page.evaluate(() => navigator.clipboard.readText());
+      expect(text).toBe(await block.locator('pre').textContent());
+      expect(text).toContain(url);
+      copied[id] = text;
+    }
+    await shot('setup-mcp-1280x800');
+
+    // What each client would send, derived from the copied text the way that client reads it.
+    const env: Record<string, string> = { MY_AGENT_TOKEN: token };
+    const expand = (s: string, re: RegExp) => s.replace(re, (_, name: string) => env[name] ?? `<unset ${name}>`);
+    const targets: Array<[client: string, url: string, authorization: string]> = [];
+    const cli = /^claude mcp add --transport http memory-store (\S+) --header "Authorization: (Bearer \$[A-Z_]+)"$/.exec(copied['claude-code']);
+    expect(cli).not.toBeNull();
+    targets.push(['claude mcp add', cli![1], expand(cli![2], /\$([A-Z_]+)/g)]);
+    const claudeJson = JSON.parse(copied['claude-code-json']).mcpServers['memory-store'];
+    expect(claudeJson.type).toBe('http');
+    targets.push(['.mcp.json', claudeJson.url, expand(claudeJson.headers.Authorization, /\$\{([A-Z_]+)\}/g)]);
+    const cursor = JSON.parse(copied.cursor).mcpServers['memory-store'];
+    targets.push(['Cursor', cursor.url, expand(cursor.headers.Authorization, /\$\{env:([A-Z_]+)\}/g)]);
+    const vscode = JSON.parse(copied.vscode);
+    expect(vscode.inputs[0]).toMatchObject({ type: 'promptString', id: 'memory-store-token', password: true });
+    const vsServer = vscode.servers['memory-store'];
+    targets.push(['VS Code', vsServer.url, vsServer.headers.Authorization.replace('${input:memory-store-token}', token)]);
+    const toml = Object.fromEntries([...copied.codex.matchAll(/^(\w+) = "([^"]*)"$/gm)].map((m) => [m[1], m[2]]));
+    expect(copied.codex).toMatch(/^\[mcp_servers\.memory-store\]$/m);
+    targets.push(['Codex', toml.url, `Bearer ${env[toml.bearer_token_env_var]}`]);
+    const bridge = JSON.parse(copied.stdio).mcpServers['memory-store'];
+    expect(bridge.command).toBe('npx');
+    const header = bridge.args[bridge.args.indexOf('--header') + 1] as string; // mcp-remote: "Name:value"
+    expect(header.split(':')[0]).toBe('Authorization');
+    targets.push(['mcp-remote bridge', bridge.args[2], header.slice(header.indexOf(':') + 1).replace('${MEMORY_STORE_AUTH}', `Bearer ${token}`)]);
+
+    for (const [client, target, authorization] of targets) {
+      const mcp = new Client({ name: `as ${client}`, version: '1.0.0' });
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(target), { requestInit: { headers: { Authorization: authorization } } }));
+      const names = (await mcp.listTools()).tools.map((x) => x.name);
+      await mcp.close();
+      expect({ client, search: names.includes('search_memories'), create: names.includes('create_memory') }).toEqual({ client, search: true, create: false });
+    }
   });
 
   it('every tab renders at 1280×800 and 390×844 (screenshots in test/artifacts)', async () => {

@@ -42,6 +42,7 @@ const ALL_ROUTES = [
   'POST /api/memories/bulk-delete',
   'GET /api/memories/{memory_id}/download',
   'GET /api/stats',
+  'POST /mcp',
 ];
 
 const MEMORY_OPERATIONS: Array<[name: string, pattern: RegExp]> = [
@@ -126,6 +127,13 @@ describe('meta endpoints', () => {
       for (const [, pattern] of MEMORY_OPERATIONS) expect(res.text).toMatch(pattern);
     });
 
+    it('points MCP clients at the /mcp endpoint with the same token', async () => {
+      const res = await request(t.http).get('/api/skill-prompt?format=markdown&token_env=MY_MEM_TOKEN').set('Host', 'memstore.test:8080').expect(200);
+      expect(res.text).toContain('`http://memstore.test:8080/mcp`');
+      expect(res.text).toContain('Authorization: Bearer $MY_MEM_TOKEN');
+      expect(res.text).toContain('recall_context');
+    });
+
     it('token_placeholder is an alias of token_env; token_env wins when both are given', async () => {
       const alias = await request(t.http).get('/api/skill-prompt?token_placeholder=AGENT_TOKEN').expect(200);
       expect(alias.body.token_env).toBe('AGENT_TOKEN');
@@ -196,10 +204,11 @@ describe('meta endpoints', () => {
       const front = parseYaml(m![1]) as Record<string, unknown>;
       expect(front).toEqual({ name: 'memory-store', description: expect.stringContaining('http://memstore.test:8080') });
       expect(m![2]).toContain('curl -s -X POST "http://memstore.test:8080/api/memories"');
+      expect(m![2]).toContain('http://memstore.test:8080/mcp');
 
       const env = await zip.file('memory-store/.env.example')!.async('string');
       const lines = env.split('\n').filter((l) => l && !l.startsWith('#'));
-      expect(lines).toEqual(['MEMORY_API_BASE_URL=http://memstore.test:8080', 'MEMORY_API_TOKEN=']);
+      expect(lines).toEqual(['MEMORY_API_BASE_URL=http://memstore.test:8080', 'MEMORY_MCP_URL=http://memstore.test:8080/mcp', 'MEMORY_API_TOKEN=']);
     });
   });
 });

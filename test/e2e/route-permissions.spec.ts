@@ -8,7 +8,7 @@ import { createTestApp, TestApp } from '../support/app';
 /**
  * Every route of the service and what it requires. A change here is a permission change:
  * review it like one. Paths use `{}` for a path parameter and `{*}` for a wildcard.
- * Rules: public | admin | authenticated (admin or any valid token) | scopes:<scope>[,<scope>].
+ * Rules: public | admin | authenticated (admin or any valid token) | token (any valid token, not the admin session) | scopes:<scope>[,<scope>].
  */
 const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: string]> = [
   // meta (public)
@@ -52,6 +52,9 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   ['GET', '/api/memories/{}/versions/{}', 'scopes:memory:read'],
   ['POST', '/api/memories/{}/versions/{}/restore', 'scopes:memory:write'],
   ['GET', '/api/stats', 'scopes:memory:read'],
+  // remote MCP endpoint: any valid Bearer token (never the admin session); each tool checks its scope
+  ['POST', '/mcp', 'token'],
+  ['ALL', '/mcp', 'public'], // every other method: 405 (stateless endpoint, no SSE stream or session)
   // signed download URLs of the filesystem store (the signature is the credential)
   ['GET', '/api/files/{*}', 'public'],
 ];

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { ForbiddenError, UnauthorizedError } from '../errors';
 import { ACCESS_KEY, AccessRule } from './decorators';
-import type { Principal } from './principal';
+import type { Principal, TokenPrincipal } from './principal';
 import { TokenAuthenticator } from './token-authenticator';
 
 /**
@@ -30,6 +30,14 @@ export class AuthGuard implements CanActivate {
       return true;
     }
 
+    if (rule.kind === 'token') {
+      // Bearer only: the session cookie is ignored, so a signed-in browser cannot be made to call it.
+      const token = await this.bearer(req);
+      if (!token) throw new UnauthorizedError('Authentication required: send Authorization: Bearer <token> (an admin session does not open this route)');
+      req.principal = token;
+      return true;
+    }
+
     const principal = await this.resolve(req);
     if (!principal) throw new UnauthorizedError('Authentication required: send Authorization: Bearer <token> or sign in');
     req.principal = principal;
@@ -49,14 +57,18 @@ export class AuthGuard implements CanActivate {
   }
 
   private async resolve(req: Request): Promise<Principal | undefined> {
-    const header = req.headers.authorization;
-    if (header !== undefined) {
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-      if (!m) throw new UnauthorizedError('Malformed Authorization header: expected "Bearer <token>"');
-      return this.tokens.authenticate(m[1], req.ip ?? req.socket.remoteAddress ?? '');
-    }
+    if (req.headers.authorization !== undefined) return this.bearer(req);
     const admin = req.session?.admin;
     if (admin) return { kind: 'admin', username: admin.username };
     return undefined;
+  }
+
+  /** The token of the Authorization header (undefined without one; 401 when it is malformed or invalid). */
+  private async bearer(req: Request): Promise<TokenPrincipal | undefined> {
+    const header = req.headers.authorization;
+    if (header === undefined) return undefined;
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!m) throw new UnauthorizedError('Malformed Authorization header: expected "Bearer <token>"');
+    return this.tokens.authenticate(m[1], req.ip ?? req.socket.remoteAddress ?? '');
   }
 }

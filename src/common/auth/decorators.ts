@@ -10,6 +10,7 @@ export type AccessRule =
   | { kind: 'public' }
   | { kind: 'admin' }
   | { kind: 'authenticated' } // admin session or any valid token (e.g. /api/status)
+  | { kind: 'token' } // a valid Bearer token only; an admin session does not count (e.g. /mcp)
   | { kind: 'scopes'; scopes: Scope[] }; // a token with every scope, or an admin session
 
 export const ADMIN_COOKIE = 'memstore.sid';
@@ -34,6 +35,12 @@ export const Authenticated = () =>
     ApiCookieAuth('session'),
     ApiUnauthorizedResponse({ description: 'Missing, invalid, expired or revoked token' }),
   );
+
+/**
+ * A valid API token (Bearer) and nothing else: a signed-in admin session is not enough. For
+ * machine endpoints that check scopes per operation themselves (the MCP endpoint).
+ */
+export const TokenOnly = () => SetMetadata(ACCESS_KEY, { kind: 'token' } satisfies AccessRule);
 
 /** A token carrying every listed scope, or a signed-in admin. Also documents the security in OpenAPI. */
 export const RequireScopes = (...scopes: Scope[]) =>

@@ -1,5 +1,6 @@
 import { ApiError, get, query } from '../api';
 import { clear, copyButton, errorBox, field, h, spinner } from '../dom';
+import { mcpConfigs, mcpUrl } from '../mcp-configs';
 import type { Tab } from '../types';
 
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -16,12 +17,35 @@ export const setupTab: Tab = {
     let promptText = '';
     const copy = copyButton(() => promptText, 'Copy prompt', false);
     const baseLine = h('p', { class: 'muted' });
+    const mcpWrap = h('div', { class: 'mcp-configs' });
+
+    /** One block per MCP client, with the real URL and the chosen variable name. */
+    const renderMcp = (base: string, name: string) => {
+      clear(mcpWrap);
+      const url = mcpUrl(base);
+      mcpWrap.append(
+        h('p', null, 'Endpoint: ', h('code', { id: 'mcp-url' }, url), ' ', copyButton(() => url, 'Copy URL')),
+        ...mcpConfigs(base, name).map((c) => {
+          const titleId = `mcp-title-${c.id}`;
+          return h(
+            'section',
+            { class: 'mcp-config', 'aria-labelledby': titleId, 'data-client': c.id },
+            h('div', { class: 'mcp-config-head' }, h('h4', { id: titleId }, c.client), copyButton(() => c.text, 'Copy')),
+            h('p', { class: 'help' }, c.where),
+            h('pre', { class: 'prompt', id: `mcp-config-${c.id}`, tabindex: '0', 'aria-label': `${c.client} configuration` }, c.text),
+          );
+        }),
+      );
+    };
 
     const load = async () => {
       const name = varInput.value.trim();
       if (!VAR_NAME.test(name)) {
+        const message = 'Use a variable name made of letters, digits and underscores, not starting with a digit.';
         clear(promptWrap);
-        promptWrap.appendChild(errorBox('Use a variable name made of letters, digits and underscores, not starting with a digit.'));
+        promptWrap.appendChild(errorBox(message));
+        clear(mcpWrap);
+        mcpWrap.appendChild(errorBox(message));
         return;
       }
       tokenVar = name;
@@ -31,6 +55,7 @@ export const setupTab: Tab = {
         const r = await get<{ prompt: string; base_url: string; token_env: string }>(`/api/skill-prompt${query({ format: 'json', token_env: name })}`);
         promptText = r.prompt;
         promptBox.textContent = r.prompt;
+        renderMcp(r.base_url, r.token_env);
         baseLine.textContent = `Base URL in the prompt: ${r.base_url}. The agent reads its token from $${r.token_env}.`;
         clear(promptWrap);
         promptWrap.append(baseLine, promptBox);
@@ -51,12 +76,20 @@ export const setupTab: Tab = {
         'ol',
         { class: 'steps' },
         h('li', null, 'Create a token in ', h('a', { href: '#tokens' }, 'API tokens'), ' and store it in the agent’s environment.'),
-        h('li', null, 'Give the agent the prompt below (or install the skill pack): it teaches the model every memory operation with working examples.'),
+        h('li', null, 'Connect the agent over MCP with one of the configurations below (nothing to install for Claude Code, Cursor, VS Code or Codex), or give it the prompt (or the skill pack): it teaches the model every memory operation with working examples.'),
+      ),
+      h('div', { class: 'card' }, h('div', { class: 'setup-controls' }, field('Token variable name', varInput, 'The environment variable holding the token on the agent’s machine: the configurations and the prompt below read it from there.'))),
+      h(
+        'div',
+        { class: 'card', id: 'mcp-setup' },
+        h('h3', null, 'Connect over MCP'),
+        h('p', { class: 'muted' }, 'The same token works at the MCP endpoint, where the agent sees only the tools its scopes allow. No configuration below contains the token itself.'),
+        mcpWrap,
       ),
       h(
         'div',
         { class: 'card' },
-        h('div', { class: 'setup-controls' }, field('Token variable name', varInput, 'The environment variable the prompt tells the agent to read.'), h('div', { class: 'actions' }, copy, h('a', { class: 'btn btn-primary', href: '/api/skill-pack.zip', download: 'memory-store-skill.zip' }, 'Download skill pack (.zip)'))),
+        h('div', { class: 'mcp-config-head' }, h('h3', null, 'Skill prompt'), h('div', { class: 'actions' }, copy, h('a', { class: 'btn btn-primary', href: '/api/skill-pack.zip', download: 'memory-store-skill.zip' }, 'Download skill pack (.zip)'))),
         promptWrap,
       ),
       h(

@@ -1,0 +1,154 @@
+import * as z from 'zod';
+import { MEMORY_SCOPES, MEMORY_TYPES } from '../backends/ports/memory.model';
+
+/**
+ * The MCP tools' input and output schemas. They describe shapes and say, in words a model can
+ * act on, what each argument does. The rules themselves (lengths, counts, bounds, dates) are not
+ * repeated here: each tool hands its arguments to the same DTO validation and service checks as
+ * the REST API, so a limit changes in one place.
+ */
+
+const ID = z.string().describe('Memory id: 24 lowercase hex characters, as returned by search_memories, list_recent, recall_context or create_memory.');
+const TYPE = z.enum(MEMORY_TYPES);
+const SCOPE = z.enum(MEMORY_SCOPES);
+
+/** Filters shared by search_memories, list_recent and recall_context. */
+const FILTERS = {
+  type: TYPE.optional().describe('Only memories of this type.'),
+  scope: SCOPE.optional().describe('Only memories of this scope.'),
+  project: z.string().optional().describe('Only memories of this project (exact name).'),
+  agent: z.string().optional().describe('Only memories written by this agent (exact name).'),
+  tags: z.array(z.string()).optional().describe('Only memories carrying every one of these tags (exact, case-sensitive).'),
+  days: z.number().int().optional().describe('Only memories created in the last N days (N ≥ 1).'),
+  since: z.string().optional().describe('Only memories created at or after this ISO-8601 date-time, e.g. 2026-11-01T00:00:00Z.'),
+};
+
+const LIMIT = z.number().int().optional().describe('How many results per page, 1 to 200 (default 10). Ask for few: each row costs context.');
+
+export const searchInput = z.object({
+  q: z
+    .string()
+    .optional()
+    .describe(
+      'What to look for, in words (at most 1000 characters). Any word may match; memories matching more and rarer words rank first; words are stemmed ("deploying" finds "deploy"). "an exact phrase" in double quotes must match; -word excludes. Empty: the newest memories first.',
+    ),
+  ...FILTERS,
+  limit: LIMIT,
+  page: z.number().int().optional().describe('Page number, from 1 (with q).'),
+  cursor: z.string().optional().describe('Without q only: the next_cursor of the previous answer, to get the next page.'),
+});
+
+export const listRecentInput = z.object({
+  ...FILTERS,
+  limit: LIMIT,
+  cursor: z.string().optional().describe('The next_cursor of the previous answer, to get the next page.'),
+});
+
+export const getInput = z.object({ id: ID });
+
+const WRITE_FIELDS = {
+  title: z.string().describe('A short title a person would search for (at most 300 characters).'),
+  type: TYPE.describe('What kind of memory: note (default), fact, decision, task, preference, reference, code or conversation.'),
+  scope: SCOPE.describe('Who it applies to: global (default), project, agent or user.'),
+  tags: z.array(z.string()).describe('A few lowercase keywords (at most 50, each at most 64 characters).'),
+  project: z.string().describe('The project it belongs to, if any (at most 200 characters).'),
+  agent: z.string().describe('The agent writing it, if any (at most 200 characters).'),
+};
+
+export const createInput = z.object({
+  content: z.string().describe('The memory itself, in markdown: one self-contained fact, decision or preference, written so it makes sense without this conversation (at most 1 MiB).'),
+  title: WRITE_FIELDS.title.optional(),
+  type: WRITE_FIELDS.type.optional(),
+  scope: WRITE_FIELDS.scope.optional(),
+  tags: WRITE_FIELDS.tags.optional(),
+  project: WRITE_FIELDS.project.optional(),
+  agent: WRITE_FIELDS.agent.optional(),
+});
+
+export const updateInput = z.object({
+  id: ID,
+  content: z.string().optional().describe('The new full content (replaces the old one; cannot be empty). Omit to keep it.'),
+  title: WRITE_FIELDS.title.optional().describe('New title; "" removes it. Omit to keep it.'),
+  type: WRITE_FIELDS.type.optional(),
+  scope: WRITE_FIELDS.scope.optional(),
+  tags: WRITE_FIELDS.tags.optional().describe('The complete new tag list (replaces the old one); [] removes all tags. Omit to keep them.'),
+  project: WRITE_FIELDS.project.optional().describe('New project; "" removes it. Omit to keep it.'),
+  agent: WRITE_FIELDS.agent.optional().describe('New agent; "" removes it. Omit to keep it.'),
+});
+
+export const deleteInput = z.object({ id: ID });
+
+export const statsInput = z.object({});
+
+export const recallInput = z.object({
+  task: z.string().describe('What you are about to do or need to know, in a sentence or two (e.g. "fix the flaky deploy step of the payments service"). The most relevant memories for it are returned.'),
+  token_budget: z.number().int().optional().describe('How many tokens of memories to return at most, 100 to 20000 (default 2000). Lower it to keep your context small.'),
+  ...FILTERS,
+});
+
+// --- outputs -----------------------------------------------------------------------------------
+
+const NULLABLE = z.string().nullable();
+
+const memoryFields = {
+  id: z.string(),
+  title: NULLABLE,
+  type: TYPE,
+  tags: z.array(z.string()),
+  scope: SCOPE,
+  agent: NULLABLE,
+  project: NULLABLE,
+  created_at: z.string(),
+  updated_at: z.string(),
+};
+
+export const memoryObject = z.object({ ...memoryFields, content: z.string() });
+export const memoryOutput = z.object({ memory: memoryObject });
+
+export const listOutput = z.object({
+  rows: z.array(z.object({ ...memoryFields, snippet: z.string(), score: z.number().optional() })),
+  count: z.number(),
+  total: z.number(),
+  page: z.number().nullable(),
+  page_size: z.number(),
+  total_pages: z.number(),
+  has_prev: z.boolean(),
+  has_next: z.boolean(),
+  next_cursor: NULLABLE,
+  mode: z.enum(['list', 'search']),
+});
+
+export const deleteOutput = z.object({ deleted: z.literal(true), id: z.string() });
+
+const COUNTS = z.record(z.string(), z.number());
+export const statsOutput = z.object({
+  stats: z.object({ total: z.number(), by_type: COUNTS, by_scope: COUNTS, by_project: COUNTS, by_agent: COUNTS }),
+});
+
+export const recallOutput = z.object({
+  task: z.string(),
+  token_budget: z.number(),
+  tokens_used: z.number(),
+  memories: z.array(
+    z.object({
+      id: z.string(),
+      title: NULLABLE,
+      type: z.string(),
+      tags: z.array(z.string()),
+      project: NULLABLE,
+      updated_at: z.string(),
+      content: z.string(),
+      truncated: z.boolean(),
+    }),
+  ),
+  matched: z.number(),
+  left_out: z.number(),
+  note: z.string(),
+});
+
+export type SearchInput = z.infer<typeof searchInput>;
+export type ListRecentInput = z.infer<typeof listRecentInput>;
+export type CreateInput = z.infer<typeof createInput>;
+export type UpdateInput = z.infer<typeof updateInput>;
+export type RecallInput = z.infer<typeof recallInput>;
+export type RecallOutput = z.infer<typeof recallOutput>;
