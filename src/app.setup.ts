@@ -5,6 +5,8 @@ import { sendError } from './common/http-exception.filter';
 import { requestId } from './common/request-id.middleware';
 import { AppConfig } from './config/app-config';
 import { setupOpenApi } from './meta/openapi';
+import { accessLog } from './observability/access-log.middleware';
+import { MetricsService } from './observability/metrics.service';
 
 /**
  * Everything about the HTTP pipeline that is not a Nest provider. Used by main.ts and by every
@@ -19,6 +21,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.set('trust proxy', cfg.trustProxy ? 1 : false);
   app.set('etag', false);
   app.use(requestId);
+  app.use(accessLog(app.get(MetricsService), cfg.logFormat === 'json'));
   app.use(
     helmet({
       contentSecurityPolicy: {

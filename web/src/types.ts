@@ -2,7 +2,7 @@
 
 export const MEMORY_TYPES = ['note', 'fact', 'decision', 'task', 'preference', 'reference', 'code', 'conversation'] as const;
 export const MEMORY_SCOPES = ['global', 'project', 'agent', 'user'] as const;
-export const TOKEN_SCOPES = ['memory:read', 'memory:write', 'memory:delete'] as const;
+export const TOKEN_SCOPES = ['memory:read', 'memory:write', 'memory:delete', 'metrics:read'] as const;
 export const TOKEN_PRESETS: Record<string, string[]> = {
   'read-only': ['memory:read'],
   'read-write': ['memory:read', 'memory:write'],
