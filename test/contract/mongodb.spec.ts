@@ -5,6 +5,7 @@
 import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
 import { freshDatabaseName, testMongoIsFerretdb, testMongoUri } from '../support/backends';
 import { memoryIndexContract } from './memory-index.contract';
+import { auditRepositoryContract } from './audit-repository.contract';
 import { rateLimitRepositoryContract } from './rate-limit-repository.contract';
 import { sessionRepositoryContract } from './session-repository.contract';
 import { tokenRepositoryContract } from './token-repository.contract';
@@ -46,6 +47,11 @@ if (!uri) {
   sessionRepositoryContract('mongodb', async () => {
     const { db, cleanup } = await openDatabase();
     return { repo: db.sessions, cleanup };
+  });
+
+  auditRepositoryContract('mongodb', async () => {
+    const { db, cleanup } = await openDatabase();
+    return { repo: db.audit, cleanup };
   });
 
   rateLimitRepositoryContract('mongodb', async () => {

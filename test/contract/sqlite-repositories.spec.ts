@@ -1,11 +1,13 @@
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { SqliteAuditRepository } from '../../src/backends/sqlite/sqlite-audit.repository';
 import { SqliteRateLimitRepository } from '../../src/backends/sqlite/sqlite-rate-limit.repository';
 import { SqliteSessionRepository } from '../../src/backends/sqlite/sqlite-session.repository';
 import { SqliteTokenRepository } from '../../src/backends/sqlite/sqlite-token.repository';
 import { BackendUnavailableError } from '../../src/common/errors';
 import { tempDir } from '../support/app';
+import { auditRepositoryContract } from './audit-repository.contract';
 import { rateLimitRepositoryContract } from './rate-limit-repository.contract';
 import { sessionFactory, sessionRepositoryContract } from './session-repository.contract';
 import { tokenFactory, tokenRepositoryContract } from './token-repository.contract';
@@ -32,6 +34,11 @@ tokenRepositoryContract('sqlite', async () => {
 sessionRepositoryContract('sqlite', async () => {
   const { db, cleanup } = openDb();
   return { repo: new SqliteSessionRepository(db), cleanup };
+});
+
+auditRepositoryContract('sqlite', async () => {
+  const { db, cleanup } = openDb();
+  return { repo: new SqliteAuditRepository(db), cleanup };
 });
 
 rateLimitRepositoryContract('sqlite', async () => {

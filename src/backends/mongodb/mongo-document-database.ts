@@ -18,6 +18,7 @@ import {
   TokenDocRecordSchema,
 } from './mongo.schemas';
 import { redactMongoUri, toAppError } from './mongo-errors';
+import { MongoAuditRepository } from './mongo-audit.repository';
 import { MongoMemoryIndex } from './mongo-memory-index';
 import { MongoRateLimitRepository, RATE_LIMIT_GRACE_SECONDS } from './mongo-rate-limit.repository';
 import { MongoSessionRepository } from './mongo-session.repository';
@@ -67,6 +68,7 @@ export class MongoDocumentDatabase extends DocumentDatabase {
   readonly tokens: MongoTokenRepository;
   readonly sessions: MongoSessionRepository;
   readonly rateLimits: MongoRateLimitRepository;
+  readonly audit: MongoAuditRepository;
   private readonly logger: Pick<Logger, 'log' | 'warn'>;
   private readonly where: string;
   private conn?: Connection;
@@ -84,6 +86,7 @@ export class MongoDocumentDatabase extends DocumentDatabase {
     this.tokens = new MongoTokenRepository(exec);
     this.sessions = new MongoSessionRepository(exec);
     this.rateLimits = new MongoRateLimitRepository(exec);
+    this.audit = new MongoAuditRepository(exec);
   }
 
   override async init(): Promise<void> {

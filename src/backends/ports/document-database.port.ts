@@ -1,3 +1,4 @@
+import type { AuditRepository } from './audit.repository';
 import type { MemoryIndex } from './memory-index.port';
 import type { RateLimitRepository } from './rate-limit.repository';
 import type { SessionRepository } from './session.repository';
@@ -14,6 +15,7 @@ export abstract class DocumentDatabase {
   abstract readonly tokens: TokenRepository;
   abstract readonly sessions: SessionRepository;
   abstract readonly rateLimits: RateLimitRepository;
+  abstract readonly audit: AuditRepository;
   /** Open the connection, create tables/collections and indexes. Must not throw when the server is down (it reconnects later). */
   abstract init(): Promise<void>;
   /** Write, read and delete a probe document; throws BackendUnavailableError with the reason. */

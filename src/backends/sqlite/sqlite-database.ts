@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BackendUnavailableError } from '../../common/errors';
 import { DocumentDatabase } from '../ports/document-database.port';
+import { SqliteAuditRepository } from './sqlite-audit.repository';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { SqliteRateLimitRepository } from './sqlite-rate-limit.repository';
 import { SqliteSearchPool } from './sqlite-search-pool';
@@ -16,6 +17,7 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
   tokens!: SqliteTokenRepository;
   sessions!: SqliteSessionRepository;
   rateLimits!: SqliteRateLimitRepository;
+  audit!: SqliteAuditRepository;
   private db?: Database.Database;
   private searchPool?: SqliteSearchPool;
 
@@ -39,6 +41,7 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
     this.tokens = new SqliteTokenRepository(db);
     this.sessions = new SqliteSessionRepository(db);
     this.rateLimits = new SqliteRateLimitRepository(db);
+    this.audit = new SqliteAuditRepository(db);
     const workers = this.opts.searchWorkers ?? 0;
     if (workers > 0) {
       // The workers start with the first search; until one is ready, searches run on the main thread.
