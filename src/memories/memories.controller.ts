@@ -1,3 +1,4 @@
+import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res, StreamableFile } from '@nestjs/common';
 import { ApiExtraModels, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
@@ -49,6 +50,10 @@ export class MemoriesController {
   /** Deletes each id; unknown ids are listed in `missing`. */
   @Post('memories/bulk-delete')
   @HttpCode(200)
+  @Audited('memory.bulk_delete', {
+    target: () => null,
+    detail: (req, r) => ({ requested: (req.body as BulkDeleteDto).ids.length, deleted: (r as BulkDeleteResponseDto).deleted, ids: (r as BulkDeleteResponseDto).ids }),
+  })
   @RequireScopes('memory:delete')
   @ApiOperation({ summary: 'Delete many memories (at most 1000 ids)' })
   async bulkDelete(@Body() body: BulkDeleteDto): Promise<BulkDeleteResponseDto> {
@@ -74,6 +79,7 @@ export class MemoriesController {
   }
 
   @Delete('memories/:memory_id')
+  @Audited('memory.delete')
   @RequireScopes('memory:delete')
   @ApiOperation({ summary: 'Delete a memory' })
   @ApiNotFoundResponse(NOT_FOUND)

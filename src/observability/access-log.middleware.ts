@@ -54,6 +54,6 @@ export function accessLog(metrics: MetricsService, writeLog: boolean) {
     };
     res.once('finish', finish);
     res.once('close', finish);
-    requestLogContext.run({ request_id: req.id }, next);
+    requestLogContext.run({ request_id: req.id, request: req }, next);
   };
 }

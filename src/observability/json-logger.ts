@@ -1,9 +1,12 @@
 import { LoggerService, LogLevel } from '@nestjs/common';
+import type { Request } from 'express';
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** What a log line knows about the request it was written in (set by the access-log middleware). */
 export interface RequestLogContext {
   request_id?: string;
+  /** The request itself (the audit log reads who is calling and from where). */
+  request?: Request;
 }
 
 /** The request a log line belongs to, so every line written while serving it carries its id. */
