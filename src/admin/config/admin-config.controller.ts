@@ -5,7 +5,7 @@ import { Audited, bodyFields } from '../../audit/audited.decorator';
 import { AdminOnly, Authenticated, CurrentPrincipal } from '../../common/auth/decorators';
 import type { Principal } from '../../common/auth/principal';
 import { baseUrl } from '../../common/base-url';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig, SETTING_KEYS } from '../../config/app-config';
 import { AdminConfigService } from './admin-config.service';
 import {
   ConfigPathResponseDto,
@@ -50,7 +50,7 @@ export class AdminConfigController {
   @Post('config')
   @HttpCode(200)
   @AdminOnly()
-  @Audited('settings.update', { target: () => null, detail: (req) => ({ keys: bodyFields(req) }) })
+  @Audited('settings.update', { target: () => null, detail: (req) => ({ keys: bodyFields(req).filter((k) => (SETTING_KEYS as readonly string[]).includes(k)) }) })
   @ApiOperation({
     summary: 'Save settings (partial)',
     description: 'Absent or null = unchanged, "" = cleared. Credentials go to the encrypted credential store, the rest to the config file. Takes effect without a restart; incomplete settings are saved anyway and reported in `missing`.',
