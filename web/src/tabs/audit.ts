@@ -32,7 +32,7 @@ const PAGE = 50;
 
 function actorCell(a: AuditEntry['actor']): HTMLElement {
   if (a.kind === 'anonymous') return h('span', { class: 'muted' }, 'not signed in');
-  if (a.kind === 'admin') return h('span', null, `admin ${a.name ?? ''}`.trim());
+  if (a.kind === 'admin') return h('span', null, a.name === 'admin' || !a.name ? 'admin' : `admin ${a.name}`);
   return h('span', null, `token ${a.name ?? ''} `, h('code', null, a.id ?? ''));
 }
 
