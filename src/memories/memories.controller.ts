@@ -52,7 +52,7 @@ export class MemoriesController {
   @HttpCode(200)
   @Audited('memory.bulk_delete', {
     target: () => null,
-    detail: (req, r) => ({ requested: (req.body as BulkDeleteDto).ids.length, deleted: (r as BulkDeleteResponseDto).deleted, ids: (r as BulkDeleteResponseDto).ids }),
+    detail: (req, r) => ({ requested: (req.body as Partial<BulkDeleteDto>).ids?.length ?? 0, deleted: (r as BulkDeleteResponseDto).deleted, ids: (r as BulkDeleteResponseDto).ids }),
   })
   @RequireScopes('memory:delete')
   @ApiOperation({ summary: 'Delete many memories (at most 1000 ids)' })
