@@ -49,9 +49,9 @@ export class AuditInterceptor implements NestInterceptor {
           this.audit
             .record(action, {
               req,
-              outcome: options.outcome?.(result) ?? 'success',
-              target: (options.target ? options.target(req, result) : param()) ?? null,
-              detail: options.detail?.(req, result) ?? {},
+              outcome: safe(() => options.outcome?.(result), undefined) ?? 'success',
+              target: safe(() => (options.target ? options.target(req, result) : param()), null) ?? null,
+              detail: safe(() => options.detail?.(req, result), { note: 'detail unavailable' }) ?? {},
             })
             .then(() => result),
         ),
@@ -67,6 +67,15 @@ export class AuditInterceptor implements NestInterceptor {
         ).pipe(mergeMap(() => throwError(() => err))),
       ),
     );
+  }
+}
+
+/** An audit detail that cannot be computed never fails the action it describes. */
+function safe<T>(fn: () => T, fallback: T): T {
+  try {
+    return fn();
+  } catch {
+    return fallback;
   }
 }
 
