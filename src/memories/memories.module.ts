@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { FilesController } from './files.controller';
 import { MemoriesController } from './memories.controller';
 import { MemoriesService } from './memories.service';
@@ -6,6 +7,7 @@ import { ReindexService } from './reindex.service';
 
 /** The memory API (spec §4, CONTRACT §3) over the MemoryIndex and ObjectStore ports. */
 @Module({
+  imports: [AuditModule], // @Audited on delete and bulk delete (also when the CLI builds this module without AppModule)
   controllers: [MemoriesController, FilesController],
   providers: [MemoriesService, ReindexService],
   exports: [MemoriesService, ReindexService],
