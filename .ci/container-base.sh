@@ -26,7 +26,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 t0=$SECONDS
 mmdebstrap --quiet --mode=root --variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
-  --aptopt='Acquire::Retries "3"' bookworm "$work/rootfs.tar" "$DEBIAN_MIRROR"
+  --aptopt='Acquire::Retries "3"' bookworm "$work/rootfs.tar" "$DEBIAN_MIRROR" > "$work/mmdebstrap.log" 2>&1 \
+  || { tail -40 "$work/mmdebstrap.log" >&2; echo "mmdebstrap failed" >&2; exit 1; }
 podman import --quiet "$work/rootfs.tar" localhost/memstore-ci/bookworm-minbase:latest >/dev/null
 echo "minbase bookworm: $((SECONDS - t0)) s, $(du -m "$work/rootfs.tar" | cut -f1) MB"
 rm -f "$work/rootfs.tar"
