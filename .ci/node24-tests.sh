@@ -4,6 +4,7 @@
 # headers, cached under ~/.cache/memstore-ci); the tests run in a separate copy of the repo with
 # its own `npm ci`, so the native modules (better-sqlite3, bcrypt) are compiled against Node 24's
 # headers (npm_config_nodedir) and the main checkout's node_modules is never touched.
+# Usage: .ci/node24-tests.sh [jest arguments]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # The image's Node version (docker/Dockerfile's FROM line), unless NODE24_VERSION says otherwise.
@@ -26,5 +27,5 @@ npm ci --no-audit --no-fund >/dev/null
 node -e "new (require('better-sqlite3'))(':memory:').close(); require('bcrypt').hashSync('x', 4)"
 echo "npm ci on Node $NODE_VERSION: $((SECONDS - t0)) s"
 t1=$SECONDS
-npm test
+npm test -- "$@"   # arguments (spec paths) narrow the run; CI passes none
 echo "npm test on Node $NODE_VERSION: $((SECONDS - t1)) s"
