@@ -1,6 +1,6 @@
 import { ApiError, get, query } from '../api';
 import { badge, beginRender, clear, errorBox, field, h, spinner, timeEl } from '../dom';
-import type { Tab } from '../types';
+import { AUDIT_ACTIONS, type Tab } from '../types';
 
 /** GET /api/audit entries (see src/audit/dto/audit.dto.ts). */
 interface AuditEntry {
@@ -15,19 +15,6 @@ interface AuditEntry {
   detail: Record<string, unknown>;
 }
 
-const ACTIONS = [
-  'admin.login',
-  'token.create',
-  'token.update',
-  'token.revoke',
-  'token.delete',
-  'settings.update',
-  'backend.test',
-  'memory.delete',
-  'memory.bulk_delete',
-  'memory.import',
-  'memory.restore',
-] as const;
 const PAGE = 50;
 
 function actorCell(a: AuditEntry['actor']): HTMLElement {
@@ -62,7 +49,7 @@ export const auditTab: Tab = {
   async render(panel) {
     const stale = beginRender(panel);
     clear(panel);
-    const action = h('select', { name: 'action' }, h('option', { value: '' }, 'Any action'), ACTIONS.map((a) => h('option', { value: a }, a)));
+    const action = h('select', { name: 'action' }, h('option', { value: '' }, 'Any action'), AUDIT_ACTIONS.map((a) => h('option', { value: a }, a)));
     const actor = h('input', { name: 'actor', placeholder: 'token id or admin', autocapitalize: 'off', spellcheck: 'false' });
     const since = h('input', { name: 'since', type: 'date' });
     const apply = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Filter');
