@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { AdminModule } from './admin/admin.module';
+import { AuditModule } from './audit/audit.module';
 import { AdminWebModule } from './admin/web/web.module';
 import { BackendsModule } from './backends/backends.module';
 import { AuthGuard } from './common/auth/auth.guard';
@@ -11,6 +12,7 @@ import { ConfigModule } from './config/config.module';
 import { McpModule } from './mcp/mcp.module';
 import { MemoriesModule } from './memories/memories.module';
 import { MetaModule } from './meta/meta.module';
+import { ObservabilityModule } from './observability/observability.module';
 import { TokensModule } from './tokens/tokens.module';
 
 /**
@@ -22,7 +24,7 @@ export class AppModule {
   static register(cfg: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(cfg), BackendsModule, TokensModule, AdminModule, AdminWebModule, MemoriesModule, MetaModule, McpModule],
+      imports: [ConfigModule.forRoot(cfg), BackendsModule, TokensModule, AdminModule, AdminWebModule, MemoriesModule, MetaModule, McpModule, ObservabilityModule, AuditModule],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -6,6 +6,8 @@ import { requestId } from './common/request-id.middleware';
 import { AppConfig } from './config/app-config';
 import { mcpJsonBody, mcpOriginCheck } from './mcp/mcp-http';
 import { setupOpenApi } from './meta/openapi';
+import { accessLog } from './observability/access-log.middleware';
+import { MetricsService } from './observability/metrics.service';
 
 /**
  * Everything about the HTTP pipeline that is not a Nest provider. Used by main.ts and by every
@@ -20,6 +22,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.set('trust proxy', cfg.trustProxy ? 1 : false);
   app.set('etag', false);
   app.use(requestId);
+  app.use(accessLog(app.get(MetricsService), cfg.logFormat === 'json'));
   app.use(
     helmet({
       contentSecurityPolicy: {

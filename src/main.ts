@@ -3,7 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
-import { loadAppConfig } from './config/app-config';
+import { loadAppConfig, requestedLogFormat } from './config/app-config';
+import { JsonLogger } from './observability/json-logger';
 
 const LEVELS: Record<string, LogLevel[] | false> = {
   silent: false,
@@ -16,9 +17,11 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 async function bootstrap(): Promise<void> {
   const cfg = loadAppConfig();
+  const levels = LEVELS[cfg.logLevel];
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(cfg), {
     bodyParser: false,
-    logger: LEVELS[cfg.logLevel],
+    // MEMSTORE_LOG_FORMAT=json: one JSON object per line (and an access log); text: Nest's console.
+    logger: cfg.logFormat === 'json' ? new JsonLogger(levels || []) : levels,
   });
   configureApp(app);
   await app.listen(cfg.port, cfg.host);
@@ -53,6 +56,8 @@ async function bootstrap(): Promise<void> {
 
 bootstrap().catch((err: Error) => {
   // A boot failure (bad environment, unreadable data dir) is a message, not a stack dump.
-  console.error(`Memory Store failed to start: ${err.message}`);
+  if (requestedLogFormat() === 'json') {
+    process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'fatal', message: `Memory Store failed to start: ${err.message}` })}\n`);
+  } else console.error(`Memory Store failed to start: ${err.message}`);
   process.exit(1);
 });

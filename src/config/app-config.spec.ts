@@ -15,3 +15,23 @@ describe('loadAppConfig: MEMSTORE_SEARCH_WORKERS', () => {
     expect(() => loadAppConfig({ MEMSTORE_SEARCH_WORKERS: 'many' })).toThrow(/MEMSTORE_SEARCH_WORKERS/);
   });
 });
+
+describe('loadAppConfig: operations settings', () => {
+  it('MEMSTORE_LOG_FORMAT is text by default, json on request, and nothing else', () => {
+    expect(loadAppConfig({}).logFormat).toBe('text');
+    expect(loadAppConfig({ MEMSTORE_LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(() => loadAppConfig({ MEMSTORE_LOG_FORMAT: 'xml' })).toThrow(/MEMSTORE_LOG_FORMAT must be text or json/);
+  });
+
+  it('MEMSTORE_METRICS_ALLOWED_IPS is empty by default and normalised when given', () => {
+    expect(loadAppConfig({}).metricsAllowedIps).toEqual([]);
+    expect(loadAppConfig({ MEMSTORE_METRICS_ALLOWED_IPS: ' 10.0.0.0/8, ::ffff:192.168.1.5 ,' }).metricsAllowedIps).toEqual(['10.0.0.0/8', '192.168.1.5']);
+    expect(() => loadAppConfig({ MEMSTORE_METRICS_ALLOWED_IPS: 'prometheus.local' })).toThrow(/MEMSTORE_METRICS_ALLOWED_IPS/);
+  });
+
+  it('MEMSTORE_AUDIT_RETENTION_DAYS defaults to 90 and must be a positive integer', () => {
+    expect(loadAppConfig({}).auditRetentionDays).toBe(90);
+    expect(loadAppConfig({ MEMSTORE_AUDIT_RETENTION_DAYS: '7' }).auditRetentionDays).toBe(7);
+    expect(() => loadAppConfig({ MEMSTORE_AUDIT_RETENTION_DAYS: '0' })).toThrow(/MEMSTORE_AUDIT_RETENTION_DAYS/);
+  });
+});

@@ -1,5 +1,6 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { normalizeAllowList } from '../tokens/ip-allow-list';
 
 /** Keys an admin can save through POST /api/config (spec §2, CONTRACT §5). */
 export const SETTING_KEYS = [
@@ -64,6 +65,12 @@ export class AppConfig {
   writeGraceSeconds: number;
   /** Quiet logs (tests). */
   logLevel: 'silent' | 'error' | 'info';
+  /** MEMSTORE_LOG_FORMAT: `text` (Nest's coloured console) or `json` (one object per line, plus an access log). */
+  logFormat: 'text' | 'json';
+  /** MEMSTORE_METRICS_ALLOWED_IPS: addresses/CIDR ranges that may read /metrics without credentials (empty: none). */
+  metricsAllowedIps: string[];
+  /** MEMSTORE_AUDIT_RETENTION_DAYS: audit entries older than this are pruned (at start and hourly). */
+  auditRetentionDays: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
@@ -129,10 +136,25 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   const lvl = str(env, 'MEMSTORE_LOG_LEVEL') ?? 'info';
   if (lvl !== 'silent' && lvl !== 'error' && lvl !== 'info') throw new Error(`MEMSTORE_LOG_LEVEL must be silent, error or info`);
   cfg.logLevel = lvl;
+  const format = str(env, 'MEMSTORE_LOG_FORMAT') ?? 'text';
+  if (format !== 'text' && format !== 'json') throw new Error(`MEMSTORE_LOG_FORMAT must be text or json, got '${format}'`);
+  cfg.logFormat = format;
+  const metricsIps = (str(env, 'MEMSTORE_METRICS_ALLOWED_IPS') ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  try {
+    cfg.metricsAllowedIps = normalizeAllowList(metricsIps);
+  } catch {
+    throw new Error(`MEMSTORE_METRICS_ALLOWED_IPS must be a comma-separated list of IP addresses or CIDR ranges, got '${metricsIps.join(',')}'`);
+  }
+  cfg.auditRetentionDays = int(env, 'MEMSTORE_AUDIT_RETENTION_DAYS', 90, 1, 36500);
   return Object.assign(cfg, overrides);
 }
 
 /** One search worker per core beyond the first (the main thread's), at most 2. */
 export function defaultSearchWorkers(): number {
   return Math.max(0, Math.min(2, os.availableParallelism() - 1));
+}
+
+/** The log format asked for, even when the rest of the environment is invalid (for the boot-failure message). */
+export function requestedLogFormat(env: NodeJS.ProcessEnv = process.env): 'text' | 'json' {
+  return env.MEMSTORE_LOG_FORMAT === 'json' ? 'json' : 'text';
 }

@@ -1,3 +1,4 @@
+import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res, StreamableFile, UseInterceptors } from '@nestjs/common';
 import {
   ApiExtraModels,
@@ -84,6 +85,10 @@ export class MemoriesController {
   /** Deletes each id; unknown ids are listed in `missing`. */
   @Post('memories/bulk-delete')
   @HttpCode(200)
+  @Audited('memory.bulk_delete', {
+    target: () => null,
+    detail: (req, r) => ({ requested: (req.body as Partial<BulkDeleteDto>).ids?.length ?? 0, deleted: (r as BulkDeleteResponseDto).deleted, ids: (r as BulkDeleteResponseDto).ids }),
+  })
   @RequireScopes('memory:delete')
   @ApiOperation({ summary: 'Delete many memories (at most 1000 ids)' })
   @ApiHeader(IDEMPOTENCY_KEY)
@@ -122,6 +127,7 @@ export class MemoriesController {
   }
 
   @Delete('memories/:memory_id')
+  @Audited('memory.delete')
   @RequireScopes('memory:delete')
   @ApiOperation({ summary: 'Delete a memory' })
   @ApiNotFoundResponse(NOT_FOUND)
@@ -195,6 +201,7 @@ export class MemoriesController {
   /** Makes a kept version current again, as a new version (the versions in between stay in the history). */
   @Post('memories/:memory_id/versions/:version/restore')
   @HttpCode(200)
+  @Audited('memory.restore', { detail: (req) => ({ version: Number(req.params.version) }) })
   @RequireScopes('memory:write')
   @ApiOperation({ summary: 'Restore a kept version (as a new version)' })
   @ApiNotFoundResponse({ description: 'Memory not found, or that version is not kept' })

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { FilesController } from './files.controller';
 import { MemoriesController } from './memories.controller';
 import { MemoriesService } from './memories.service';
@@ -7,6 +8,7 @@ import { WriteSweeper } from './write-sweeper.service';
 
 /** The memory API (spec §4, CONTRACT §3) over the MemoryIndex and ObjectStore ports. */
 @Module({
+  imports: [AuditModule], // @Audited on delete and bulk delete (also when the CLI builds this module without AppModule)
   controllers: [MemoriesController, FilesController],
   providers: [MemoriesService, ReindexService, WriteSweeper],
   exports: [MemoriesService, ReindexService, WriteSweeper],

@@ -81,6 +81,12 @@ function describeAccess(rule: AccessRule | undefined): { text: string; security:
         security: [{ bearer: [] }, { session: [] }],
         access: { scopes: rule.scopes },
       };
+    case 'metrics':
+      return {
+        text: 'API token with scope `metrics:read`, an admin session, or no credentials from an address in MEMSTORE_METRICS_ALLOWED_IPS (empty by default).',
+        security: [{ bearer: [] }, { session: [] }],
+        access: { scopes: ['metrics:read'], or_allowed_address: true },
+      };
     default:
       return { text: 'Denied: this route declares no access rule.', security: [], access: 'denied' };
   }

@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import { Audited, bodyFields } from '../audit/audited.decorator';
 import { AdminOnly } from '../common/auth/decorators';
 import { CreateTokenDto, UpdateTokenDto } from './dto/create-token.dto';
 import { CreatedTokenResponseDto, mapToken, TokenDeletedResponseDto, TokenListResponseDto, TokenResponseDto } from './dto/token-response.dto';
@@ -24,6 +25,10 @@ export class TokensController {
 
   @Post()
   @HttpCode(201)
+  @Audited('token.create', {
+    target: (_, r) => (r as CreatedTokenResponseDto).token.id,
+    detail: (_, r) => ({ name: (r as CreatedTokenResponseDto).token.name, scopes: (r as CreatedTokenResponseDto).token.scopes }),
+  })
   @ApiOperation({ summary: 'Create an API token; the plaintext is returned once' })
   @ApiCreatedResponse({ type: CreatedTokenResponseDto, description: 'The new token record and its plaintext (shown only here)' })
   @ApiUnprocessableEntityResponse({ description: 'Unknown scope or preset, both expiry fields, a past expires_at, an invalid allowed_ips entry' })
@@ -33,6 +38,7 @@ export class TokensController {
   }
 
   @Patch(':token_id')
+  @Audited('token.update', { detail: (req) => ({ fields: bodyFields(req) }) })
   @ApiOperation({ summary: 'Change a token (name, scopes, expiry, allow-list, unrevoke); the secret is not rotated' })
   @ApiParam(TOKEN_ID_PARAM)
   @ApiOkResponse({ type: TokenResponseDto, description: 'The token record' })
@@ -43,6 +49,7 @@ export class TokensController {
 
   @Post(':token_id/revoke')
   @HttpCode(200)
+  @Audited('token.revoke')
   @ApiOperation({ summary: 'Revoke a token (idempotent); it gets 401 from then on' })
   @ApiParam(TOKEN_ID_PARAM)
   @ApiOkResponse({ type: TokenResponseDto, description: 'The token record' })
@@ -52,6 +59,7 @@ export class TokensController {
   }
 
   @Delete(':token_id')
+  @Audited('token.delete')
   @ApiOperation({ summary: 'Delete a token for good' })
   @ApiParam(TOKEN_ID_PARAM)
   @ApiOkResponse({ type: TokenDeletedResponseDto, description: 'Deleted' })

@@ -23,6 +23,7 @@ const TABS = [
   { id: 'memories', label: 'Memories' },
   { id: 'tokens', label: 'API tokens' },
   { id: 'config', label: 'Configuration' },
+  { id: 'audit', label: 'Audit' },
   { id: 'setup', label: 'Agent set-up' },
 ];
 
@@ -553,6 +554,35 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
       await mcp.close();
       expect({ client, search: names.includes('search_memories'), create: names.includes('create_memory') }).toEqual({ client, search: true, create: false });
     }
+  });
+
+  it('the Audit tab lists sign-ins and token actions newest first, filters by action, and never shows a secret', async () => {
+    await openTab('Audit');
+    const panel = page.locator('#panel-audit');
+    await panel.locator('table.audit-table').waitFor();
+    // The wrong password at the start, and the sign-in after it.
+    const logins = panel.locator('tr[data-action="admin.login"]');
+    await logins.filter({ hasText: 'Failure' }).first().waitFor();
+    expect(await logins.filter({ hasText: 'Success' }).count()).toBeGreaterThanOrEqual(1);
+    const created = panel.locator('tr[data-action="token.create"]').filter({ hasText: tokenId });
+    expect(await created.count()).toBe(1);
+    expect(await created.locator('td[data-label="Who"]').innerText()).toContain('admin');
+    // Newest first: the first row is not older than the last.
+    const times = await panel.locator('tbody tr time').evaluateAll((els) => els.map((e) => e.getAttribute('datetime') ?? ''));
+    expect(times.length).toBeGreaterThan(2);
+    expect([...times].sort().reverse()).toEqual(times);
+    // Filter by action.
+    await panel.getByLabel('Action').selectOption('token.create');
+    await panel.getByRole('button', { name: 'Filter' }).click();
+    await page.waitForFunction(() => {
+      const rows = Array.from(document.querySelectorAll('#panel-audit tbody tr'));
+      return rows.length > 0 && rows.every((r) => r.getAttribute('data-action') === 'token.create');
+    });
+    // No secret is ever on the page.
+    expect(await panel.innerText()).not.toContain(plaintext.slice(-20));
+    expect(await panel.innerText()).not.toContain(ADMIN_PASSWORD);
+    await panel.getByLabel('Action').selectOption('');
+    await panel.getByRole('button', { name: 'Filter' }).click();
   });
 
   it('every tab renders at 1280×800 and 390×844 (screenshots in test/artifacts)', async () => {

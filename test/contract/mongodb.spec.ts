@@ -6,6 +6,7 @@ import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document
 import { freshDatabaseName, testMongoIsFerretdb, testMongoUri } from '../support/backends';
 import { idempotencyRepositoryContract, writeIntentRepositoryContract } from './integrity-repositories.contract';
 import { memoryIndexContract } from './memory-index.contract';
+import { auditRepositoryContract } from './audit-repository.contract';
 import { rateLimitRepositoryContract } from './rate-limit-repository.contract';
 import { sessionRepositoryContract } from './session-repository.contract';
 import { tokenRepositoryContract } from './token-repository.contract';
@@ -57,6 +58,11 @@ if (!uri) {
   idempotencyRepositoryContract('mongodb', async () => {
     const { db, cleanup } = await openDatabase();
     return { repo: db.idempotency, cleanup };
+  });
+
+  auditRepositoryContract('mongodb', async () => {
+    const { db, cleanup } = await openDatabase();
+    return { repo: db.audit, cleanup };
   });
 
   rateLimitRepositoryContract('mongodb', async () => {

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SqliteIdempotencyRepository } from '../../src/backends/sqlite/sqlite-idempotency.repository';
+import { SqliteAuditRepository } from '../../src/backends/sqlite/sqlite-audit.repository';
 import { SqliteRateLimitRepository } from '../../src/backends/sqlite/sqlite-rate-limit.repository';
 import { SqliteSessionRepository } from '../../src/backends/sqlite/sqlite-session.repository';
 import { SqliteTokenRepository } from '../../src/backends/sqlite/sqlite-token.repository';
@@ -9,6 +10,7 @@ import { SqliteWriteIntentRepository } from '../../src/backends/sqlite/sqlite-wr
 import { BackendUnavailableError } from '../../src/common/errors';
 import { tempDir } from '../support/app';
 import { idempotencyRepositoryContract, writeIntentRepositoryContract } from './integrity-repositories.contract';
+import { auditRepositoryContract } from './audit-repository.contract';
 import { rateLimitRepositoryContract } from './rate-limit-repository.contract';
 import { sessionFactory, sessionRepositoryContract } from './session-repository.contract';
 import { tokenFactory, tokenRepositoryContract } from './token-repository.contract';
@@ -35,6 +37,11 @@ tokenRepositoryContract('sqlite', async () => {
 sessionRepositoryContract('sqlite', async () => {
   const { db, cleanup } = openDb();
   return { repo: new SqliteSessionRepository(db), cleanup };
+});
+
+auditRepositoryContract('sqlite', async () => {
+  const { db, cleanup } = openDb();
+  return { repo: new SqliteAuditRepository(db), cleanup };
 });
 
 rateLimitRepositoryContract('sqlite', async () => {

@@ -39,6 +39,9 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   ['PATCH', '/api/tokens/{}', 'admin'],
   ['DELETE', '/api/tokens/{}', 'admin'],
   ['POST', '/api/tokens/{}/revoke', 'admin'],
+  ['GET', '/api/audit', 'admin'],
+  // metrics: admin session, a token with metrics:read, or (no credentials) a MEMSTORE_METRICS_ALLOWED_IPS address
+  ['GET', '/metrics', 'metrics'],
   // memories (Bearer token with scope, or the admin session)
   ['GET', '/api/memories', 'scopes:memory:read'],
   ['POST', '/api/memories', 'scopes:memory:write'],

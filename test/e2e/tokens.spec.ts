@@ -256,7 +256,7 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
       expect(op('/api/login', 'post').security).toBeUndefined();
       const create = doc.components.schemas.CreateTokenDto.properties;
       expect(create.preset.enum).toEqual(['read-only', 'read-write', 'full']);
-      expect(create.scopes.items.enum).toEqual(['memory:read', 'memory:write', 'memory:delete']);
+      expect(create.scopes.items.enum).toEqual(['memory:read', 'memory:write', 'memory:delete', 'metrics:read']);
       expect(create.expires_at).toMatchObject({ type: 'integer' });
       const record = doc.components.schemas.TokenDto.properties;
       expect(Object.keys(record).sort()).toEqual(RECORD_KEYS);

@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import * as fs from 'node:fs';
@@ -24,7 +25,7 @@ export function tempDir(prefix = 'memstore-test-'): string {
 }
 
 /** Boots the real AppModule with the production pipeline on a fresh data directory. */
-export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, opts: { logger?: LoggerService } = {}): Promise<TestApp> {
   const dataDir = env.MEMSTORE_DATA_DIR ?? tempDir();
   const cfg = loadAppConfig({
     MEMSTORE_DATA_DIR: dataDir,
@@ -34,7 +35,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     ...env,
   });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(cfg)] }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false });
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: opts.logger ?? false });
   configureApp(app);
   try {
     await app.init();

@@ -1,6 +1,7 @@
 import './styles.css';
 import { ApiError, api, post, setUnauthorizedHandler } from './api';
 import { clear, errorBox, field, h } from './dom';
+import { auditTab } from './tabs/audit';
 import { configTab } from './tabs/config';
 import { memoriesTab } from './tabs/memories';
 import { setupTab } from './tabs/setup';
@@ -8,7 +9,7 @@ import { statusTab } from './tabs/status';
 import { tokensTab } from './tabs/tokens';
 import type { Me, Tab } from './types';
 
-const TABS: Tab[] = [statusTab, memoriesTab, tokensTab, configTab, setupTab];
+const TABS: Tab[] = [statusTab, memoriesTab, tokensTab, configTab, auditTab, setupTab];
 const root = document.getElementById('app') as HTMLElement;
 
 function docsLinks(): HTMLElement {

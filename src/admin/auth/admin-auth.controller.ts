@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { Audited } from '../../audit/audited.decorator';
 import { ADMIN_COOKIE, CurrentPrincipal, Public } from '../../common/auth/decorators';
 import type { Principal } from '../../common/auth/principal';
 import { AppConfig } from '../../config/app-config';
@@ -17,6 +18,7 @@ export class AdminAuthController {
   ) {}
 
   @Public()
+  @Audited('admin.login', { target: () => null })
   @Post('login')
   @HttpCode(200)
   @ApiOperation({ summary: 'Sign in as the administrator; sets the HttpOnly session cookie memstore.sid' })

@@ -14,9 +14,16 @@ export abstract class ConsoleOutput {
   abstract write(text: string): void;
 }
 
+@Injectable()
 export class StdoutConsoleOutput extends ConsoleOutput {
+  constructor(private readonly cfg: AppConfig) {
+    super();
+  }
+
   override write(text: string): void {
-    process.stdout.write(text);
+    // MEMSTORE_LOG_FORMAT=json: the banner is one JSON line too, so log collectors keep it whole.
+    if (this.cfg.logFormat === 'json') process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'warn', context: 'Admin', message: text.trim() })}\n`);
+    else process.stdout.write(text);
   }
 }
 

@@ -1,10 +1,11 @@
 import { Body, Controller, Get, Header, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import type { Request } from 'express';
+import { Audited, bodyFields } from '../../audit/audited.decorator';
 import { AdminOnly, Authenticated, CurrentPrincipal } from '../../common/auth/decorators';
 import type { Principal } from '../../common/auth/principal';
 import { baseUrl } from '../../common/base-url';
-import { AppConfig } from '../../config/app-config';
+import { AppConfig, SETTING_KEYS } from '../../config/app-config';
 import { AdminConfigService } from './admin-config.service';
 import {
   ConfigPathResponseDto,
@@ -49,6 +50,7 @@ export class AdminConfigController {
   @Post('config')
   @HttpCode(200)
   @AdminOnly()
+  @Audited('settings.update', { target: () => null, detail: (req) => ({ keys: bodyFields(req).filter((k) => (SETTING_KEYS as readonly string[]).includes(k)) }) })
   @ApiOperation({
     summary: 'Save settings (partial)',
     description: 'Absent or null = unchanged, "" = cleared. Credentials go to the encrypted credential store, the rest to the config file. Takes effect without a restart; incomplete settings are saved anyway and reported in `missing`.',
@@ -79,6 +81,11 @@ export class AdminConfigController {
   @Post('test')
   @HttpCode(200)
   @AdminOnly()
+  @Audited('backend.test', {
+    target: (req) => (req.body as TestBackendsDto)?.target ?? 'all',
+    detail: (_, r) => backendTestDetail(r),
+    outcome: (r) => (Object.values(backendTestDetail(r)).every((ok) => ok) ? 'success' : 'failure'),
+  })
   @ApiOperation({ summary: 'Test the backends', description: 'Writes, reads and deletes a probe on the active document database and/or object store. target: all, docdb (alias mongodb), objstore (aliases s3, r2).' })
   @ApiOkResponse({ type: TestBackendsResponseDto })
   @ApiUnprocessableEntityResponse({ description: 'Unknown target' })
@@ -107,4 +114,10 @@ export class AdminConfigController {
     const s = await this.service.status(principal?.kind === 'admin');
     return { ok: true, docdb: s.docdb, objstore: s.objstore, public_url: baseUrl(this.cfg, req), memories: s.memories };
   }
+}
+
+/** Which backends a test reached (true) or not (false); never their descriptions or errors with hosts. */
+function backendTestDetail(result: unknown): Record<string, boolean> {
+  const results = (result as { results?: Record<string, { ok: boolean } | undefined> }).results ?? {};
+  return Object.fromEntries(Object.entries(results).filter(([, r]) => r).map(([k, r]) => [k, r!.ok]));
 }

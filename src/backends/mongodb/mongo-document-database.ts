@@ -28,6 +28,7 @@ import {
   WriteIntentRecord,
   WriteIntentRecordSchema,
 } from './mongo-integrity.schemas';
+import { MongoAuditRepository } from './mongo-audit.repository';
 import { MongoMemoryIndex } from './mongo-memory-index';
 import { MongoRateLimitRepository, RATE_LIMIT_GRACE_SECONDS } from './mongo-rate-limit.repository';
 import { MongoSessionRepository } from './mongo-session.repository';
@@ -83,6 +84,7 @@ export class MongoDocumentDatabase extends DocumentDatabase {
   readonly rateLimits: MongoRateLimitRepository;
   readonly writeIntents: MongoWriteIntentRepository;
   readonly idempotency: MongoIdempotencyRepository;
+  readonly audit: MongoAuditRepository;
   private readonly logger: Pick<Logger, 'log' | 'warn'>;
   private readonly where: string;
   private conn?: Connection;
@@ -102,6 +104,7 @@ export class MongoDocumentDatabase extends DocumentDatabase {
     this.rateLimits = new MongoRateLimitRepository(exec);
     this.writeIntents = new MongoWriteIntentRepository(exec);
     this.idempotency = new MongoIdempotencyRepository(exec);
+    this.audit = new MongoAuditRepository(exec);
   }
 
   override async init(): Promise<void> {

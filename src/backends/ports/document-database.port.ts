@@ -1,4 +1,5 @@
 import type { IdempotencyRepository } from './idempotency.repository';
+import type { AuditRepository } from './audit.repository';
 import type { MemoryIndex } from './memory-index.port';
 import type { RateLimitRepository } from './rate-limit.repository';
 import type { SessionRepository } from './session.repository';
@@ -18,6 +19,7 @@ export abstract class DocumentDatabase {
   abstract readonly rateLimits: RateLimitRepository;
   abstract readonly writeIntents: WriteIntentRepository;
   abstract readonly idempotency: IdempotencyRepository;
+  abstract readonly audit: AuditRepository;
   /** Open the connection, create tables/collections and indexes. Must not throw when the server is down (it reconnects later). */
   abstract init(): Promise<void>;
   /** Write, read and delete a probe document; throws BackendUnavailableError with the reason. */

@@ -5,6 +5,7 @@ import { BackendUnavailableError } from '../../common/errors';
 import { DocumentDatabase } from '../ports/document-database.port';
 import { sqlite } from './sqlite-errors';
 import { SqliteIdempotencyRepository } from './sqlite-idempotency.repository';
+import { SqliteAuditRepository } from './sqlite-audit.repository';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { SqliteRateLimitRepository } from './sqlite-rate-limit.repository';
 import { SqliteSearchPool } from './sqlite-search-pool';
@@ -21,6 +22,7 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
   rateLimits!: SqliteRateLimitRepository;
   writeIntents!: SqliteWriteIntentRepository;
   idempotency!: SqliteIdempotencyRepository;
+  audit!: SqliteAuditRepository;
   private db?: Database.Database;
   private searchPool?: SqliteSearchPool;
 
@@ -46,6 +48,7 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
     this.rateLimits = new SqliteRateLimitRepository(db);
     this.writeIntents = new SqliteWriteIntentRepository(db);
     this.idempotency = new SqliteIdempotencyRepository(db);
+    this.audit = new SqliteAuditRepository(db);
     const workers = this.opts.searchWorkers ?? 0;
     if (workers > 0) {
       // The workers start with the first search; until one is ready, searches run on the main thread.

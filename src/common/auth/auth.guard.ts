@@ -1,6 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
+import { AppConfig } from '../../config/app-config';
+import { IpAllowList } from '../../tokens/ip-allow-list';
 import { ForbiddenError, UnauthorizedError } from '../errors';
 import { ACCESS_KEY, AccessRule } from './decorators';
 import type { Principal, TokenPrincipal } from './principal';
@@ -14,10 +16,16 @@ import { TokenAuthenticator } from './token-authenticator';
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
+  private readonly metricsAddresses: IpAllowList | null;
+
   constructor(
     private readonly reflector: Reflector,
     private readonly tokens: TokenAuthenticator,
-  ) {}
+    cfg: AppConfig,
+  ) {
+    // An empty MEMSTORE_METRICS_ALLOWED_IPS means no address is trusted (an empty IpAllowList would allow all).
+    this.metricsAddresses = cfg.metricsAllowedIps.length > 0 ? new IpAllowList(cfg.metricsAllowedIps) : null;
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_KEY, [context.getHandler(), context.getClass()]);
@@ -39,6 +47,7 @@ export class AuthGuard implements CanActivate {
     }
 
     const principal = await this.resolve(req);
+    if (!principal && rule.kind === 'metrics' && this.metricsAddresses?.allows(req.ip ?? req.socket.remoteAddress ?? '')) return true;
     if (!principal) throw new UnauthorizedError('Authentication required: send Authorization: Bearer <token> or sign in');
     req.principal = principal;
 
@@ -47,6 +56,9 @@ export class AuthGuard implements CanActivate {
       case 'admin':
         throw new ForbiddenError('API tokens cannot use admin routes; sign in as the administrator');
       case 'authenticated':
+        return true;
+      case 'metrics':
+        if (!principal.scopes.includes('metrics:read')) throw new ForbiddenError('Token lacks the required scope: metrics:read');
         return true;
       case 'scopes': {
         const missing = rule.scopes.filter((s) => !principal.scopes.includes(s));

@@ -11,7 +11,8 @@ export type AccessRule =
   | { kind: 'admin' }
   | { kind: 'authenticated' } // admin session or any valid token (e.g. /api/status)
   | { kind: 'token' } // a valid Bearer token only; an admin session does not count (e.g. /mcp)
-  | { kind: 'scopes'; scopes: Scope[] }; // a token with every scope, or an admin session
+  | { kind: 'scopes'; scopes: Scope[] } // a token with every scope, or an admin session
+  | { kind: 'metrics' }; // an admin session, a token with metrics:read, or (without credentials) a MEMSTORE_METRICS_ALLOWED_IPS address
 
 export const ADMIN_COOKIE = 'memstore.sid';
 
@@ -50,6 +51,16 @@ export const RequireScopes = (...scopes: Scope[]) =>
     ApiCookieAuth('session'),
     ApiUnauthorizedResponse({ description: 'Missing, invalid, expired or revoked token' }),
     ApiForbiddenResponse({ description: `Token lacks scope ${scopes.join(', ')} or the client address is not allowed` }),
+  );
+
+/** GET /metrics: a signed-in admin, a token with `metrics:read`, or a client address in MEMSTORE_METRICS_ALLOWED_IPS. */
+export const MetricsAccess = () =>
+  applyDecorators(
+    SetMetadata(ACCESS_KEY, { kind: 'metrics' } satisfies AccessRule),
+    ApiBearerAuth('bearer'),
+    ApiCookieAuth('session'),
+    ApiUnauthorizedResponse({ description: 'No credentials, and the client address is not in MEMSTORE_METRICS_ALLOWED_IPS' }),
+    ApiForbiddenResponse({ description: 'Token lacks scope metrics:read or the client address is not allowed for it' }),
   );
 
 /** The authenticated caller (undefined on public routes without credentials). */

@@ -1,6 +1,6 @@
 import 'express-session';
 
-export const SCOPES = ['memory:read', 'memory:write', 'memory:delete'] as const;
+export const SCOPES = ['memory:read', 'memory:write', 'memory:delete', 'metrics:read'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export interface AdminPrincipal {

@@ -1,0 +1,143 @@
+import request from 'supertest';
+import { randomBytes } from 'node:crypto';
+import { AuditService } from '../../src/audit/audit.service';
+import { BackendsService } from '../../src/backends/backends.service';
+import { newAuditId } from '../../src/backends/ports/audit.repository';
+import { ADMIN_PASSWORD, adminAgent, createTestApp, TestApp } from '../support/app';
+import { testBackends } from '../support/backends';
+
+type Agent = Awaited<ReturnType<typeof adminAgent>>;
+interface Entry {
+  id: string;
+  at: string;
+  action: string;
+  outcome: string;
+  actor: { kind: string; id: string | null; name: string | null };
+  target: string | null;
+  address: string | null;
+  request_id: string | null;
+  detail: Record<string, unknown>;
+}
+
+describe.each(testBackends())('audit log on $name', (backend) => {
+  let t: TestApp;
+  let admin: Agent;
+  const secrets: string[] = [ADMIN_PASSWORD];
+
+  beforeAll(async () => {
+    t = await createTestApp(await backend.env());
+    admin = await adminAgent(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const all = async (query = ''): Promise<Entry[]> => (await admin.get(`/api/audit?limit=200${query}`).expect(200)).body.entries;
+  /** Runs `act` and returns the entries it added (exactly those, newest first). */
+  async function added(act: () => Promise<unknown>): Promise<Entry[]> {
+    const before = new Set((await all()).map((e) => e.id));
+    await act();
+    return (await all()).filter((e) => !before.has(e.id));
+  }
+
+  it('records a sign-in and a failed sign-in, once each, with the address and no password', async () => {
+    const ok = await added(() => request(t.http).post('/api/login').send({ username: 'admin', password: ADMIN_PASSWORD }).expect(200));
+    expect(ok).toEqual([expect.objectContaining({ action: 'admin.login', outcome: 'success', actor: { kind: 'admin', id: 'admin', name: 'admin' }, target: null })]);
+    expect(ok[0].address).toMatch(/127\.0\.0\.1/);
+    const bad = await added(() => request(t.http).post('/api/login').send({ username: 'admin', password: 'hunter2-wrong' }).expect(401));
+    expect(bad).toEqual([
+      expect.objectContaining({ action: 'admin.login', outcome: 'failure', actor: { kind: 'anonymous', id: null, name: null }, detail: { status: 401, error: expect.any(String) } }),
+    ]);
+    secrets.push('hunter2-wrong');
+  });
+
+  it('records token create, update, revoke and delete, once each, with the token id as target and never its secret', async () => {
+    let id = '';
+    const created = await added(async () => {
+      const res = await admin.post('/api/tokens').send({ name: 'audited bot', preset: 'full' }).expect(201);
+      id = res.body.token.id;
+      secrets.push(res.body.plaintext, res.body.plaintext.split('_').pop());
+    });
+    expect(created).toEqual([
+      expect.objectContaining({ action: 'token.create', outcome: 'success', target: id, actor: expect.objectContaining({ kind: 'admin' }), detail: { name: 'audited bot', scopes: ['memory:read', 'memory:write', 'memory:delete'] } }),
+    ]);
+    const updated = await added(() => admin.patch(`/api/tokens/${id}`).send({ name: 'renamed bot', allowed_ips: [] }).expect(200));
+    expect(updated).toEqual([expect.objectContaining({ action: 'token.update', target: id, detail: { fields: ['allowed_ips', 'name'] } })]);
+    const revoked = await added(() => admin.post(`/api/tokens/${id}/revoke`).expect(200));
+    expect(revoked).toEqual([expect.objectContaining({ action: 'token.revoke', target: id, outcome: 'success' })]);
+    const deleted = await added(() => admin.delete(`/api/tokens/${id}`).expect(200));
+    expect(deleted).toEqual([expect.objectContaining({ action: 'token.delete', target: id, outcome: 'success' })]);
+    const missing = await added(() => admin.delete(`/api/tokens/${id}`).expect(404));
+    expect(missing).toEqual([expect.objectContaining({ action: 'token.delete', target: id, outcome: 'failure', detail: { status: 404, error: 'Token not found' } })]);
+  });
+
+  it('records a settings change by key names only, and a backend test with its outcome', async () => {
+    const secret = `s3-secret-${randomBytes(8).toString('hex')}`;
+    secrets.push(secret);
+    const saved = await added(() => admin.post('/api/config').send({ objstore_presign_ttl: 900, objstore_secret_access_key: secret }).expect(200));
+    expect(saved).toEqual([expect.objectContaining({ action: 'settings.update', outcome: 'success', detail: { keys: ['objstore_presign_ttl', 'objstore_secret_access_key'] } })]);
+    await admin.post('/api/config').send({ objstore_secret_access_key: '' }).expect(200);
+    const tested = await added(() => admin.post('/api/test').send({ target: 'docdb' }).expect(200));
+    expect(tested).toEqual([expect.objectContaining({ action: 'backend.test', outcome: 'success', target: 'docdb', detail: { docdb: true } })]);
+  });
+
+  it('records memory delete and bulk delete by a token, with the token id and name, and never memory content', async () => {
+    const res = await admin.post('/api/tokens').send({ name: 'cleaner', preset: 'full' }).expect(201);
+    const bearer = `Bearer ${res.body.plaintext}`;
+    const tokenId = res.body.token.id;
+    secrets.push(res.body.plaintext);
+    const content = `confidential memory ${randomBytes(6).toString('hex')}`;
+    secrets.push(content);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await request(t.http).post('/api/memories').set('Authorization', bearer).send({ title: content, content }).expect(201)).body.memory.id);
+    const one = await added(() => request(t.http).delete(`/api/memories/${ids[0]}`).set('Authorization', bearer).expect(200));
+    expect(one).toEqual([expect.objectContaining({ action: 'memory.delete', outcome: 'success', target: ids[0], actor: { kind: 'token', id: tokenId, name: 'cleaner' } })]);
+    const bulk = await added(() => request(t.http).post('/api/memories/bulk-delete').set('Authorization', bearer).send({ ids: [ids[1], ids[2], 'ffffffffffffffffffffffff'] }).expect(200));
+    expect(bulk).toEqual([expect.objectContaining({ action: 'memory.bulk_delete', actor: { kind: 'token', id: tokenId, name: 'cleaner' }, detail: { requested: 3, deleted: 2, ids: [ids[1], ids[2]] } })]);
+    // Reads and writes are not audited.
+    expect(await added(() => request(t.http).get('/api/memories').set('Authorization', bearer).expect(200))).toEqual([]);
+    // Filters: by actor, and by action.
+    expect((await all(`&actor=${tokenId}`)).map((e) => e.action)).toEqual(['memory.bulk_delete', 'memory.delete']);
+    expect((await all('&action=memory.delete')).map((e) => e.target)).toEqual([ids[0]]);
+  });
+
+  it('never holds a secret, a password or memory content', async () => {
+    const text = JSON.stringify(await all());
+    for (const s of secrets) expect(text).not.toContain(s);
+  });
+
+  it('pages newest first with next_cursor, and filters by since', async () => {
+    const total = (await all()).length;
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res: request.Response = await admin.get(`/api/audit?limit=3${cursor ? `&cursor=${cursor}` : ''}`).expect(200);
+      expect(res.body.entries.length).toBeLessThanOrEqual(3);
+      seen.push(...res.body.entries.map((e: Entry) => e.id));
+      cursor = res.body.next_cursor;
+    } while (cursor);
+    expect(seen).toHaveLength(total);
+    expect([...seen].sort().reverse()).toEqual(seen);
+    expect(await all(`&since=${new Date(Date.now() + 60_000).toISOString()}`)).toEqual([]);
+    expect((await all(`&since=${new Date(Date.now() - 600_000).toISOString()}`)).length).toBe(total);
+  });
+
+  it('refuses bad queries with 422 and tokens with 403', async () => {
+    for (const q of ['limit=0', 'limit=500', 'cursor=zzz', 'action=memory.read', 'since=yesterday']) {
+      const res = await admin.get(`/api/audit?${q}`).expect(422);
+      expect(res.body.ok).toBe(false);
+    }
+    const token = await admin.post('/api/tokens').send({ preset: 'full' }).expect(201);
+    await request(t.http).get('/api/audit').set('Authorization', `Bearer ${token.body.plaintext}`).expect(403);
+    await request(t.http).get('/api/audit').expect(401);
+  });
+
+  it('prunes entries older than the retention period', async () => {
+    const db = t.app.get(BackendsService).docdb;
+    const at = new Date(Date.now() - 91 * 86_400_000);
+    await db.audit.append({ id: newAuditId(at, randomBytes(6).toString('hex')), at, action: 'token.create', outcome: 'success', actor: { kind: 'admin', id: 'admin', name: 'admin' }, target: null, address: null, requestId: null, detail: {} });
+    const before = (await all()).length;
+    expect(await t.app.get(AuditService).prune()).toBe(1);
+    expect((await all()).length).toBe(before - 1);
+  });
+});
