@@ -5,7 +5,7 @@ import { ObjectStore } from '../backends/ports/object-store.port';
 import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
 import { MEMORY_KEY_PREFIX, parseMemoryKey } from './memory-id';
 import { parseMarkdown } from './memory-markdown';
-import { WriteSweeper } from './write-sweeper.service';
+import { indexReferences, WriteSweeper } from './write-sweeper.service';
 
 const BATCH = 500;
 /** Intents read at most (a store with more pending writes than this has bigger problems). */
@@ -76,7 +76,7 @@ export class ReindexService {
         continue;
       }
       files += 1;
-      if (pending.has(key) && !opts.includeUnacknowledged) {
+      if (pending.has(key) && !opts.includeUnacknowledged && !(await this.referenced(parsed.id, key))) {
         unacknowledged.push(key);
         continue;
       }
@@ -130,6 +130,14 @@ export class ReindexService {
     for (let i = 0; i < docs.length; i += BATCH) await this.index.insertMany(docs.slice(i, i + BATCH));
     for (const [id, entries] of history) if (entries.length > 1 || !docs.find((d) => d.id === id)?.objectKey) await this.index.addHistory(id, entries);
     return { ...report, indexed: await this.index.count(), dryRun: false };
+  }
+
+  /**
+   * Whether the old index points at the object (current version or history): then its write was
+   * acknowledged and only the intent's removal had not happened yet. False when the index cannot say.
+   */
+  private referenced(id: string, key: string): Promise<boolean> {
+    return indexReferences(this.index, id, key).catch(() => false);
   }
 
   /** Object keys of pending writes (none when the document database cannot say). */

@@ -89,11 +89,15 @@ export class WriteSweeper implements OnApplicationBootstrap, OnApplicationShutdo
     return report;
   }
 
-  private async referenced(id: string, key: string): Promise<boolean> {
-    const doc = await this.index.get(id);
-    if (!doc) return false;
-    if (objectKeyOf(doc) === key) return true;
-    const h = await this.index.history(id, 1000, 0);
-    return h.rows.some((r) => r.objectKey === key);
+  private referenced(id: string, key: string): Promise<boolean> {
+    return indexReferences(this.index, id, key);
   }
+}
+
+/** Whether the index points at the object: the memory's current version or one in its history. */
+export async function indexReferences(index: MemoryIndex, id: string, key: string): Promise<boolean> {
+  const doc = await index.get(id);
+  if (!doc) return false;
+  if (objectKeyOf(doc) === key) return true;
+  return (await index.history(id, 1000, 0)).rows.some((r) => r.objectKey === key);
 }

@@ -126,8 +126,11 @@ export class MongoMemoryIndex extends MemoryIndex {
 
   override insert(doc: MemoryDoc): Promise<void> {
     return this.run(async (m) => {
-      await m.memories.collection.insertOne(toRecord(doc) as never);
-      if (doc.objectKey) await this.claim(m, doc, 'write').catch(() => undefined);
+      // The memory and its first history entry, side by side (a new id has no rival claim).
+      await Promise.all([
+        m.memories.collection.insertOne(toRecord(doc) as never),
+        doc.objectKey ? m.versions.collection.insertOne(this.claimRecord(doc, 'write') as never).catch(() => undefined) : undefined,
+      ]);
     });
   }
 
@@ -379,9 +382,14 @@ export class MongoMemoryIndex extends MemoryIndex {
 
   override async removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
     const out: Array<{ id: string; released: string[] }> = [];
-    for (const id of new Set(ids.map(String))) {
-      const r = await this.remove(id);
-      if (r.status === 'ok') out.push({ id, released: r.released });
+    const unique = [...new Set(ids.map(String))];
+    // A few deletes at a time: each is several round trips, and they do not depend on each other.
+    for (let i = 0; i < unique.length; i += 16) {
+      const chunk = unique.slice(i, i + 16);
+      const res = await Promise.all(chunk.map((id) => this.remove(id)));
+      res.forEach((r, j) => {
+        if (r.status === 'ok') out.push({ id: chunk[j], released: r.released });
+      });
     }
     return out;
   }

@@ -12,7 +12,11 @@ export abstract class MemoryIndex {
   async insertMany(docs: MemoryDoc[]): Promise<void> {
     for (const doc of docs) await this.insert(doc);
   }
-  /** Replace the stored document with the same id. Returns false when it does not exist. */
+  /**
+   * Replace the stored document with the same id. Returns false when it does not exist.
+   * replace/delete/deleteMany are the unversioned primitives (no version check, no history
+   * entry): the memory service writes through update/remove/removeMany (issue 9).
+   */
   abstract replace(doc: MemoryDoc): Promise<boolean>;
   abstract get(id: string): Promise<MemoryDoc | null>;
   abstract delete(id: string): Promise<boolean>;

@@ -24,66 +24,54 @@ export function SettingValue(key: SettingKey): PropertyDecorator {
   );
 }
 
-/** objstore_presign_ttl: an integer or a numeric string, 1..604800; "" = back to the default. */
-export function PresignTtlValue(): PropertyDecorator {
-  const isBlank = (v: unknown) => typeof v === 'string' && v.trim() === '';
-  return applyDecorators(
-    IsOptional(),
-    ValidateBy(
-      {
-        name: 'presignTtlInt',
-        validator: {
-          validate: (v: unknown) => isBlank(v) || !Number.isNaN(parsePresignTtl(v)),
-          defaultMessage: () => 'Input should be a valid integer (seconds), given as a number or a numeric string',
-        },
-      },
-      { context: { type: 'int_parsing' } },
-    ),
-    ValidateBy(
-      {
-        name: 'presignTtlMin',
-        validator: {
-          validate: (v: unknown) => isBlank(v) || Number.isNaN(parsePresignTtl(v)) || parsePresignTtl(v) >= PRESIGN_TTL_MIN,
-          defaultMessage: () => `Input should be greater than or equal to ${PRESIGN_TTL_MIN}`,
-        },
-      },
-      { context: { type: 'greater_than_equal', ctx: { ge: PRESIGN_TTL_MIN } } },
-    ),
-    ValidateBy(
-      {
-        name: 'presignTtlMax',
-        validator: {
-          validate: (v: unknown) => isBlank(v) || Number.isNaN(parsePresignTtl(v)) || parsePresignTtl(v) <= PRESIGN_TTL_MAX,
-          defaultMessage: () => `Input should be less than or equal to ${PRESIGN_TTL_MAX}`,
-        },
-      },
-      { context: { type: 'less_than_equal', ctx: { le: PRESIGN_TTL_MAX } } },
-    ),
-  );
-}
-
-/** memory_history_keep: an integer or a numeric string, 1..1000; "" = back to the default (20). */
-export function HistoryKeepValue(): PropertyDecorator {
+/**
+ * A whole-number setting given as a number or a numeric string, within [min, max]; "" = back to
+ * the default. `name` prefixes the validator names; `unit` goes into the int_parsing message.
+ */
+function BoundedIntSetting(name: string, unit: string, min: number, max: number): PropertyDecorator {
   const isBlank = (v: unknown) => typeof v === 'string' && v.trim() === '';
   const n = (v: unknown) => parsePresignTtl(v);
   return applyDecorators(
     IsOptional(),
     ValidateBy(
       {
-        name: 'historyKeepInt',
-        validator: { validate: (v: unknown) => isBlank(v) || !Number.isNaN(n(v)), defaultMessage: () => 'Input should be a valid integer (versions), given as a number or a numeric string' },
+        name: `${name}Int`,
+        validator: {
+          validate: (v: unknown) => isBlank(v) || !Number.isNaN(n(v)),
+          defaultMessage: () => `Input should be a valid integer (${unit}), given as a number or a numeric string`,
+        },
       },
       { context: { type: 'int_parsing' } },
     ),
     ValidateBy(
       {
-        name: 'historyKeepRange',
+        name: `${name}Min`,
         validator: {
-          validate: (v: unknown) => isBlank(v) || Number.isNaN(n(v)) || (n(v) >= HISTORY_KEEP_MIN && n(v) <= HISTORY_KEEP_MAX),
-          defaultMessage: () => `Input should be from ${HISTORY_KEEP_MIN} to ${HISTORY_KEEP_MAX}`,
+          validate: (v: unknown) => isBlank(v) || Number.isNaN(n(v)) || n(v) >= min,
+          defaultMessage: () => `Input should be greater than or equal to ${min}`,
         },
       },
-      { context: { type: 'value_error', ctx: { ge: HISTORY_KEEP_MIN, le: HISTORY_KEEP_MAX } } },
+      { context: { type: 'greater_than_equal', ctx: { ge: min } } },
+    ),
+    ValidateBy(
+      {
+        name: `${name}Max`,
+        validator: {
+          validate: (v: unknown) => isBlank(v) || Number.isNaN(n(v)) || n(v) <= max,
+          defaultMessage: () => `Input should be less than or equal to ${max}`,
+        },
+      },
+      { context: { type: 'less_than_equal', ctx: { le: max } } },
     ),
   );
+}
+
+/** objstore_presign_ttl: an integer or a numeric string, 1..604800; "" = back to the default. */
+export function PresignTtlValue(): PropertyDecorator {
+  return BoundedIntSetting('presignTtl', 'seconds', PRESIGN_TTL_MIN, PRESIGN_TTL_MAX);
+}
+
+/** memory_history_keep (issue 9): an integer or a numeric string, 1..1000; "" = back to the default (20). */
+export function HistoryKeepValue(): PropertyDecorator {
+  return BoundedIntSetting('historyKeep', 'versions', HISTORY_KEEP_MIN, HISTORY_KEEP_MAX);
 }
