@@ -53,7 +53,7 @@ export class ListMemoriesQueryDto {
   /** Only memories created at or after this ISO-8601 date-time. */
   @ApiPropertyOptional({ format: 'date-time', example: '2026-11-01T00:00:00.000Z' })
   @IsOptional()
-  @IsISO8601({}, { message: 'Input should be a valid datetime', context: { type: 'datetime_parsing', ctx: {} } })
+  @IsISO8601({ strict: true }, { message: 'Input should be a valid datetime (a real date, ISO 8601)', context: { type: 'datetime_parsing', ctx: {} } })
   since?: string;
 
   /** Page size, 1 to 200. */
