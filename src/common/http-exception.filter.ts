@@ -15,7 +15,8 @@ export function toErrorResponse(err: unknown, requestId: string | undefined): { 
     return { status: 422, body: { ok: false, error: err.message, detail: err.detail } };
   }
   if (err instanceof AppError) {
-    return { status: err.status, body: { ok: false, error: err.message } };
+    const headers = (err as AppError & { headers?: Record<string, string> }).headers;
+    return { status: err.status, body: { ok: false, error: err.message }, ...(headers ? { headers } : {}) };
   }
   if (err instanceof HttpException) {
     const status = err.getStatus();

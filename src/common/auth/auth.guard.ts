@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { ForbiddenError, UnauthorizedError } from '../errors';
 import { ACCESS_KEY, AccessRule } from './decorators';
 import type { Principal } from './principal';
@@ -33,6 +33,12 @@ export class AuthGuard implements CanActivate {
     const principal = await this.resolve(req);
     if (!principal) throw new UnauthorizedError('Authentication required: send Authorization: Bearer <token> or sign in');
     req.principal = principal;
+    if (principal.kind === 'token' && principal.rateLimit) {
+      const res = context.switchToHttp().getResponse<Response>();
+      res.setHeader('RateLimit-Limit', String(principal.rateLimit.limit));
+      res.setHeader('RateLimit-Remaining', String(principal.rateLimit.remaining));
+      res.setHeader('RateLimit-Reset', String(principal.rateLimit.resetSeconds));
+    }
 
     if (principal.kind === 'admin') return true;
     switch (rule.kind) {

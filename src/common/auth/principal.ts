@@ -12,6 +12,8 @@ export interface TokenPrincipal {
   kind: 'token';
   tokenId: string;
   scopes: Scope[];
+  /** The token's rate-limit state after this request (absent for unlimited tokens): sent as RateLimit-* headers. */
+  rateLimit?: { limit: number; remaining: number; resetSeconds: number };
 }
 
 export type Principal = AdminPrincipal | TokenPrincipal;
