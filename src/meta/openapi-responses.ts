@@ -145,3 +145,20 @@ export function addErrorResponses(document: OpenAPIObject, ruleOf: (operationId:
     }
   }
 }
+
+/**
+ * OpenAPI 3.0.3: `nullable: true` does not widen an `enum`, so a nullable enumeration must list
+ * `null` itself; validators (and fuzzers) otherwise refuse the `null` the service accepts.
+ * Applied to every schema of the document, so DTOs can keep writing `{ enum, nullable: true }`.
+ */
+export function allowNullInNullableEnums(node: unknown): void {
+  if (Array.isArray(node)) {
+    node.forEach(allowNullInNullableEnums);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const schema = node as { nullable?: boolean; enum?: unknown[] };
+  if (schema.nullable === true && Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...schema.enum, null];
+  for (const value of Object.values(node)) allowNullInNullableEnums(value);
+}
+

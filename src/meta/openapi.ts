@@ -5,7 +5,7 @@ import type { Express, Request, Response } from 'express';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ACCESS_KEY, AccessRule, ADMIN_COOKIE } from '../common/auth/decorators';
-import { addErrorResponses } from './openapi-responses';
+import { addErrorResponses, allowNullInNullableEnums } from './openapi-responses';
 
 /**
  * The OpenAPI document (/openapi.json) and the two documentation pages, served entirely by us:
@@ -48,6 +48,7 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
   const rules = accessRules(app);
   annotateAccess(rules, document);
   addErrorResponses(document, (operationId) => rules.get(operationId));
+  allowNullInNullableEnums(document);
   return document;
 }
 

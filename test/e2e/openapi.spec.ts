@@ -185,8 +185,8 @@ describe('OpenAPI document', () => {
       expect(create.properties.content).toMatchObject({ minLength: 1, pattern: expect.any(String) });
       expect(new RegExp(create.properties.content.pattern as string).test(' \t\n\u00a0')).toBe(false);
       expect(new RegExp(create.properties.content.pattern as string).test('  x ')).toBe(true);
-      expect(create.properties.type).toMatchObject({ nullable: true });
-      expect(create.properties.scope).toMatchObject({ nullable: true });
+      expect(create.properties.type).toMatchObject({ nullable: true, enum: expect.arrayContaining(['note', null]) });
+      expect(create.properties.scope).toMatchObject({ nullable: true, enum: expect.arrayContaining(['global', null]) });
       expect(create.required).toEqual(['content']);
       expect(component('BulkDeleteDto').required ?? []).toEqual([]);
       expect(component('TestBackendsDto').properties.target).toMatchObject({ nullable: true });

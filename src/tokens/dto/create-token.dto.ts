@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { SCOPES, type Scope } from '../../common/auth/principal';
@@ -16,6 +17,18 @@ export const MAX_EPOCH_SECONDS = 253402300799;
 export const TOKEN_NAME_MAX = 200;
 export const ALLOWED_IPS_MAX = 100;
 export const RATE_LIMIT_MAX = 1_000_000;
+
+/** rate_limit_per_minute (create and patch): an integer from 0 (unlimited) to RATE_LIMIT_MAX; null or absent = unchanged / the default. */
+function RateLimitPerMinute(): PropertyDecorator {
+  // Applied in this order, as if stacked bottom-up: the integer check runs first.
+  return applyDecorators(
+    IsInt({ message: 'Input should be a valid integer' }),
+    Min(0, { context: { type: 'greater_than_equal', ctx: { ge: 0 } }, message: 'Input should be greater than or equal to 0' }),
+    Max(RATE_LIMIT_MAX, { context: { type: 'less_than_equal', ctx: { le: RATE_LIMIT_MAX } }, message: `Input should be less than or equal to ${RATE_LIMIT_MAX}` }),
+    IsOptional(),
+    ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: RATE_LIMIT_MAX, nullable: true, example: 600 }),
+  );
+}
 
 /** Body of POST /api/tokens. */
 export class CreateTokenDto {
@@ -64,11 +77,7 @@ export class CreateTokenDto {
   allowed_ips?: string[] | null;
 
   /** Requests per minute this token may send; 0 = unlimited. Absent: the service default (MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE, 600). */
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: RATE_LIMIT_MAX, nullable: true, example: 600 })
-  @IsOptional()
-  @Max(RATE_LIMIT_MAX, { context: { type: 'less_than_equal', ctx: { le: RATE_LIMIT_MAX } }, message: `Input should be less than or equal to ${RATE_LIMIT_MAX}` })
-  @Min(0, { context: { type: 'greater_than_equal', ctx: { ge: 0 } }, message: 'Input should be greater than or equal to 0' })
-  @IsInt({ message: 'Input should be a valid integer' })
+  @RateLimitPerMinute()
   rate_limit_per_minute?: number | null;
 }
 
@@ -115,10 +124,6 @@ export class UpdateTokenDto {
   unrevoke?: boolean | null = false;
 
   /** Requests per minute this token may send; 0 = unlimited. Absent: the service default (MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE, 600). */
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: RATE_LIMIT_MAX, nullable: true, example: 600 })
-  @IsOptional()
-  @Max(RATE_LIMIT_MAX, { context: { type: 'less_than_equal', ctx: { le: RATE_LIMIT_MAX } }, message: `Input should be less than or equal to ${RATE_LIMIT_MAX}` })
-  @Min(0, { context: { type: 'greater_than_equal', ctx: { ge: 0 } }, message: 'Input should be greater than or equal to 0' })
-  @IsInt({ message: 'Input should be a valid integer' })
+  @RateLimitPerMinute()
   rate_limit_per_minute?: number | null;
 }
