@@ -1,7 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import express, { NextFunction, Request, Response } from 'express';
 import helmet from 'helmet';
-import { sendError } from './common/http-exception.filter';
+import { jsonBodyParser } from './common/json-body';
 import { requestId } from './common/request-id.middleware';
 import { AppConfig } from './config/app-config';
 import { mcpJsonBody, mcpOriginCheck } from './mcp/mcp-http';
@@ -43,10 +42,9 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   );
   // /mcp: Origin check, then its own parser (same limit) whose errors are JSON-RPC errors.
   app.use('/mcp', mcpOriginCheck(cfg), mcpJsonBody(cfg.bodyLimitBytes));
-  const json = express.json({ limit: cfg.bodyLimitBytes, strict: true });
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    json(req, res, (err?: unknown) => (err ? sendError(err, req, res) : next()));
-  });
+  // Bounded work per request before any parsing library: byte limit, Content-Encoding, then one
+  // linear pass (depth, keys, values, lone surrogates) before JSON.parse (src/common/json-body.ts).
+  app.use(jsonBodyParser(cfg.bodyLimitBytes));
   setupOpenApi(app);
   return app;
 }

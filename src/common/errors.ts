@@ -52,6 +52,20 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+/** 413: a body over the byte limit, or over one of the structural limits of a JSON body. */
+export class PayloadTooLargeError extends AppError {
+  constructor(message: string) {
+    super(413, message);
+  }
+}
+
+/** 429 with Retry-After (and, for token limits, the RateLimit-* headers set by the caller). */
+export class TooManyRequestsError extends AppError {
+  constructor(message: string) {
+    super(429, message);
+  }
+}
+
 /** A backend that is down or misconfigured: 503 "<Backend> unavailable: <reason>". */
 export class BackendUnavailableError extends AppError {
   constructor(

@@ -15,7 +15,8 @@ export function toErrorResponse(err: unknown, requestId: string | undefined): { 
     return { status: 422, body: { ok: false, error: err.message, detail: err.detail } };
   }
   if (err instanceof AppError) {
-    return { status: err.status, body: { ok: false, error: err.message, ...(err as AppError & { extra?: Record<string, unknown> }).extra } };
+    const headers = (err as AppError & { headers?: Record<string, string> }).headers;
+    return { status: err.status, body: { ok: false, error: err.message, ...(err as AppError & { extra?: Record<string, unknown> }).extra }, ...(headers ? { headers } : {}) };
   }
   if (err instanceof HttpException) {
     const status = err.getStatus();
@@ -30,7 +31,17 @@ export function toErrorResponse(err: unknown, requestId: string | undefined): { 
     return { status, body: { ok: false, error: message } };
   }
   // body-parser / raw-body errors carry a `type` and a `status`.
-  const e = err as { type?: string; status?: number; message?: string; limit?: number };
+  const e = err as { type?: string; status?: number; message?: string; limit?: number; encoding?: string; charset?: string; code?: unknown; errno?: unknown; expose?: boolean };
+  if (e && typeof e === 'object' && e.type === 'encoding.unsupported') {
+    return { status: 415, body: { ok: false, error: `Unsupported Content-Encoding "${e.encoding ?? ''}": send the body as identity, gzip, deflate or br` } };
+  }
+  if (e && typeof e === 'object' && e.type === 'charset.unsupported') {
+    return { status: 415, body: { ok: false, error: `Unsupported charset "${e.charset ?? ''}": send JSON as UTF-8` } };
+  }
+  if (e && typeof e === 'object' && e.status === 400 && typeof e.errno === 'number' && typeof e.code === 'string') {
+    // A zlib/brotli error from decoding Content-Encoding (wrapped by body-parser with status 400).
+    return { status: 400, body: { ok: false, error: `The request body could not be decoded as its Content-Encoding says (${e.message ?? e.code})` } };
+  }
   if (e && typeof e === 'object' && typeof e.type === 'string' && typeof e.status === 'number') {
     if (e.type === 'entity.parse.failed') {
       return {
@@ -48,6 +59,10 @@ export function toErrorResponse(err: unknown, requestId: string | undefined): { 
     if (e.status >= 400 && e.status < 500) {
       return { status: e.status, body: { ok: false, error: e.message ?? 'Bad request' } };
     }
+  }
+  // Other http-errors a library marked as safe to show (Express's router: a path that is not valid percent-encoding).
+  if (e && typeof e === 'object' && e.expose === true && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    return { status: e.status, body: { ok: false, error: e.message || 'Bad request' } };
   }
   return internal(requestId);
 }

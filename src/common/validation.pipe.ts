@@ -1,7 +1,8 @@
 import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
-import { validate, ValidationError } from 'class-validator';
+import { getMetadataStorage, validate, ValidationError } from 'class-validator';
 import { RequestValidationError, ValidationIssue } from './errors';
+import { wellFormed } from './text';
 
 /** pydantic v2 error type for each class-validator constraint (CONTRACT §1). */
 const TYPE_BY_CONSTRAINT: Record<string, string> = {
@@ -44,7 +45,11 @@ export class AppValidationPipe implements PipeTransform {
     if (type === 'body' && (value === null || typeof value !== 'object' || Array.isArray(value))) {
       throw RequestValidationError.one([root], 'Input should be a JSON object', 'model_attributes_type', value ?? null);
     }
-    const instance = plainToInstance(metatype, value ?? {}, { exposeDefaultValues: true });
+    const known = knownProperties(metatype);
+    // Only the DTO's own properties reach class-transformer (which is slow on huge objects and
+    // recurses into whatever it gets); `whitelist` would drop the rest afterwards anyway.
+    const input = value !== null && typeof value === 'object' && !Array.isArray(value) ? pick(value as Record<string, unknown>, known, root, type === 'query' || type === 'param') : value;
+    const instance = plainToInstance(metatype, input ?? {}, { exposeDefaultValues: true });
     const errors = await validate(instance as object, {
       whitelist: true,
       forbidNonWhitelisted: false,
@@ -56,6 +61,65 @@ export class AppValidationPipe implements PipeTransform {
     }
     return instance;
   }
+}
+
+interface KnownProperty {
+  /** The property is a list (query: may be repeated). */
+  isArray: boolean;
+  /** Its @ArrayMaxSize, checked before class-transformer walks the list. */
+  maxItems?: { max: number; message: string; type: string; ctx: Record<string, unknown> };
+}
+
+const knownCache = new WeakMap<object, Map<string, KnownProperty>>();
+
+/** The properties a DTO class validates (what `whitelist` keeps), with their design types. */
+export function knownProperties(metatype: new (...args: unknown[]) => unknown): Map<string, KnownProperty> {
+  let known = knownCache.get(metatype);
+  if (!known) {
+    known = new Map();
+    for (const m of getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false)) {
+      let prop = known.get(m.propertyName);
+      if (!prop) {
+        const design = Reflect.getMetadata('design:type', metatype.prototype as object, m.propertyName) as unknown;
+        prop = { isArray: design === Array };
+        known.set(m.propertyName, prop);
+      }
+      if (m.name === 'arrayMaxSize' && !m.each) {
+        const context = (m.context ?? {}) as { type?: string; ctx?: Record<string, unknown> };
+        const max = Number(m.constraints[0]);
+        const message = typeof m.message === 'string' ? m.message : `List should have at most ${max} items`;
+        prop.maxItems = { max, message, type: context.type ?? 'too_long', ctx: context.ctx ?? { max_length: max } };
+      }
+    }
+    knownCache.set(metatype, known);
+  }
+  return known;
+}
+
+/**
+ * Copies the known keys of a plain object (linear in its size; unknown keys, `__proto__` and
+ * `constructor` included, are left behind). For query strings and path parameters it also
+ * normalises text (lone surrogates → U+FFFD, as the JSON body parser does for bodies) and
+ * refuses a scalar parameter given more than once.
+ */
+function pick(value: Record<string, unknown>, known: Map<string, KnownProperty>, root: string, fromUrl: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, prop] of known) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    let v = value[key];
+    if (prop.maxItems && Array.isArray(v) && v.length > prop.maxItems.max) {
+      // A list over its size limit fails as class-validator would say, before anything walks it.
+      throw new RequestValidationError([{ loc: [root, key], msg: prop.maxItems.message, type: prop.maxItems.type, input: echo(v), ctx: prop.maxItems.ctx }]);
+    }
+    if (fromUrl) {
+      if (Array.isArray(v) && !prop.isArray) {
+        throw RequestValidationError.one([root, key], `Parameter '${key}' was given more than once; give it at most once`, 'value_error', v);
+      }
+      v = Array.isArray(v) ? v.map(wellFormed) : wellFormed(v);
+    }
+    out[key] = v;
+  }
+  return out;
 }
 
 export function flatten(errors: ValidationError[], prefix: (string | number)[]): ValidationIssue[] {
@@ -76,11 +140,20 @@ export function flatten(errors: ValidationError[], prefix: (string | number)[]):
         }
       }
       if (errType === 'missing') msg = 'Field required';
-      out.push({ loc, msg, type: errType, input: err.value ?? null, ctx: context.ctx ?? {} });
+      out.push({ loc, msg, type: errType, input: echo(err.value), ctx: context.ctx ?? {} });
     }
     if (err.children && err.children.length > 0) out.push(...flatten(err.children, loc));
   }
   return out;
+}
+
+/** The offending input as the 422 echoes it: null instead of anything big (never megabytes back). */
+function echo(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (typeof value === 'string') return value.length > 1024 ? null : value;
+  if (Array.isArray(value)) return value.length > 100 ? null : value;
+  if (value !== null && typeof value === 'object') return Object.keys(value).length > 100 ? null : value;
+  return value;
 }
 
 function isRequiredConstraint(name: string): boolean {

@@ -49,6 +49,10 @@ export class AppConfig {
   bodyLimitBytes: number;
   loginMaxFailures: number;
   loginWindowSeconds: number;
+  /** MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE: requests per window for tokens created without their own limit (0 = unlimited). */
+  tokenRateLimitPerMinute: number;
+  /** MEMSTORE_TOKEN_RATE_WINDOW_SECONDS: the rate-limit window (60; shorter only for tests). */
+  tokenRateWindowSeconds: number;
   limits: MemoryLimits;
   /** Settings given as MEMSTORE_<KEY>; they win over the config file and the credential store. */
   settingsEnv: Partial<Record<SettingKey, string>>;
@@ -118,6 +122,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   cfg.bodyLimitBytes = int(env, 'MEMSTORE_BODY_LIMIT_BYTES', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024);
   cfg.loginMaxFailures = int(env, 'MEMSTORE_LOGIN_MAX_FAILURES', 10, 1, 1000);
   cfg.loginWindowSeconds = int(env, 'MEMSTORE_LOGIN_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600);
+  cfg.tokenRateLimitPerMinute = int(env, 'MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000);
+  cfg.tokenRateWindowSeconds = int(env, 'MEMSTORE_TOKEN_RATE_WINDOW_SECONDS', 60, 1, 3600);
   cfg.limits = {
     contentMaxBytes: int(env, 'MEMSTORE_MAX_CONTENT_BYTES', 1024 * 1024, 1, 16 * 1024 * 1024),
     titleMaxChars: int(env, 'MEMSTORE_MAX_TITLE_CHARS', 300, 1, 10000),

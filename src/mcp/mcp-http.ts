@@ -1,6 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import { toErrorResponse } from '../common/http-exception.filter';
+import { RequestValidationError } from '../common/errors';
+import { parseJsonBody } from '../common/json-body';
 import type { AppConfig } from '../config/app-config';
 
 /**
@@ -31,12 +33,23 @@ export function sendJsonRpcError(res: Response, status: number, code: number, me
  * Installed before the global parser (which then sees the body already read and skips it).
  */
 export function mcpJsonBody(limitBytes: number): RequestHandler {
-  const json = express.json({ limit: limitBytes, strict: false });
+  // The same bounded reading as /api (src/common/json-body.ts): byte limit, Content-Encoding, one
+  // linear shape pass (depth, keys, values, lone surrogates) before JSON.parse; errors as JSON-RPC.
+  const raw = express.raw({ type: ['application/json', 'application/*+json'], limit: limitBytes, inflate: true });
   return (req: Request, res: Response, next: NextFunction) => {
-    json(req, res, (err?: unknown) => {
+    raw(req, res, (err?: unknown) => {
+      if (!err && Buffer.isBuffer(req.body)) {
+        try {
+          req.body = req.body.length === 0 ? {} : parseJsonBody(req.body);
+        } catch (e) {
+          err = e;
+        }
+      } else if (!err) {
+        req.body = undefined;
+      }
       if (!err) return next();
+      if (err instanceof RequestValidationError) return sendJsonRpcError(res, 400, JSONRPC_PARSE_ERROR, 'Parse error: the request body is not valid JSON');
       const e = err as { type?: string; status?: number; message?: string };
-      if (e.type === 'entity.parse.failed') return sendJsonRpcError(res, 400, JSONRPC_PARSE_ERROR, 'Parse error: the request body is not valid JSON');
       if (e.type === 'entity.too.large') {
         return sendJsonRpcError(res, 413, JSONRPC_INVALID_REQUEST, `Request body too large: the limit is ${limitBytes} bytes (MEMSTORE_BODY_LIMIT_BYTES)`);
       }

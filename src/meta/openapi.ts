@@ -5,6 +5,7 @@ import type { Express, Request, Response } from 'express';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ACCESS_KEY, AccessRule, ADMIN_COOKIE } from '../common/auth/decorators';
+import { addErrorResponses, allowNullInNullableEnums } from './openapi-responses';
 
 /**
  * The OpenAPI document (/openapi.json) and the two documentation pages, served entirely by us:
@@ -44,7 +45,10 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
     .build();
   config.tags = TAGS;
   const document = SwaggerModule.createDocument(app, config);
-  annotateAccess(app, document);
+  const rules = accessRules(app);
+  annotateAccess(rules, document);
+  addErrorResponses(document, (operationId) => rules.get(operationId));
+  allowNullInNullableEnums(document);
   return document;
 }
 
@@ -101,8 +105,7 @@ function tagFor(p: string): string {
 }
 
 /** States each operation's access in its description, `security` and `x-access`; fills in missing tags. */
-function annotateAccess(app: NestExpressApplication, document: OpenAPIObject): void {
-  const rules = accessRules(app);
+function annotateAccess(rules: Map<string, AccessRule | undefined>, document: OpenAPIObject): void {
   for (const [p, item] of Object.entries(document.paths)) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const) {
       const op = item[method];

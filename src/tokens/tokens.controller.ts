@@ -3,7 +3,8 @@ import { ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, A
 import { Audited, bodyFields } from '../audit/audited.decorator';
 import { AdminOnly } from '../common/auth/decorators';
 import { CreateTokenDto, UpdateTokenDto } from './dto/create-token.dto';
-import { CreatedTokenResponseDto, mapToken, TokenDeletedResponseDto, TokenListResponseDto, TokenResponseDto } from './dto/token-response.dto';
+import type { TokenRecord } from '../backends/ports/token.repository';
+import { CreatedTokenResponseDto, mapToken, TokenDeletedResponseDto, TokenDto, TokenListResponseDto, TokenRate, TokenResponseDto } from './dto/token-response.dto';
 import { TokensService } from './tokens.service';
 
 const TOKEN_ID_PARAM = { name: 'token_id', description: '16 lowercase hex characters', example: '3f9a0c1d2e4b5a69' };
@@ -15,12 +16,20 @@ const TOKEN_ID_PARAM = { name: 'token_id', description: '16 lowercase hex charac
 export class TokensController {
   constructor(private readonly tokens: TokensService) {}
 
+  private rate(t: TokenRecord): TokenRate {
+    return { limit: this.tokens.rateLimitOf(t), recent: this.tokens.recentRate(t.id) };
+  }
+
+  private view(t: TokenRecord): TokenDto {
+    return mapToken(t, this.rate(t));
+  }
+
   @Get()
   @ApiOperation({ summary: 'List API tokens (metadata only, newest first)' })
   @ApiOkResponse({ type: TokenListResponseDto, description: 'Token records, newest first' })
   async list(): Promise<TokenListResponseDto> {
     const now = Date.now();
-    return { ok: true, tokens: (await this.tokens.list()).map((t) => mapToken(t, now)) };
+    return { ok: true, tokens: (await this.tokens.list()).map((t) => mapToken(t, this.rate(t), now)) };
   }
 
   @Post()
@@ -34,7 +43,7 @@ export class TokensController {
   @ApiUnprocessableEntityResponse({ description: 'Unknown scope or preset, both expiry fields, a past expires_at, an invalid allowed_ips entry' })
   async create(@Body() dto: CreateTokenDto): Promise<CreatedTokenResponseDto> {
     const { record, plaintext } = await this.tokens.create(dto);
-    return { ok: true, token: mapToken(record), plaintext };
+    return { ok: true, token: mapToken(record, this.rate(record)), plaintext };
   }
 
   @Patch(':token_id')
@@ -44,7 +53,7 @@ export class TokensController {
   @ApiOkResponse({ type: TokenResponseDto, description: 'The token record' })
   @ApiNotFoundResponse({ description: 'Token not found' })
   async update(@Param('token_id') id: string, @Body() dto: UpdateTokenDto): Promise<TokenResponseDto> {
-    return { ok: true, token: mapToken(await this.tokens.update(id, dto)) };
+    return { ok: true, token: this.view(await this.tokens.update(id, dto)) };
   }
 
   @Post(':token_id/revoke')
@@ -55,7 +64,7 @@ export class TokensController {
   @ApiOkResponse({ type: TokenResponseDto, description: 'The token record' })
   @ApiNotFoundResponse({ description: 'Token not found' })
   async revoke(@Param('token_id') id: string): Promise<TokenResponseDto> {
-    return { ok: true, token: mapToken(await this.tokens.revoke(id)) };
+    return { ok: true, token: this.view(await this.tokens.revoke(id)) };
   }
 
   @Delete(':token_id')

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { TokenAuthenticator } from '../common/auth/token-authenticator';
+import { TokenRateLimiter } from './token-rate-limiter';
 import { TokensController } from './tokens.controller';
 import { TokensService } from './tokens.service';
 
@@ -7,7 +8,7 @@ import { TokensService } from './tokens.service';
 @Global()
 @Module({
   controllers: [TokensController],
-  providers: [TokensService, { provide: TokenAuthenticator, useExisting: TokensService }],
+  providers: [TokensService, TokenRateLimiter, { provide: TokenAuthenticator, useExisting: TokensService }],
   exports: [TokenAuthenticator, TokensService],
 })
 export class TokensModule {}

@@ -2,11 +2,13 @@ import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SqliteRateLimitRepository } from '../backends/sqlite/sqlite-rate-limit.repository';
 import { SqliteTokenRepository } from '../backends/sqlite/sqlite-token.repository';
 import { ForbiddenError, UnauthorizedError } from '../common/errors';
 import { loadAppConfig } from '../config/app-config';
 import { SettingsService } from '../config/settings.service';
 import { hashSecret, parseToken } from './token-secret';
+import { TokenRateLimiter } from './token-rate-limiter';
 import { LAST_USED_INTERVAL_MS, TokensService } from './tokens.service';
 
 describe('TokensService (real SQLite repository)', () => {
@@ -20,8 +22,9 @@ describe('TokensService (real SQLite repository)', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-tokens-'));
     db = new Database(path.join(dir, 'memstore.db'));
     repo = new SqliteTokenRepository(db);
-    settings = new SettingsService(loadAppConfig({ MEMSTORE_DATA_DIR: dir, MEMSTORE_SECRET_KEY: 'unit-test-secret-key-0123456789abcdef' }));
-    service = new TokensService(repo, settings);
+    const cfg = loadAppConfig({ MEMSTORE_DATA_DIR: dir, MEMSTORE_SECRET_KEY: 'unit-test-secret-key-0123456789abcdef' });
+    settings = new SettingsService(cfg);
+    service = new TokensService(repo, settings, cfg, new TokenRateLimiter(new SqliteRateLimitRepository(db), cfg));
   });
   afterEach(() => {
     jest.restoreAllMocks();

@@ -3,9 +3,11 @@ import { SCOPES, type Scope, type TokenPrincipal } from '../common/auth/principa
 import { TokenAuthenticator } from '../common/auth/token-authenticator';
 import { ForbiddenError, NotFoundError, RequestValidationError, UnauthorizedError } from '../common/errors';
 import { TokenPatch, TokenRecord, TokenRepository } from '../backends/ports/token.repository';
+import { AppConfig } from '../config/app-config';
 import { SettingsService } from '../config/settings.service';
 import { CreateTokenDto, PRESET_SCOPES, UpdateTokenDto } from './dto/create-token.dto';
 import { IpAllowList, normalizeAllowList } from './ip-allow-list';
+import { TokenRateLimiter } from './token-rate-limiter';
 import { hashSecret, newTokenId, newTokenSecret, parseToken, plaintextToken, sameHash, TOKEN_ID_RE } from './token-secret';
 
 /** `last_used_at` is written at most once per this period per token. */
@@ -29,8 +31,20 @@ export class TokensService extends TokenAuthenticator {
   constructor(
     private readonly repo: TokenRepository,
     private readonly settings: SettingsService,
+    private readonly cfg: AppConfig,
+    private readonly limiter: TokenRateLimiter,
   ) {
     super();
+  }
+
+  /** The limit a token works under: its own, or the service default for tokens made without one. */
+  rateLimitOf(record: TokenRecord): number {
+    return record.rateLimitPerMinute ?? this.cfg.tokenRateLimitPerMinute;
+  }
+
+  /** Requests per minute this instance admitted for the token recently. */
+  recentRate(id: string): number {
+    return this.limiter.recentRate(id);
   }
 
   async create(dto: CreateTokenDto): Promise<{ record: TokenRecord; plaintext: string }> {
@@ -59,6 +73,7 @@ export class TokensService extends TokenAuthenticator {
       allowedIps,
       lastUsedAt: null,
       revokedAt: null,
+      rateLimitPerMinute: dto.rate_limit_per_minute ?? this.cfg.tokenRateLimitPerMinute,
     };
     await this.repo.create(record);
     return { record, plaintext: plaintextToken(id, secret) };
@@ -83,6 +98,10 @@ export class TokensService extends TokenAuthenticator {
     if (dto.clear_expiry) patch.expiresAt = null;
     if (dto.allowed_ips != null) patch.allowedIps = normalizeAllowList(dto.allowed_ips);
     if (dto.unrevoke) patch.revokedAt = null;
+    if (dto.rate_limit_per_minute != null && dto.rate_limit_per_minute !== current.rateLimitPerMinute) {
+      patch.rateLimitPerMinute = dto.rate_limit_per_minute;
+      this.limiter.forget(id); // the new limit applies from the next request on (its window keeps counting)
+    }
     if (Object.keys(patch).length === 0) return current;
     return this.updateOrNotFound(id, patch);
   }
@@ -97,9 +116,10 @@ export class TokensService extends TokenAuthenticator {
   async delete(id: string): Promise<void> {
     if (!TOKEN_ID_RE.test(id) || !(await this.repo.delete(id))) throw new NotFoundError('Token not found');
     this.lastUseWrites.delete(id);
+    this.limiter.forget(id);
   }
 
-  /** The auth guard's hot path. */
+  /** The auth guard's hot path (also any other entry point that authenticates tokens, e.g. /mcp): rate limits are applied here. */
   override async authenticate(bearer: string, clientIp: string): Promise<TokenPrincipal> {
     const parsed = parseToken(bearer);
     if (!parsed) throw new UnauthorizedError('Malformed API token: expected mem_tok_<id>_<secret>');
@@ -112,8 +132,10 @@ export class TokensService extends TokenAuthenticator {
     if (!new IpAllowList(record.allowedIps).allows(clientIp)) {
       throw new ForbiddenError(`This API token may not be used from ${clientIp}`);
     }
+    // Counted only once the token is known to be good: a wrong secret cannot use up someone's limit.
+    const rateLimit = await this.limiter.take(record.id, this.rateLimitOf(record));
     await this.noteUse(record, now);
-    return { kind: 'token', tokenId: record.id, name: record.name, scopes: [...record.scopes] };
+    return { kind: 'token', tokenId: record.id, name: record.name, scopes: [...record.scopes], ...(rateLimit ? { rateLimit } : {}) };
   }
 
   private async noteUse(record: TokenRecord, now: number): Promise<void> {

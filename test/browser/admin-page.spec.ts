@@ -187,6 +187,7 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await panel.getByLabel('Name', { exact: true }).fill('browser agent');
     await panel.getByLabel('Access').selectOption('full');
     await panel.getByLabel('Allowed IP addresses').fill('127.0.0.1, ::1');
+    await panel.getByLabel('Rate limit (requests per minute)').fill('120');
     await panel.getByRole('button', { name: 'Create token' }).click();
     const secret = panel.getByLabel('Token secret');
     await secret.waitFor();
@@ -206,6 +207,8 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await tokenStatus(tokenId, 'active');
     await row.getByText('memory:delete').waitFor();
     await row.getByText('::1').waitFor();
+    await row.locator('td[data-label="Rate limit"]').getByText('120/min', { exact: true }).waitFor();
+    await row.locator('td[data-label="Rate limit"]').getByText('recent 0/min', { exact: true }).waitFor();
 
     // Dismissed, the secret is gone from the page and a reload does not bring it back.
     await panel.getByRole('button', { name: 'I have stored it' }).click();

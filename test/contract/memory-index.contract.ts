@@ -506,6 +506,22 @@ export function memoryIndexContract(
         expect((await index.stats()).byProject).toEqual({ fresh: 1 });
       });
 
+      it('counts projects and agents named like Object.prototype members, and the counts add up to total', async () => {
+        const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
+        for (const name of names) await add({ project: name, agent: name });
+        await add({ project: '__proto__', agent: null });
+        const s = await index.stats();
+        expect(s.total).toBe(6);
+        const expected: Array<[string, number]> = [['constructor', 1], ['__proto__', 2], ['toString', 1], ['hasOwnProperty', 1], ['valueOf', 1]];
+        expect(Object.entries(s.byProject).sort()).toEqual(expected.sort());
+        // JSON is what a client sees: every key an own, enumerable number.
+        expect(JSON.stringify(s.byProject)).toContain('"__proto__":2');
+        expect(Object.entries(s.byAgent).sort()).toEqual([...names.map((n) => [n, 1]), ['(none)', 1]].sort());
+        const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+        expect(sum(s.byProject)).toBe(s.total);
+        expect(sum(s.byAgent)).toBe(s.total);
+      });
+
       it('reports zeros on an empty index', async () => {
         const s = await index.stats();
         expect(s.total).toBe(0);

@@ -19,6 +19,7 @@ export function tokenFactory(over: Partial<TokenRecord> = {}): TokenRecord {
     allowedIps: [],
     lastUsedAt: null,
     revokedAt: null,
+    rateLimitPerMinute: 600,
     ...over,
   };
 }
@@ -35,6 +36,19 @@ export function tokenRepositoryContract(name: string, make: () => Promise<TokenR
     });
     afterEach(async () => {
       await h.cleanup();
+    });
+
+    it('keeps the rate limit: a number, 0 (unlimited) or null (the service default), and updates it', async () => {
+      for (const limit of [600, 0, null]) {
+        const t = tokenFactory({ rateLimitPerMinute: limit });
+        await h.repo.create(t);
+        expect((await h.repo.findById(t.id))!.rateLimitPerMinute).toBe(limit);
+      }
+      const t = tokenFactory({ rateLimitPerMinute: null });
+      await h.repo.create(t);
+      expect((await h.repo.update(t.id, { rateLimitPerMinute: 5 }))!.rateLimitPerMinute).toBe(5);
+      expect((await h.repo.update(t.id, { name: 'other' }))!.rateLimitPerMinute).toBe(5);
+      expect((await h.repo.list()).find((r) => r.id === t.id)!.rateLimitPerMinute).toBe(5);
     });
 
     it('stores a record and reads every field back unchanged', async () => {

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
-import { createTestApp, TestApp } from '../support/app';
+import { adminAgent, createTestApp, TestApp } from '../support/app';
 
 /**
  * /openapi.json, /docs and /redoc (CONTRACT §6): the document describes every route of the spec
@@ -126,6 +126,90 @@ describe('OpenAPI document', () => {
         expect([`${m} ${p}`, op['x-access']]).not.toEqual([`${m} ${p}`, 'denied']);
       }
     }
+  });
+
+  describe('error responses (generated from each route\'s access rule, method and parameters)', () => {
+    const ops = () =>
+      Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item).map(([m, op]) => ({ path: p, method: m, op: op as Op })));
+    const schemaOf = (op: Op, status: string) => (op.responses?.[status]?.content?.['application/json']?.schema as { $ref?: string } | undefined)?.$ref;
+
+    it('every operation declares what the pipeline can answer, with the envelope schemas', () => {
+      for (const { path, method, op } of ops()) {
+        const statuses = Object.keys(op.responses ?? {});
+        const where = `${method} ${path}`;
+        const isPublic = op['x-access'] === 'public';
+        const unsafe = ['post', 'put', 'patch', 'delete'].includes(method);
+        const expected = [
+          ...(isPublic ? [] : ['401', '403', '429']),
+          ...(unsafe ? ['400', '403', '413', '415', '422'] : []),
+          ...(path.includes('{') ? ['400', '404'] : []),
+          ...((op.parameters ?? []).some((x) => (x as { in?: string }).in === 'query') ? ['422'] : []),
+          ...(path === '/api/health' ? [] : ['503']),
+        ];
+        for (const status of expected) {
+          expect([where, status, statuses.includes(status)]).toEqual([where, status, true]);
+          expect([where, status, schemaOf(op, status)]).toEqual([where, status, status === '422' ? '#/components/schemas/ValidationErrorResponse' : '#/components/schemas/ErrorResponse']);
+        }
+        if (path === '/api/health') expect(statuses).toEqual(['200']);
+      }
+    });
+
+    it('429 documents Retry-After and the RateLimit-* headers', () => {
+      const headers = (doc.paths['/api/memories'].get.responses as Record<string, { headers?: Record<string, { required?: boolean }> }>)['429'].headers!;
+      expect(Object.keys(headers).sort()).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After']);
+      expect(headers['Retry-After'].required).toBe(true);
+      expect(doc.paths['/api/login'].post.responses?.['429']).toBeDefined();
+    });
+
+    it('the error schemas are the CONTRACT §1 envelopes', () => {
+      const schemas = doc.components.schemas as Record<string, { required?: string[]; properties?: Record<string, unknown> }>;
+      expect(schemas.ErrorResponse.required).toEqual(['ok', 'error']);
+      expect(schemas.ValidationErrorResponse.required).toEqual(['ok', 'error', 'detail']);
+    });
+  });
+
+  describe('schemas say what is enforced', () => {
+    const queryParam = (path: string, name: string) =>
+      (doc.paths[path].get.parameters as Array<{ name: string; in: string; schema: Record<string, unknown> }>).find((x) => x.in === 'query' && x.name === name)!.schema;
+    const component = (name: string) => (doc.components.schemas as Record<string, { properties: Record<string, Record<string, unknown>>; required?: string[] }>)[name];
+
+    it('limit, page, skip and days are integers with their bounds', () => {
+      expect(queryParam('/api/memories', 'limit')).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 });
+      expect(queryParam('/api/memories', 'page')).toMatchObject({ type: 'integer', minimum: 1 });
+      expect(queryParam('/api/memories', 'skip')).toMatchObject({ type: 'integer', minimum: 0 });
+      expect(queryParam('/api/memories', 'days')).toMatchObject({ type: 'integer', minimum: 1, maximum: 36500 });
+    });
+
+    it('content has a minimum length and must hold a non-space character; create accepts null type and scope', () => {
+      const create = component('CreateMemoryDto');
+      expect(create.properties.content).toMatchObject({ minLength: 1, pattern: expect.any(String) });
+      expect(new RegExp(create.properties.content.pattern as string).test(' \t\n\u00a0')).toBe(false);
+      expect(new RegExp(create.properties.content.pattern as string).test('  x ')).toBe(true);
+      expect(create.properties.type).toMatchObject({ nullable: true, enum: expect.arrayContaining(['note', null]) });
+      expect(create.properties.scope).toMatchObject({ nullable: true, enum: expect.arrayContaining(['global', null]) });
+      expect(create.required).toEqual(['content']);
+      expect(component('BulkDeleteDto').required ?? []).toEqual([]);
+      expect(component('TestBackendsDto').properties.target).toMatchObject({ nullable: true });
+    });
+
+    it('rate_limit_per_minute is an integer >= 0 on create and update, and shown on the token record', () => {
+      for (const name of ['CreateTokenDto', 'UpdateTokenDto']) expect(component(name).properties.rate_limit_per_minute).toMatchObject({ type: 'integer', minimum: 0 });
+      expect(component('TokenDto').properties.rate_limit_per_minute).toMatchObject({ type: 'integer' });
+      expect(component('TokenDto').properties.recent_requests_per_minute).toMatchObject({ type: 'integer' });
+    });
+
+    it.each([
+      ['/api/tokens', 'CreateTokenDto', 201],
+      ['/api/memories', 'CreateMemoryDto', 201],
+      ['/api/test', 'TestBackendsDto', 200],
+    ])('the example body of POST %s (every property example) is accepted', async (path, dto, status) => {
+      const props = component(dto).properties;
+      const body = Object.fromEntries(Object.entries(props).filter(([, v]) => v.example !== undefined).map(([k, v]) => [k, v.example]));
+      expect(Object.keys(body).length).toBeGreaterThan(0);
+      const admin = await adminAgent(t);
+      const res = await admin.post(path).send(body);
+      expect([res.status, res.body.error]).toEqual([status, undefined]);
+    });
   });
 
   it('response schemas of our DTOs carry examples', () => {

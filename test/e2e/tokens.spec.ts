@@ -10,7 +10,7 @@ const NOT_FOUND = { ok: false, error: 'Token not found' };
 const MISSING_ID = '0123456789abcdef';
 const A_MEMORY_ID = 'ffffffffffffffffffffffff';
 const TOKEN_RE = /^mem_tok_([0-9a-f]{16})_([A-Za-z0-9_-]{43,})$/;
-const RECORD_KEYS = ['allowed_ips', 'created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes', 'status'];
+const RECORD_KEYS = ['allowed_ips', 'created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'rate_limit_per_minute', 'recent_requests_per_minute', 'revoked_at', 'scopes', 'status'];
 
 async function sessionCookieFor(app: TestApp): Promise<string> {
   const res = await request(app.http).post('/api/login').send({ username: app.cfg.adminUsername, password: ADMIN_PASSWORD }).expect(200);
@@ -63,6 +63,8 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
         allowed_ips: ['127.0.0.0/8'],
         last_used_at: null,
         revoked_at: null,
+        rate_limit_per_minute: 600,
+        recent_requests_per_minute: 0,
       });
     });
 
@@ -255,7 +257,7 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
       for (const m of ['get', 'post']) expect(op('/api/tokens', m).security).toEqual([{ session: [] }]);
       expect(op('/api/login', 'post').security).toBeUndefined();
       const create = doc.components.schemas.CreateTokenDto.properties;
-      expect(create.preset.enum).toEqual(['read-only', 'read-write', 'full']);
+      expect(create.preset.enum).toEqual(['read-only', 'read-write', 'full', null]); // nullable: OAS 3.0.3 lists null in the enum
       expect(create.scopes.items.enum).toEqual(['memory:read', 'memory:write', 'memory:delete', 'metrics:read']);
       expect(create.expires_at).toMatchObject({ type: 'integer' });
       const record = doc.components.schemas.TokenDto.properties;

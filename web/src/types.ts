@@ -83,6 +83,9 @@ export interface TokenRecord {
   allowed_ips: string[] | null;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** Requests per minute; 0 = unlimited. */
+  rate_limit_per_minute: number;
+  recent_requests_per_minute: number;
 }
 
 export interface MemoryRow {

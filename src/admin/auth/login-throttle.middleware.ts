@@ -2,17 +2,11 @@ import { Injectable, Logger, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { slowDown } from 'express-slow-down';
-import { AppError } from '../../common/errors';
+import { TooManyRequestsError } from '../../common/errors';
 import { sendError } from '../../common/http-exception.filter';
 import { RateLimitRepository } from '../../backends/ports/rate-limit.repository';
 import { AppConfig } from '../../config/app-config';
 import { SharedRateLimitStore } from './shared-rate-limit.store';
-
-export class TooManyRequestsError extends AppError {
-  constructor(message: string) {
-    super(429, message);
-  }
-}
 
 /** Extra delay per failed attempt once half the allowed failures are used up, capped. */
 const STEP_MS = 500;

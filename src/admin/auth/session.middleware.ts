@@ -46,8 +46,15 @@ export class SessionMiddleware implements NestMiddleware {
     // A Bearer request is authenticated by its token alone (the guard ignores the session then),
     // so it skips the session store entirely: no document-database read on the API hot path.
     // Sign-in and sign-out always get their session, whatever headers come along.
-    if (req.headers.authorization !== undefined && !SESSION_ROUTES.has(req.originalUrl.split('?')[0])) return next();
+    // Express routes match any casing and a trailing slash (/API/LOGIN/ is /api/login), so compare the same way.
+    if (req.headers.authorization !== undefined && !SESSION_ROUTES.has(routePath(req))) return next();
     this.handler ??= this.build();
     this.handler(req, res, (err?: unknown) => (err ? sendError(err, req, res) : next()));
   }
+}
+
+/** The request path as Express routes compare it: lower case, without the query and trailing slashes. */
+export function routePath(req: Request): string {
+  const p = req.originalUrl.split('?')[0].toLowerCase().replace(/\/+$/, '');
+  return p === '' ? '/' : p;
 }

@@ -238,7 +238,8 @@ export class MongoMemoryIndex extends MemoryIndex {
     return this.run(async (m) => {
       const group = async (field: string) => {
         const rows = await m.memories.aggregate<{ _id: string | null; n: number }>([{ $group: { _id: `$${field}`, n: { $sum: 1 } } }]).exec();
-        const out: Record<string, number> = {};
+        // Keys are user values ('__proto__', 'constructor'...): count in an object without a prototype.
+        const out: Record<string, number> = Object.create(null) as Record<string, number>;
         for (const r of rows) {
           const key = r._id === null || r._id === undefined || r._id === '' ? '(none)' : String(r._id);
           out[key] = (out[key] ?? 0) + r.n;

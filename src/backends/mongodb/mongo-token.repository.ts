@@ -14,6 +14,7 @@ function toRecord(r: TokenDocRecord): TokenRecord {
     allowedIps: [...(r.allowedIps ?? [])],
     lastUsedAt: r.lastUsedAt ? new Date(r.lastUsedAt) : null,
     revokedAt: r.revokedAt ? new Date(r.revokedAt) : null,
+    rateLimitPerMinute: typeof r.rateLimitPerMinute === 'number' ? r.rateLimitPerMinute : null,
   };
 }
 
@@ -41,6 +42,7 @@ export class MongoTokenRepository extends TokenRepository {
         allowedIps: r.allowedIps,
         lastUsedAt: r.lastUsedAt,
         revokedAt: r.revokedAt,
+        rateLimitPerMinute: r.rateLimitPerMinute,
       });
     });
   }
@@ -62,7 +64,7 @@ export class MongoTokenRepository extends TokenRepository {
   override update(id: string, patch: TokenPatch): Promise<TokenRecord | null> {
     return this.run(async (m) => {
       const set: Record<string, unknown> = {};
-      for (const k of ['name', 'scopes', 'expiresAt', 'allowedIps', 'revokedAt', 'lastUsedAt'] as const) {
+      for (const k of ['name', 'scopes', 'expiresAt', 'allowedIps', 'revokedAt', 'lastUsedAt', 'rateLimitPerMinute'] as const) {
         if (patch[k] !== undefined) set[k] = patch[k];
       }
       const r = await m.tokens

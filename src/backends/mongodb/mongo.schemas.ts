@@ -104,6 +104,10 @@ export class TokenDocRecord {
 
   @Prop({ type: Date, default: null })
   revokedAt!: Date | null;
+
+  /** Requests per minute; 0 = unlimited; null = the service default. */
+  @Prop({ type: Number, default: null })
+  rateLimitPerMinute!: number | null;
 }
 export const TokenDocRecordSchema = SchemaFactory.createForClass(TokenDocRecord);
 

@@ -11,9 +11,11 @@ export interface TokenRecord {
   allowedIps: string[];
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** Requests per rate-limit window (a minute); 0 = unlimited; null = the service default (tokens made before limits existed). */
+  rateLimitPerMinute: number | null;
 }
 
-export type TokenPatch = Partial<Pick<TokenRecord, 'name' | 'scopes' | 'expiresAt' | 'allowedIps' | 'revokedAt' | 'lastUsedAt'>>;
+export type TokenPatch = Partial<Pick<TokenRecord, 'name' | 'scopes' | 'expiresAt' | 'allowedIps' | 'revokedAt' | 'lastUsedAt' | 'rateLimitPerMinute'>>;
 
 /** API tokens in the document database. */
 export abstract class TokenRepository {

@@ -275,8 +275,9 @@ export class SqliteMemoryIndex extends MemoryIndex {
       const counts = this.stmt('SELECT dim, key, n FROM memory_counts WHERE n > 0').all() as Array<{ dim: string; key: string; n: number }>;
       const byType: Record<string, number> = Object.fromEntries(MEMORY_TYPES.map((t) => [t, 0]));
       const byScope: Record<string, number> = Object.fromEntries(MEMORY_SCOPES.map((x) => [x, 0]));
-      const byProject: Record<string, number> = {};
-      const byAgent: Record<string, number> = {};
+      // Keys are user values ('__proto__', 'constructor'...): count in objects without a prototype.
+      const byProject: Record<string, number> = Object.create(null) as Record<string, number>;
+      const byAgent: Record<string, number> = Object.create(null) as Record<string, number>;
       const target: Record<string, Record<string, number>> = { type: byType, scope: byScope, project: byProject, agent: byAgent };
       let total = 0;
       for (const { dim, key, n } of counts) {

@@ -13,6 +13,7 @@ interface TokenRow {
   allowed_ips: string;
   last_used_at: number | null;
   revoked_at: number | null;
+  rate_limit: number | null;
 }
 
 const COLUMN: Record<keyof TokenPatch, keyof TokenRow> = {
@@ -22,6 +23,7 @@ const COLUMN: Record<keyof TokenPatch, keyof TokenRow> = {
   allowedIps: 'allowed_ips',
   revokedAt: 'revoked_at',
   lastUsedAt: 'last_used_at',
+  rateLimitPerMinute: 'rate_limit',
 };
 
 const ms = (d: Date | null): number | null => (d ? d.getTime() : null);
@@ -38,12 +40,14 @@ function toRecord(r: TokenRow): TokenRecord {
     allowedIps: JSON.parse(r.allowed_ips) as string[],
     lastUsedAt: date(r.last_used_at),
     revokedAt: date(r.revoked_at),
+    rateLimitPerMinute: r.rate_limit ?? null,
   };
 }
 
 function toColumnValue(key: keyof TokenPatch, value: TokenPatch[keyof TokenPatch]): string | number | null {
   if (key === 'scopes' || key === 'allowedIps') return JSON.stringify(value ?? []);
   if (key === 'name') return value as string;
+  if (key === 'rateLimitPerMinute') return (value as number | null | undefined) ?? null;
   return ms((value as Date | null | undefined) ?? null);
 }
 
@@ -72,9 +76,12 @@ export class SqliteTokenRepository extends TokenRepository {
         CREATE INDEX IF NOT EXISTS api_tokens_created ON api_tokens (created_at DESC, id DESC);
       `),
     );
+    // Added by issue 10 (per-token rate limits); databases made before get the column, NULL = the default.
+    const columns = sqlite('token table columns', () => db.prepare('PRAGMA table_info(api_tokens)').all()) as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'rate_limit')) sqlite('token table migration', () => db.exec('ALTER TABLE api_tokens ADD COLUMN rate_limit INTEGER'));
     this.insertStmt = db.prepare(
-      `INSERT INTO api_tokens (id, name, secret_hash, scopes, created_at, expires_at, allowed_ips, last_used_at, revoked_at)
-       VALUES (@id, @name, @secret_hash, @scopes, @created_at, @expires_at, @allowed_ips, @last_used_at, @revoked_at)`,
+      `INSERT INTO api_tokens (id, name, secret_hash, scopes, created_at, expires_at, allowed_ips, last_used_at, revoked_at, rate_limit)
+       VALUES (@id, @name, @secret_hash, @scopes, @created_at, @expires_at, @allowed_ips, @last_used_at, @revoked_at, @rate_limit)`,
     );
     this.byIdStmt = db.prepare('SELECT * FROM api_tokens WHERE id = ?');
     this.listStmt = db.prepare('SELECT * FROM api_tokens ORDER BY created_at DESC, id DESC');
@@ -95,6 +102,7 @@ export class SqliteTokenRepository extends TokenRepository {
           allowed_ips: JSON.stringify(t.allowedIps),
           last_used_at: ms(t.lastUsedAt),
           revoked_at: ms(t.revokedAt),
+          rate_limit: t.rateLimitPerMinute,
         }),
       `Token ${t.id} already exists`,
     );

@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { AppConfig } from '../../config/app-config';
 import { IpAllowList } from '../../tokens/ip-allow-list';
 import { ForbiddenError, UnauthorizedError } from '../errors';
@@ -50,6 +50,12 @@ export class AuthGuard implements CanActivate {
     if (!principal && rule.kind === 'metrics' && this.metricsAddresses?.allows(req.ip ?? req.socket.remoteAddress ?? '')) return true;
     if (!principal) throw new UnauthorizedError('Authentication required: send Authorization: Bearer <token> or sign in');
     req.principal = principal;
+    if (principal.kind === 'token' && principal.rateLimit) {
+      const res = context.switchToHttp().getResponse<Response>();
+      res.setHeader('RateLimit-Limit', String(principal.rateLimit.limit));
+      res.setHeader('RateLimit-Remaining', String(principal.rateLimit.remaining));
+      res.setHeader('RateLimit-Reset', String(principal.rateLimit.resetSeconds));
+    }
 
     if (principal.kind === 'admin') return true;
     switch (rule.kind) {

@@ -14,6 +14,8 @@ export interface TokenPrincipal {
   /** The token's name (recorded as the author of the memory versions it writes). */
   name?: string;
   scopes: Scope[];
+  /** The token's rate-limit state after this request (absent for unlimited tokens): sent as RateLimit-* headers. */
+  rateLimit?: { limit: number; remaining: number; resetSeconds: number };
 }
 
 export type Principal = AdminPrincipal | TokenPrincipal;

@@ -45,31 +45,31 @@ export class ListMemoriesQueryDto {
   tag?: string[];
 
   /** Only memories created in the last N days (N ≥ 1). */
-  @ApiPropertyOptional({ minimum: 1, example: 7 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 36500, example: 7 })
   @IsOptional()
   @QueryInt({ min: 1, max: 36500 })
   days?: number;
 
   /** Only memories created at or after this ISO-8601 date-time. */
-  @ApiPropertyOptional({ format: 'date-time', example: '2026-11-01T00:00:00.000Z' })
+  @ApiPropertyOptional({ example: '2026-11-01T00:00:00.000Z', description: 'An ISO-8601 date or date-time that exists (2026-02-31 is refused)' })
   @IsOptional()
-  @IsISO8601({}, { message: 'Input should be a valid datetime', context: { type: 'datetime_parsing', ctx: {} } })
+  @IsISO8601({ strict: true }, { message: 'Input should be a valid datetime (a real date, ISO 8601)', context: { type: 'datetime_parsing', ctx: {} } })
   since?: string;
 
   /** Page size, 1 to 200. */
-  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 20 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 20 })
   @IsOptional()
   @QueryInt({ min: 1, max: 200 })
   limit: number = 20;
 
   /** 1-based page (offset mode). */
-  @ApiPropertyOptional({ minimum: 1, default: 1 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 999999999999999, default: 1 })
   @IsOptional()
   @QueryInt({ min: 1 })
   page: number = 1;
 
   /** Absolute offset; overrides page. */
-  @ApiPropertyOptional({ minimum: 0 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 999999999999999 })
   @IsOptional()
   @QueryInt({ min: 0 })
   skip?: number;

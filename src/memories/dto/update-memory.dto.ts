@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray, IsOptional, IsString } from 'class-validator';
 import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from '../../backends/ports/memory.model';
+import { NOT_ONLY_WHITESPACE } from './create-memory.dto';
 import { OneOf } from './validators';
 
 const STRING = { message: 'Input should be a valid string', context: { type: 'string_type', ctx: {} } };
@@ -11,12 +12,12 @@ const LIST = { message: 'Input should be a valid list', context: { type: 'list_t
  * "" clears title, agent and project; [] clears tags; content cannot be emptied.
  */
 export class UpdateMemoryDto {
-  @ApiPropertyOptional({ type: String, nullable: true })
+  @ApiPropertyOptional({ type: String, nullable: true, minLength: 1, maxLength: 1048576, pattern: NOT_ONLY_WHITESPACE, description: 'Cannot be emptied: 1 byte to 1 MiB of UTF-8, not only whitespace' })
   @IsOptional()
   @IsString(STRING)
   content?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: '"" clears the title' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 300, description: '"" clears the title' })
   @IsOptional()
   @IsString(STRING)
   title?: string | null;
@@ -31,12 +32,12 @@ export class UpdateMemoryDto {
   @OneOf(MEMORY_SCOPES)
   scope?: MemoryScope | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: '"" clears the agent' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: '"" clears the agent' })
   @IsOptional()
   @IsString(STRING)
   agent?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: '"" clears the project' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, description: '"" clears the project' })
   @IsOptional()
   @IsString(STRING)
   project?: string | null;

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { SCOPES, type Scope } from '../../common/auth/principal';
@@ -15,6 +16,19 @@ export const PRESET_SCOPES: Record<TokenPreset, Scope[]> = {
 export const MAX_EPOCH_SECONDS = 253402300799;
 export const TOKEN_NAME_MAX = 200;
 export const ALLOWED_IPS_MAX = 100;
+export const RATE_LIMIT_MAX = 1_000_000;
+
+/** rate_limit_per_minute (create and patch): an integer from 0 (unlimited) to RATE_LIMIT_MAX; null or absent = unchanged / the default. */
+function RateLimitPerMinute(): PropertyDecorator {
+  // Applied in this order, as if stacked bottom-up: the integer check runs first.
+  return applyDecorators(
+    IsInt({ message: 'Input should be a valid integer' }),
+    Min(0, { context: { type: 'greater_than_equal', ctx: { ge: 0 } }, message: 'Input should be greater than or equal to 0' }),
+    Max(RATE_LIMIT_MAX, { context: { type: 'less_than_equal', ctx: { le: RATE_LIMIT_MAX } }, message: `Input should be less than or equal to ${RATE_LIMIT_MAX}` }),
+    IsOptional(),
+    ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: RATE_LIMIT_MAX, nullable: true, example: 600 }),
+  );
+}
 
 /** Body of POST /api/tokens. */
 export class CreateTokenDto {
@@ -48,7 +62,7 @@ export class CreateTokenDto {
   expires_in_days?: number | null;
 
   /** Expiry as Unix epoch seconds, in the future. Exclusive with `expires_in_days`. */
-  @ApiPropertyOptional({ type: 'integer', nullable: true, example: 1798761600, description: 'Unix epoch seconds' })
+  @ApiPropertyOptional({ type: 'integer', nullable: true, maximum: MAX_EPOCH_SECONDS, description: 'Unix epoch seconds, in the future; exclusive with expires_in_days' })
   @IsOptional()
   @Max(MAX_EPOCH_SECONDS, { context: { type: 'less_than_equal', ctx: { le: MAX_EPOCH_SECONDS } }, message: `Input should be less than or equal to ${MAX_EPOCH_SECONDS}` })
   @IsInt({ message: 'Input should be a valid integer' })
@@ -61,6 +75,10 @@ export class CreateTokenDto {
   @ArrayMaxSize(ALLOWED_IPS_MAX, { context: { type: 'too_long', ctx: { max_length: ALLOWED_IPS_MAX } }, message: `List should have at most ${ALLOWED_IPS_MAX} items` })
   @IsArray()
   allowed_ips?: string[] | null;
+
+  /** Requests per minute this token may send; 0 = unlimited. Absent: the service default (MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE, 600). */
+  @RateLimitPerMinute()
+  rate_limit_per_minute?: number | null;
 }
 
 /** Body of PATCH /api/tokens/{token_id}. Absent or null fields are left unchanged. The secret is never rotated. */
@@ -104,4 +122,8 @@ export class UpdateTokenDto {
   @IsOptional()
   @IsBoolean({ message: 'Input should be a valid boolean' })
   unrevoke?: boolean | null = false;
+
+  /** Requests per minute this token may send; 0 = unlimited. Absent: the service default (MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE, 600). */
+  @RateLimitPerMinute()
+  rate_limit_per_minute?: number | null;
 }

@@ -37,6 +37,12 @@ export class TokenDto {
 
   @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null })
   revoked_at: string | null;
+
+  @ApiProperty({ type: 'integer', minimum: 0, example: 600, description: 'Requests per minute this token may send; 0 = unlimited' })
+  rate_limit_per_minute: number;
+
+  @ApiProperty({ type: 'integer', minimum: 0, example: 12, description: 'Requests per minute recently admitted for this token (as counted by the instance that answers)' })
+  recent_requests_per_minute: number;
 }
 
 export function tokenStatus(t: TokenRecord, now = Date.now()): TokenStatus {
@@ -45,7 +51,13 @@ export function tokenStatus(t: TokenRecord, now = Date.now()): TokenStatus {
   return 'active';
 }
 
-export function mapToken(t: TokenRecord, now = Date.now()): TokenDto {
+/** The rate figures of a token record: its effective limit and recent rate. */
+export interface TokenRate {
+  limit: number;
+  recent: number;
+}
+
+export function mapToken(t: TokenRecord, rate: TokenRate, now = Date.now()): TokenDto {
   return {
     id: t.id,
     name: t.name,
@@ -57,6 +69,8 @@ export function mapToken(t: TokenRecord, now = Date.now()): TokenDto {
     allowed_ips: [...t.allowedIps],
     last_used_at: t.lastUsedAt ? t.lastUsedAt.toISOString() : null,
     revoked_at: t.revokedAt ? t.revokedAt.toISOString() : null,
+    rate_limit_per_minute: rate.limit,
+    recent_requests_per_minute: rate.recent,
   };
 }
 

@@ -80,6 +80,7 @@ function createForm(onCreated: (token: TokenRecord, plaintext: string) => void):
     dateField.hidden = expiry.value !== 'date';
   });
   const ips = h('textarea', { name: 'allowed_ips', rows: '2', placeholder: 'any address', spellcheck: 'false', autocapitalize: 'off' });
+  const rate = h('input', { type: 'number', name: 'rate_limit_per_minute', min: '0', step: '1', inputmode: 'numeric', placeholder: 'service default' });
   const msg = h('div', { 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create token');
   const form = h(
@@ -93,6 +94,7 @@ function createForm(onCreated: (token: TokenRecord, plaintext: string) => void):
       field('Access', preset),
       field('Expiry', expiry),
       dateField,
+      field('Rate limit (requests per minute)', rate, 'Empty: the service default (600). 0: unlimited, for bulk tools such as imports and benchmarks.'),
     ),
     scopes.el,
     field('Allowed IP addresses', ips, 'Optional. Addresses or CIDR ranges (e.g. 203.0.113.7, 10.0.0.0/8), separated by commas or new lines. Empty means any address.'),
@@ -122,6 +124,7 @@ function createForm(onCreated: (token: TokenRecord, plaintext: string) => void):
     } else if (expiry.value) body.expires_in_days = Number(expiry.value);
     const ipList = parseIps(ips.value);
     if (ipList.length) body.allowed_ips = ipList;
+    if (rate.value.trim() !== '') body.rate_limit_per_minute = Number(rate.value);
     submit.disabled = true;
     try {
       const r = await post<{ token: TokenRecord; plaintext: string }>('/api/tokens', body);
@@ -174,10 +177,11 @@ async function editToken(t: TokenRecord): Promise<boolean> {
   expiry.addEventListener('change', () => (dateField.hidden = expiry.value !== 'date'));
   const ips = h('textarea', { rows: '2', spellcheck: 'false', placeholder: 'any address' });
   ips.value = (t.allowed_ips ?? []).join('\n');
+  const rate = h('input', { type: 'number', min: '0', step: '1', inputmode: 'numeric', value: String(t.rate_limit_per_minute) });
   const msg = h('div', { 'aria-live': 'polite' });
   const result = await openDialog(
     `Edit token ${t.prefix}`,
-    [field('Name', name), scopes.el, field('Expiry', expiry), dateField, field('Allowed IP addresses', ips, 'Addresses or CIDR ranges; empty means any address.'), msg],
+    [field('Name', name), scopes.el, field('Expiry', expiry), dateField, field('Allowed IP addresses', ips, 'Addresses or CIDR ranges; empty means any address.'), field('Rate limit (requests per minute)', rate, '0 means unlimited.'), msg],
     [
       { label: 'Cancel', value: 'cancel' },
       { label: 'Save', value: 'save', tone: 'primary' },
@@ -185,6 +189,7 @@ async function editToken(t: TokenRecord): Promise<boolean> {
     async () => {
       clear(msg);
       const body: Record<string, unknown> = { name: name.value.trim(), allowed_ips: parseIps(ips.value) };
+      if (rate.value.trim() !== '') body.rate_limit_per_minute = Number(rate.value);
       const s = scopes.values();
       if (!s.length) {
         msg.appendChild(errorBox('Choose at least one scope.'));
@@ -254,6 +259,12 @@ function tokenRow(t: TokenRecord, refresh: () => void): HTMLElement {
     h('td', { 'data-label': 'Scopes' }, h('div', { class: 'chips' }, t.scopes.map((s) => h('span', { class: 'chip' }, s)))),
     h('td', { 'data-label': 'Expires' }, t.expires_at ? h('span', { title: new Date(t.expires_at * 1000).toISOString() }, formatEpoch(t.expires_at)) : h('span', { class: 'muted' }, 'Never')),
     h('td', { 'data-label': 'Allowed IPs' }, t.allowed_ips?.length ? t.allowed_ips.map((ip) => h('code', { class: 'ip' }, ip)) : h('span', { class: 'muted' }, 'Any')),
+    h(
+      'td',
+      { 'data-label': 'Rate limit' },
+      t.rate_limit_per_minute === 0 ? h('span', { class: 'muted' }, 'Unlimited') : h('span', null, `${t.rate_limit_per_minute}/min`),
+      h('div', { class: 'muted small' }, `recent ${t.recent_requests_per_minute}/min`),
+    ),
     h('td', { 'data-label': 'Last used' }, timeEl(t.last_used_at, 'Never')),
     h('td', { 'data-label': 'Created' }, timeEl(t.created_at)),
     h('td', { class: 'row-actions' }, edit, revoke, remove),
@@ -277,7 +288,7 @@ export const tokensTab: Tab = {
           list.appendChild(h('p', { class: 'empty' }, 'No tokens yet. Create one above and give it to your agent.'));
           return;
         }
-        const header = ['Token', 'Status', 'Scopes', 'Expires', 'Allowed IPs', 'Last used', 'Created'].map((c) => h('th', { scope: 'col' }, c));
+        const header = ['Token', 'Status', 'Scopes', 'Expires', 'Allowed IPs', 'Rate limit', 'Last used', 'Created'].map((c) => h('th', { scope: 'col' }, c));
         const table = h(
           'table',
           { class: 'table tokens-table' },

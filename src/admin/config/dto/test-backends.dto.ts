@@ -6,7 +6,7 @@ export type TestTarget = (typeof TEST_TARGETS)[number];
 
 /** POST /api/test body. */
 export class TestBackendsDto {
-  @ApiPropertyOptional({ enum: TEST_TARGETS, default: 'all', example: 'all', description: 'Which backend to test: all, docdb (alias mongodb) or objstore (aliases s3, r2).' })
+  @ApiPropertyOptional({ enum: TEST_TARGETS, nullable: true, default: 'all', example: 'all', description: 'Which backend to test: all, docdb (alias mongodb) or objstore (aliases s3, r2).' })
   @IsOptional()
   @IsIn(TEST_TARGETS, {
     message: `Input should be ${TEST_TARGETS.map((t) => `'${t}'`).join(', ')}`,
