@@ -135,6 +135,8 @@ function charsetOf(req: Request): string | undefined {
 export function jsonBodyParser(limitBytes: number, limits: JsonShapeLimits = JSON_SHAPE_LIMITS): RequestHandler {
   const raw = express.raw({ type: ['application/json', 'application/*+json'], limit: limitBytes, inflate: true });
   return (req: Request, res: Response, next: NextFunction) => {
+    // A body already read by a route's own parser (POST /mcp, see mcpJsonBody) is left as it is.
+    if (req.body !== undefined) return next();
     raw(req, res, (err?: unknown) => {
       if (err) return sendError(err, req, res);
       if (!Buffer.isBuffer(req.body)) {

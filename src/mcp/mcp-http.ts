@@ -44,8 +44,6 @@ export function mcpJsonBody(limitBytes: number): RequestHandler {
         } catch (e) {
           err = e;
         }
-      } else if (!err) {
-        req.body = undefined;
       }
       if (!err) return next();
       if (err instanceof RequestValidationError) return sendJsonRpcError(res, 400, JSONRPC_PARSE_ERROR, 'Parse error: the request body is not valid JSON');
