@@ -126,6 +126,39 @@ export class MemoriesService {
     return next;
   }
 
+  /**
+   * Writes a memory exactly as given, id and timestamps included (import, issue 12): the public
+   * create never takes those from a caller. Same rules as create/update: object first, then the
+   * index, and the previous object is put back if the index write fails, so a failure never
+   * leaves half a memory. `replace`: the memory exists and is overwritten; else it is inserted
+   * (ConflictError when it exists meanwhile). Fields are checked against the same limits as create.
+   */
+  async putExact(doc: MemoryDoc, replace: boolean): Promise<void> {
+    const check = new InputChecker(this.cfg.limits);
+    check.content(doc.content);
+    const normalized: MemoryDoc = {
+      ...doc,
+      title: doc.title == null ? null : check.text('title', doc.title),
+      agent: doc.agent == null ? null : check.text('agent', doc.agent),
+      project: doc.project == null ? null : check.text('project', doc.project),
+      tags: check.tags(doc.tags),
+    };
+    check.throwIfAny();
+    const key = memoryKey(doc.id);
+    const previous = await this.store.get(key).catch((e: unknown) => {
+      if (e instanceof NotFoundError) return null;
+      throw e;
+    });
+    await this.store.put(key, toMarkdown(normalized), MARKDOWN_TYPE);
+    try {
+      if (!replace) await this.index.insert(normalized);
+      else if (!(await this.index.replace(normalized))) await this.index.insert(normalized);
+    } catch (e) {
+      await this.restore(key, previous);
+      throw e;
+    }
+  }
+
   async delete(id: string): Promise<void> {
     if (!isMemoryId(id) || !(await this.index.delete(id))) throw new MemoryNotFoundError();
     await this.deleteObject(id);
@@ -228,7 +261,8 @@ export class MemoriesService {
     };
   }
 
-  private filterOf(q: ListMemoriesQueryDto): MemoryFilter {
+  /** The list filters of a query (also the export's). */
+  filterOf(q: Pick<ListMemoriesQueryDto, 'type' | 'scope' | 'agent' | 'project' | 'tag' | 'days' | 'since'>): MemoryFilter {
     const filter: MemoryFilter = {};
     if (q.type !== undefined) filter.type = q.type;
     if (q.scope !== undefined) filter.scope = q.scope;

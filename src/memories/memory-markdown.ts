@@ -23,7 +23,8 @@ export function toMarkdown(doc: MemoryDoc): string {
 
 export class MarkdownParseError extends Error {}
 
-const FRONT = /^---\r?\n([\s\S]*?)\r?\n?---\r?\n/;
+// The closing --- must start a line: a value such as `title: ---` must not end the front matter.
+const FRONT = /^---\r?\n(?:([\s\S]*?)\r?\n)?---\r?\n/;
 
 /** Parses a stored file back into a memory; throws MarkdownParseError saying what is wrong. */
 export function parseMarkdown(text: string): MemoryDoc {
@@ -31,7 +32,7 @@ export function parseMarkdown(text: string): MemoryDoc {
   if (!m) throw new MarkdownParseError('no YAML front matter');
   let data: unknown;
   try {
-    data = parse(m[1], { schema: 'core' });
+    data = parse(m[1] ?? '', { schema: 'core' });
   } catch (e) {
     throw new MarkdownParseError(`front matter is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
   }
