@@ -133,7 +133,7 @@ export async function migrate(source: BackendPair, target: BackendPair, opts: Mi
     let seen = 0;
     let batch: string[] = [];
     const flush = async () => {
-      await Promise.all(batch.map(async (key) => target.store.put(key, await source.store.get(key), contentType(key))));
+      await inParallel(batch, async (key) => target.store.put(key, await source.store.get(key), contentType(key)));
       state.objects.copied += batch.length;
       state.objects.lastKey = batch[batch.length - 1];
       batch = [];
@@ -183,11 +183,8 @@ export async function migrate(source: BackendPair, target: BackendPair, opts: Mi
     while (state.memories.nextPage >= 0) {
       const c = cursors[state.memories.nextPage];
       const page = await source.db.memories.list({ filter: {}, limit: PAGE, offset: 0, after: c ? { createdAt: new Date(c.createdAt), id: c.id } : undefined });
-      const docs: MemoryDoc[] = [];
-      for (const row of [...page.rows].reverse()) {
-        const doc = await source.db.memories.get(row.id);
-        if (doc) docs.push(doc);
-      }
+      const byId = new Map((await source.db.memories.getMany(page.rows.map((r) => r.id))).map((d) => [d.id, d]));
+      const docs = [...page.rows].reverse().flatMap((r) => byId.get(r.id) ?? []);
       try {
         await target.db.memories.insertMany(docs);
         state.memories.copied += docs.length;
@@ -242,17 +239,31 @@ async function verify(
   if (opts.copyObjects) {
     const src = createHash('sha256');
     const dst = createHash('sha256');
-    for await (const key of source.store.list('')) {
-      const a = digest(await source.store.get(key));
-      const b = await target.store.get(key).then(digest, (e: unknown) => {
-        if (e instanceof NotFoundError) return 'missing';
-        throw e;
+    let keys: string[] = [];
+    const check = async () => {
+      const pairs = await inParallel(keys, async (key) => {
+        const a = digest(await source.store.get(key));
+        const b = await target.store.get(key).then(digest, (e: unknown) => {
+          if (e instanceof NotFoundError) return 'missing';
+          throw e;
+        });
+        return [a, b];
       });
-      src.update(`${key} ${a}\n`);
-      dst.update(`${key} ${b}\n`);
-      if (a !== b) problem(b === 'missing' ? `object ${key} is missing in the target` : `object ${key} differs in the target`);
-      progress('verify', ++done, null);
+      keys.forEach((key, i) => {
+        const [a, b] = pairs[i];
+        src.update(`${key} ${a}\n`);
+        dst.update(`${key} ${b}\n`);
+        if (a !== b) problem(b === 'missing' ? `object ${key} is missing in the target` : `object ${key} differs in the target`);
+      });
+      done += keys.length;
+      keys = [];
+      progress('verify', done, null);
+    };
+    for await (const key of source.store.list('')) {
+      keys.push(key);
+      if (keys.length >= 256) await check();
     }
+    await check();
     v.objects = { source: src.digest('hex'), target: dst.digest('hex') };
   }
   if (opts.copyDocdb && report.memories) {
@@ -263,9 +274,13 @@ async function verify(
     let after: ListCursor | undefined;
     for (;;) {
       const page = await source.db.memories.list({ filter: {}, limit: PAGE, offset: 0, after });
+      const ids = page.rows.map((r) => r.id);
+      const [from, to] = await Promise.all([source.db.memories.getMany(ids), target.db.memories.getMany(ids)]);
+      const inSource = new Map(from.map((d) => [d.id, d]));
+      const inTarget = new Map(to.map((d) => [d.id, d]));
       for (const row of page.rows) {
-        const a = await source.db.memories.get(row.id);
-        const b = await target.db.memories.get(row.id);
+        const a = inSource.get(row.id);
+        const b = inTarget.get(row.id);
         const ha = a ? memoryDigest(a) : 'gone';
         const hb = b ? memoryDigest(b) : 'missing';
         src.update(`${row.id} ${ha}\n`);
@@ -279,6 +294,20 @@ async function verify(
     }
     v.memories = { source: src.digest('hex'), target: dst.digest('hex') };
   }
+}
+
+/** fn over items, PARALLEL at a time, results in order. */
+async function inParallel<T, R>(items: T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, items.length) }, worker));
+  return out;
 }
 
 function digest(b: Buffer): string {

@@ -3,12 +3,13 @@ import { ApiError, api, post, setUnauthorizedHandler } from './api';
 import { clear, errorBox, field, h } from './dom';
 import { configTab } from './tabs/config';
 import { memoriesTab } from './tabs/memories';
+import { portabilityTab } from './tabs/portability';
 import { setupTab } from './tabs/setup';
 import { statusTab } from './tabs/status';
 import { tokensTab } from './tabs/tokens';
 import type { Me, Tab } from './types';
 
-const TABS: Tab[] = [statusTab, memoriesTab, tokensTab, configTab, setupTab];
+const TABS: Tab[] = [statusTab, memoriesTab, tokensTab, configTab, portabilityTab, setupTab];
 const root = document.getElementById('app') as HTMLElement;
 
 function docsLinks(): HTMLElement {
