@@ -48,6 +48,11 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   ['POST', '/api/memories/bulk-delete', 'scopes:memory:delete'],
   ['GET', '/api/memories/{}/download', 'scopes:memory:read'],
   ['GET', '/api/stats', 'scopes:memory:read'],
+  // portability (issue 12): export reads, import writes; copying between backends is the admin's
+  ['GET', '/api/export', 'scopes:memory:read'],
+  ['POST', '/api/import', 'scopes:memory:write'],
+  ['GET', '/api/migrate', 'admin'],
+  ['POST', '/api/migrate', 'admin'],
   // signed download URLs of the filesystem store (the signature is the credential)
   ['GET', '/api/files/{*}', 'public'],
 ];
