@@ -304,7 +304,8 @@ export class MemoriesService {
   }
 }
 
-function sameMemory(a: MemoryDoc, b: MemoryDoc): boolean {
+/** Same fields and content (timestamps and id not compared). */
+export function sameMemory(a: MemoryDoc, b: MemoryDoc): boolean {
   return (
     a.title === b.title &&
     a.type === b.type &&

@@ -9,7 +9,7 @@ import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { MemoryDoc } from '../backends/ports/memory.model';
 import { AppError, ConflictError, RequestValidationError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
-import { MemoriesService } from '../memories/memories.service';
+import { MemoriesService, sameMemory } from '../memories/memories.service';
 import { InputChecker } from '../memories/memory-input';
 import { CHECKSUMS_FILE, HISTORY_DIR, MANIFEST_FILE, sha256 } from './archive-format';
 import { Candidate, derivedId, ImportInvalid, memoryFromJson, memoryFromMarkdown } from './import-parser';
@@ -291,17 +291,7 @@ export async function discard(file: string): Promise<void> {
 }
 
 function same(a: MemoryDoc, b: MemoryDoc, compareTimes: boolean): boolean {
-  return (
-    a.title === b.title &&
-    a.type === b.type &&
-    a.scope === b.scope &&
-    a.agent === b.agent &&
-    a.project === b.project &&
-    a.content === b.content &&
-    a.tags.length === b.tags.length &&
-    a.tags.every((t, i) => t === b.tags[i]) &&
-    (!compareTimes || (a.createdAt.getTime() === b.createdAt.getTime() && a.updatedAt.getTime() === b.updatedAt.getTime()))
-  );
+  return sameMemory(a, b) && (!compareTimes || (a.createdAt.getTime() === b.createdAt.getTime() && a.updatedAt.getTime() === b.updatedAt.getTime()));
 }
 
 async function readUtf8(bytes: Buffer): Promise<string | null> {
