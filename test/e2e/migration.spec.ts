@@ -12,7 +12,8 @@ import { closePair, openPair, planMigration } from '../../src/portability/migrat
 import { ADMIN_PASSWORD, createTestApp, createToken, TestApp, tempDir } from '../support/app';
 import { mongoTestEnv, s3TestEnv, testMongoUri, testS3Endpoint } from '../support/backends';
 
-jest.setTimeout(600_000);
+// 5,000 memories through FerretDB (no sort index) and s3rver: minutes on a loaded 2-core machine.
+jest.setTimeout(1_200_000);
 
 const SECRET = 'test-secret-key-0123456789abcdef0123456789abcdef';
 const N = 5000;
