@@ -1,6 +1,6 @@
 /**
  * Memory use of export and import at 100,000 memories (issue 12). Not a test: run it by hand,
- *   node --expose-gc -r ts-node/register/transpile-only bench/portability-memory.ts [--n 100000]
+ *   node --expose-gc -r ts-node/register/transpile-only bench/portability-memory.ts [--n 100000] [--export-only]
  * It seeds N memories into a fresh embedded data directory through MemoriesService, exports them
  * to a zip (ExportService, as GET /api/export does), imports the zip into a second fresh data
  * directory (ImportService, as POST /api/import does), and samples RSS and heap every 100 ms.
@@ -72,6 +72,10 @@ async function main(): Promise<void> {
   console.log(`archive: ${MB(fs.statSync(zipFile).size)}`);
   await a.close();
 
+  if (process.argv.includes('--export-only')) {
+    fs.rmSync(root, { recursive: true, force: true });
+    return;
+  }
   const b = await open(path.join(root, 'b'));
   const report = await measure(`import of ${n}`, () => b.get(ImportService).importFile(zipFile, { onConflict: 'skip', dryRun: false, format: 'auto', filename: 'export.zip' }));
   console.log(`import report: created ${report.created}, skipped ${report.skipped}, invalid ${report.invalid}`);
