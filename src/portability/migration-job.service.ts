@@ -45,6 +45,7 @@ export class MigrationJobService implements OnModuleDestroy {
   private last: ResolvedSettings;
   private previous: ResolvedSettings | null = null;
   private job: MigrationJob | null = null;
+  private lastOffer: MigrationOffer | null = null;
   private readonly sub: Subscription;
   private readonly abort = new AbortController();
 
@@ -82,6 +83,13 @@ export class MigrationJobService implements OnModuleDestroy {
   }
 
   async offer(): Promise<MigrationOffer> {
+    // While a copy runs the page polls every second: answer from the last look, without opening the source again.
+    if (this.job?.state === 'running' && this.lastOffer) return { ...this.lastOffer, job: this.job };
+    this.lastOffer = await this.look();
+    return this.lastOffer;
+  }
+
+  private async look(): Promise<MigrationOffer> {
     await this.backends.settled();
     const active = `${this.backends.docdb.describe()} + ${this.backends.objstore.describe()}`;
     const plan = this.plan();

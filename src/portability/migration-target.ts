@@ -74,7 +74,12 @@ export async function openPair(cfg: AppConfig, settings: SettingsService, spec: 
   const factory = new DefaultBackendFactory({ ...cfg, dataDir: spec.dataDir, searchWorkers: 0 } as AppConfig, settings);
   const db = factory.createDocumentDatabase(spec.settings);
   await db.init();
-  await db.ping();
+  try {
+    await db.ping();
+  } catch (e) {
+    await db.close().catch(() => undefined);
+    throw e;
+  }
   const store = factory.createObjectStore(spec.settings);
   return { db, store };
 }
