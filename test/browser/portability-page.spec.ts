@@ -92,6 +92,8 @@ describeBrowser('Export / Import tab in Chromium', () => {
     expect(await total()).toBe(before + 2);
     const found = (await (await api('/api/memories?q=launch')).json()) as { rows: Array<{ title: string; tags: string[] }> };
     expect(found.rows[0]).toMatchObject({ title: 'Launch plan', tags: ['work'] });
+    fs.mkdirSync(path.resolve(__dirname, '..', 'artifacts'), { recursive: true });
+    await page.screenshot({ path: path.resolve(__dirname, '..', 'artifacts', 'portability-1280.png'), fullPage: true });
     expect(pageErrors).toEqual([]);
   });
 });

@@ -149,12 +149,12 @@ async function upload(f: File, onConflict: string, dryRun: boolean, onProgress: 
 }
 
 function renderReport(r: ImportReport): HTMLElement {
-  const verb = r.dry_run ? 'Would be ' : '';
+  const verb = (what: string) => (r.dry_run ? `Would be ${what}` : `${what[0].toUpperCase()}${what.slice(1)}`);
   const counts = h(
     'ul',
     { class: 'counts' },
-    h('li', null, `${verb}created: `, h('strong', { 'data-count': 'created' }, String(r.created))),
-    h('li', null, `${verb}updated: `, h('strong', { 'data-count': 'updated' }, String(r.updated))),
+    h('li', null, `${verb('created')}: `, h('strong', { 'data-count': 'created' }, String(r.created))),
+    h('li', null, `${verb('updated')}: `, h('strong', { 'data-count': 'updated' }, String(r.updated))),
     h('li', null, 'Skipped: ', h('strong', { 'data-count': 'skipped' }, String(r.skipped))),
     h('li', null, 'Invalid: ', h('strong', { 'data-count': 'invalid' }, String(r.invalid))),
   );
