@@ -13,6 +13,7 @@ import { McpModule } from './mcp/mcp.module';
 import { MemoriesModule } from './memories/memories.module';
 import { MetaModule } from './meta/meta.module';
 import { ObservabilityModule } from './observability/observability.module';
+import { PortabilityModule } from './portability/portability.module';
 import { TokensModule } from './tokens/tokens.module';
 
 /**
@@ -24,7 +25,7 @@ export class AppModule {
   static register(cfg: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(cfg), BackendsModule, TokensModule, AdminModule, AdminWebModule, MemoriesModule, MetaModule, McpModule, ObservabilityModule, AuditModule],
+      imports: [ConfigModule.forRoot(cfg), BackendsModule, TokensModule, AdminModule, AdminWebModule, MemoriesModule, MetaModule, McpModule, ObservabilityModule, AuditModule, PortabilityModule],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

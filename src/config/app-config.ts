@@ -47,6 +47,8 @@ export class AppConfig {
   /** Secure cookies: 'auto' = only when the request came over HTTPS. */
   cookieSecure: boolean | 'auto';
   bodyLimitBytes: number;
+  /** MEMSTORE_IMPORT_MAX_BYTES: largest upload POST /api/import takes (streamed to a temp file, not the JSON limit). */
+  importMaxBytes: number;
   loginMaxFailures: number;
   loginWindowSeconds: number;
   /** MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE: requests per window for tokens created without their own limit (0 = unlimited). */
@@ -120,6 +122,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   const secure = str(env, 'MEMSTORE_COOKIE_SECURE');
   cfg.cookieSecure = secure === null || secure === 'auto' ? 'auto' : bool(env, 'MEMSTORE_COOKIE_SECURE', false);
   cfg.bodyLimitBytes = int(env, 'MEMSTORE_BODY_LIMIT_BYTES', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024);
+  cfg.importMaxBytes = int(env, 'MEMSTORE_IMPORT_MAX_BYTES', 1024 * 1024 * 1024, 1024, 64 * 1024 * 1024 * 1024);
   cfg.loginMaxFailures = int(env, 'MEMSTORE_LOGIN_MAX_FAILURES', 10, 1, 1000);
   cfg.loginWindowSeconds = int(env, 'MEMSTORE_LOGIN_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600);
   cfg.tokenRateLimitPerMinute = int(env, 'MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000);

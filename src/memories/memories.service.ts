@@ -3,7 +3,7 @@ import { MemoryIndex } from '../backends/ports/memory-index.port';
 import { Author, CasResult, MemoryDoc, MemoryFilter, MemoryStats, VersionEntry } from '../backends/ports/memory.model';
 import { ObjectStore, SignedUrl } from '../backends/ports/object-store.port';
 import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
-import { NotFoundError, PreconditionFailedError, RequestValidationError } from '../common/errors';
+import { ConflictError, NotFoundError, PreconditionFailedError, RequestValidationError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { HISTORY_KEEP_DEFAULT } from '../config/setting-rules';
 import { SettingsService } from '../config/settings.service';
@@ -144,15 +144,15 @@ export class MemoriesService {
    * the stored memory, or null when another write got there first (its own object is removed);
    * 404 when the memory was deleted meanwhile.
    */
-  private async commit(old: MemoryDoc, next: MemoryDoc, author: Author | null): Promise<MemoryDoc | null> {
+  private async commit(old: MemoryDoc, next: MemoryDoc, author: Author | null, opts: { keepTimestamps?: boolean } = {}): Promise<MemoryDoc | null> {
     const version = old.version + 1;
     const doc: MemoryDoc = {
       ...next,
       version,
       objectKey: versionKey(old.id, version),
       author,
-      // updated_at strictly moves forward, even within the same millisecond.
-      updatedAt: new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1)),
+      // updated_at strictly moves forward, even within the same millisecond (an import keeps its own).
+      updatedAt: opts.keepTimestamps ? next.updatedAt : new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1)),
     };
     if (!old.objectKey) {
       // A memory from before versions: its file (memories/<id>.md) becomes version 1 of the history.
@@ -225,6 +225,46 @@ export class MemoriesService {
     const { doc: past } = await this.version(id, n);
     const dto: UpdateMemoryDto = { content: past.content, title: past.title ?? '', agent: past.agent ?? '', project: past.project ?? '', type: past.type, scope: past.scope, tags: past.tags };
     return this.update(id, dto, opts);
+  }
+
+  /**
+   * Writes a memory exactly as given, id, version and timestamps included (import, issue 12): the
+   * public create never takes those from a caller. The same write path as create and update (an
+   * immutable object per version, a write intent, then the index), so a failure never leaves half
+   * a memory. Without `replace` it is inserted (ConflictError when the id exists meanwhile); with
+   * `replace` it becomes the next version of the existing memory (compare-and-swap, retried like
+   * an update) and keeps the imported timestamps. Fields are checked against create's limits.
+   */
+  async putExact(doc: MemoryDoc, replace: boolean, author: Author | null = null): Promise<void> {
+    const check = new InputChecker(this.cfg.limits);
+    check.content(doc.content);
+    const normalized: MemoryDoc = {
+      ...doc,
+      title: doc.title == null ? null : check.text('title', doc.title),
+      agent: doc.agent == null ? null : check.text('agent', doc.agent),
+      project: doc.project == null ? null : check.text('project', doc.project),
+      tags: check.tags(doc.tags),
+      author: doc.author ?? author,
+    };
+    check.throwIfAny();
+    if (replace) {
+      for (let attempt = 0; attempt < UPDATE_ROUNDS; attempt++) {
+        const old = await this.index.get(doc.id);
+        if (!old) break;
+        if (await this.commit(old, normalized, normalized.author ?? null, { keepTimestamps: true })) return;
+      }
+      if (await this.index.get(doc.id)) throw new ConflictError(`Memory ${doc.id} kept changing while it was imported`);
+    }
+    const version = normalized.version && normalized.version >= 1 ? normalized.version : 1;
+    const fresh: MemoryDoc = { ...normalized, version, objectKey: versionKey(doc.id, version) };
+    await this.writeObject(fresh);
+    try {
+      await this.index.insert(fresh);
+    } catch (e) {
+      await this.dropObject(fresh, 'a failed index write');
+      throw e;
+    }
+    this.settle(fresh.objectKey!);
   }
 
   async bulkDelete(ids: string[]): Promise<{ deleted: string[]; missing: string[] }> {
@@ -325,7 +365,8 @@ export class MemoriesService {
     };
   }
 
-  private filterOf(q: ListMemoriesQueryDto): MemoryFilter {
+  /** The list filters of a query (also the export's). */
+  filterOf(q: Pick<ListMemoriesQueryDto, 'type' | 'scope' | 'agent' | 'project' | 'tag' | 'days' | 'since'>): MemoryFilter {
     const filter: MemoryFilter = {};
     if (q.type !== undefined) filter.type = q.type;
     if (q.scope !== undefined) filter.scope = q.scope;
@@ -406,7 +447,8 @@ export class MemoriesService {
   }
 }
 
-function sameMemory(a: MemoryDoc, b: MemoryDoc): boolean {
+/** Same fields and content (timestamps and id not compared). */
+export function sameMemory(a: MemoryDoc, b: MemoryDoc): boolean {
   return (
     a.title === b.title &&
     a.type === b.type &&

@@ -36,7 +36,7 @@ export function parseMarkdown(text: string): MemoryDoc {
   if (!m) throw new MarkdownParseError('no YAML front matter');
   let data: unknown;
   try {
-    data = parse(m[1], { schema: 'core' });
+    data = parse(m[1] ?? '', { schema: 'core' });
   } catch (e) {
     throw new MarkdownParseError(`front matter is not valid YAML: ${(e as Error).message.split('\n')[0]}`);
   }

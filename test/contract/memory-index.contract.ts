@@ -184,6 +184,14 @@ export function memoryIndexContract(
         expect(await index.count()).toBe(25);
       });
 
+      it('gets many by id at once, leaving out unknown ids (migration, backup)', async () => {
+        const docs = Array.from({ length: 12 }, (_, i) => memoryDoc({ content: `many ${i}` }));
+        await index.insertMany(docs);
+        const got = await index.getMany([docs[3].id, '0123456789abcdef01234567', docs[9].id, docs[0].id]);
+        expect(got.sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual([docs[0], docs[3], docs[9]].sort((x, y) => (x.id < y.id ? -1 : 1)));
+        expect(await index.getMany([])).toEqual([]);
+      });
+
       it('returns null for an unknown id', async () => {
         expect(await index.get('0123456789abcdef01234567')).toBeNull();
       });

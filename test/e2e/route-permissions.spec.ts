@@ -58,6 +58,11 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   // remote MCP endpoint: any valid Bearer token (never the admin session); each tool checks its scope
   ['POST', '/mcp', 'token'],
   ['ALL', '/mcp', 'public'], // every other method: 405 (stateless endpoint, no SSE stream or session)
+  // portability (issue 12): export reads, import writes; copying between backends is the admin's
+  ['GET', '/api/export', 'scopes:memory:read'],
+  ['POST', '/api/import', 'scopes:memory:write'],
+  ['GET', '/api/migrate', 'admin'],
+  ['POST', '/api/migrate', 'admin'],
   // signed download URLs of the filesystem store (the signature is the credential)
   ['GET', '/api/files/{*}', 'public'],
 ];

@@ -111,6 +111,24 @@ function makeS3rverPutsAtomic(): void {
   };
 }
 
+/**
+ * s3rver 3.7 makes ListObjectsV2 continuation tokens with DES, which OpenSSL 3 (Node 18+) refuses,
+ * so any listing of more than 1,000 keys fails with 500. Its store is made to answer in one page
+ * (issue 12: migrations and exports list thousands of objects). Real S3 pages; the adapter follows
+ * NextContinuationToken either way.
+ */
+function makeS3rverListInOnePage(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const FilesystemStore = require('s3rver/lib/stores/filesystem');
+  if (FilesystemStore.prototype.listObjects.onePage) return;
+  const original = FilesystemStore.prototype.listObjects;
+  const onePage = function listObjects(this: unknown, bucket: string, options: Record<string, unknown>) {
+    return original.call(this, bucket, { ...options, maxKeys: Infinity });
+  };
+  onePage.onePage = true;
+  FilesystemStore.prototype.listObjects = onePage;
+}
+
 async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
@@ -122,6 +140,7 @@ export async function startS3rver(opts: { port?: number; directory?: string } = 
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const S3rver = require('s3rver');
   makeS3rverPutsAtomic();
+  makeS3rverListInOnePage();
   const directory = opts.directory ?? fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-s3rver-'));
   const port = opts.port ?? (await freePort());
   let instance: { run(): Promise<unknown>; close(): Promise<void>; httpServer?: Server } | null = null;

@@ -4,12 +4,13 @@ import { clear, errorBox, field, h } from './dom';
 import { auditTab } from './tabs/audit';
 import { configTab } from './tabs/config';
 import { memoriesTab } from './tabs/memories';
+import { portabilityTab } from './tabs/portability';
 import { setupTab } from './tabs/setup';
 import { statusTab } from './tabs/status';
 import { tokensTab } from './tabs/tokens';
 import type { Me, Tab } from './types';
 
-const TABS: Tab[] = [statusTab, memoriesTab, tokensTab, configTab, auditTab, setupTab];
+const TABS: Tab[] = [statusTab, memoriesTab, tokensTab, configTab, portabilityTab, auditTab, setupTab];
 const root = document.getElementById('app') as HTMLElement;
 
 function docsLinks(): HTMLElement {

@@ -158,6 +158,14 @@ export class MongoMemoryIndex extends MemoryIndex {
     });
   }
 
+  override getMany(ids: string[]): Promise<MemoryDoc[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return this.run(async (m) => {
+      const rows = await m.memories.find({ _id: { $in: ids.map(String) } }).lean<MemoryRecord[]>().exec();
+      return rows.map(toDoc);
+    });
+  }
+
   override delete(id: string): Promise<boolean> {
     return this.run(async (m) => (await m.memories.deleteOne({ _id: String(id) }).exec()).deletedCount === 1);
   }

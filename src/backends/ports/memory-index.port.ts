@@ -19,6 +19,15 @@ export abstract class MemoryIndex {
    */
   abstract replace(doc: MemoryDoc): Promise<boolean>;
   abstract get(id: string): Promise<MemoryDoc | null>;
+  /** The memories of these ids that exist, in no particular order (migration, backup). Adapters may override with one query. */
+  async getMany(ids: string[]): Promise<MemoryDoc[]> {
+    const out: MemoryDoc[] = [];
+    for (const id of ids) {
+      const d = await this.get(id);
+      if (d) out.push(d);
+    }
+    return out;
+  }
   abstract delete(id: string): Promise<boolean>;
   /** Deletes the ids that exist; returns those it deleted. */
   abstract deleteMany(ids: string[]): Promise<string[]>;

@@ -1,5 +1,6 @@
 import { ApiError, get, post } from '../api';
 import { badge, beginRender, clear, errorBox, h, nextId, spinner, toast } from '../dom';
+import { migrationOffer } from './portability';
 import type { ConfigResponse, SchemaField, SchemaSection, Tab } from '../types';
 
 const SOURCE_LABEL: Record<string, string> = {
@@ -192,6 +193,9 @@ export const configTab: Tab = {
       summary,
       form,
     );
+    // After a backend change: offer to copy the memories of the earlier backends (issue 12).
+    const offer = await migrationOffer().catch(() => null);
+    if (offer) panel.insertBefore(offer, summary);
     if (paths) {
       panel.appendChild(
         h(

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+import { Logger } from '@nestjs/common';
+import { backupCommand } from './backup';
+import { exportCommand } from './export';
+import { importCommand } from './import';
+import { CliIo, Command, EXIT, UsageError } from './io';
+import { migrateCommand } from './migrate';
+import { reindexCommand } from './reindex';
+import { restoreCommand } from './restore';
+
+export type { CliIo } from './io';
+export { formatReport } from './reindex';
+
+const COMMANDS: Command[] = [reindexCommand, exportCommand, importCommand, migrateCommand, backupCommand, restoreCommand];
+
+const USAGE = `Usage: memstore <command> [options]     (npm run <command> -- [options])
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(9)} ${c.summary}`).join('\n')}
+
+"memstore <command> --help" tells more. Every command uses the server's settings
+(MEMSTORE_DATA_DIR, the config file and credential store there, MEMSTORE_* environment).
+Exit codes: 0 success, 1 failure, 2 usage error, 130 interrupted.`;
+
+/** Runs one command; returns the process exit code. */
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env, io: CliIo = defaultIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
+    io.out(USAGE);
+    return name === undefined ? EXIT.usage : EXIT.ok;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    io.err(`Unknown command: ${name}\n\n${USAGE}`);
+    return EXIT.usage;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    io.out(command.usage);
+    return EXIT.ok;
+  }
+  try {
+    return await command.run(rest, env, io);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`memstore ${name}: ${e.message}\n\n${command.usage}`);
+      return EXIT.usage;
+    }
+    io.err(`memstore ${name} failed: ${(e as Error).message}`);
+    return EXIT.failed;
+  }
+}
+
+const defaultIo: CliIo = {
+  out: (l) => process.stdout.write(`${l}\n`),
+  err: (l) => process.stderr.write(`${l}\n`),
+  rawErr: (t) => process.stderr.write(t),
+  tty: process.stderr.isTTY === true,
+};
+
+if (require.main === module) {
+  runCli(process.argv.slice(2))
+    .then((code) => process.exit(code))
+    .catch((e: Error) => {
+      new Logger('cli').error(e.message);
+      process.exit(1);
+    });
+}

@@ -1,0 +1,395 @@
+import { Injectable } from '@nestjs/common';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import * as yauzl from 'yauzl';
+import { MemoryIndex } from '../backends/ports/memory-index.port';
+import type { MemoryDoc } from '../backends/ports/memory.model';
+import { AppError, ConflictError, RequestValidationError } from '../common/errors';
+import { AppConfig } from '../config/app-config';
+import { MemoriesService, sameMemory } from '../memories/memories.service';
+import { InputChecker } from '../memories/memory-input';
+import { CHECKSUMS_FILE, HISTORY_DIR, MANIFEST_FILE, sha256 } from './archive-format';
+import { Candidate, derivedId, ImportInvalid, memoryFromJson, memoryFromMarkdown } from './import-parser';
+
+export const ON_CONFLICT = ['skip', 'overwrite', 'new_id'] as const;
+export type OnConflict = (typeof ON_CONFLICT)[number];
+export const IMPORT_FORMATS = ['auto', 'zip', 'jsonl', 'markdown'] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+export type ImportStatus = 'created' | 'updated' | 'skipped' | 'invalid';
+
+export interface ImportItem {
+  /** File in the archive (or `<upload>:<line>` for JSONL). */
+  file: string;
+  status: ImportStatus;
+  id: string | null;
+  reason: string | null;
+}
+
+export interface ImportReport {
+  ok: true;
+  dry_run: boolean;
+  on_conflict: OnConflict;
+  format: Exclude<ImportFormat, 'auto'>;
+  /** Files or lines looked at. */
+  processed: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  invalid: number;
+  /** One entry per file, in order (at most ITEMS_IN_REPORT; the NDJSON progress stream has every one). */
+  items: ImportItem[];
+  items_omitted: number;
+}
+
+export interface ImportOptions {
+  onConflict: OnConflict;
+  dryRun: boolean;
+  format: ImportFormat;
+  /** Name of the upload (used for file-name titles of a single markdown file and in reasons). */
+  filename: string;
+  onItem?(item: ImportItem, processed: number): void | Promise<void>;
+}
+
+/** Too large an upload: 413 in the error envelope. */
+export class PayloadTooLargeError extends AppError {
+  constructor(limit: number) {
+    super(413, `The upload is larger than the import limit of ${limit} bytes (MEMSTORE_IMPORT_MAX_BYTES)`);
+  }
+}
+
+const ITEMS_IN_REPORT = 1000;
+/** Front matter and slack allowed beyond the content limit in one markdown file. */
+const FILE_SLACK = 64 * 1024;
+
+interface Entry {
+  file: string;
+  text?: string;
+  json?: { value: unknown; line: number };
+  mtime: Date | null;
+  invalid?: string;
+  skip?: string;
+}
+
+/**
+ * Imports memories (issue 12, point 2) from an export zip, a zip of plain markdown notes, a
+ * single markdown file or JSONL. One file at a time, so memory stays flat; each memory is written
+ * through MemoriesService.putExact (object + index, rolled back together), so a bad file is
+ * reported and skipped, never half-written, and never stops the rest.
+ */
+@Injectable()
+export class ImportService {
+  constructor(
+    private readonly index: MemoryIndex,
+    private readonly memories: MemoriesService,
+    private readonly cfg: AppConfig,
+  ) {}
+
+  /** Streams an upload into a temp file, refusing more than MEMSTORE_IMPORT_MAX_BYTES. The caller removes it. */
+  async receive(body: Readable): Promise<string> {
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'memstore-import-'));
+    const file = path.join(dir, 'upload');
+    let seen = 0;
+    const limit = this.cfg.importMaxBytes;
+    const guard = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        seen += chunk.length;
+        cb(seen > limit ? new PayloadTooLargeError(limit) : null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, guard, fs.createWriteStream(file, { mode: 0o600 }));
+      return file;
+    } catch (e) {
+      await discard(file);
+      if (e instanceof PayloadTooLargeError) throw e;
+      throw new AppError(400, `The upload could not be read: ${(e as Error).message}`);
+    }
+  }
+
+  async importFile(file: string, opts: ImportOptions): Promise<ImportReport> {
+    const format = opts.format === 'auto' ? await sniff(file, opts.filename) : opts.format;
+    const report: ImportReport = {
+      ok: true,
+      dry_run: opts.dryRun,
+      on_conflict: opts.onConflict,
+      format,
+      processed: 0,
+      created: 0,
+      updated: 0,
+      skipped: 0,
+      invalid: 0,
+      items: [],
+      items_omitted: 0,
+    };
+    const now = new Date();
+    const entries =
+      format === 'zip' ? this.zipEntries(file) : format === 'jsonl' ? this.jsonlEntries(fs.createReadStream(file), opts.filename) : this.singleMarkdown(file, opts.filename);
+    for await (const e of entries) {
+      const item = await this.one(e, opts, now);
+      report.processed++;
+      report[item.status]++;
+      if (report.items.length < ITEMS_IN_REPORT) report.items.push(item);
+      else report.items_omitted++;
+      await opts.onItem?.(item, report.processed);
+    }
+    return report;
+  }
+
+  private async one(e: Entry, opts: ImportOptions, now: Date): Promise<ImportItem> {
+    const item = (status: ImportStatus, id: string | null, reason: string | null): ImportItem => ({ file: e.file, status, id, reason });
+    if (e.skip) return item('skipped', null, e.skip);
+    if (e.invalid) return item('invalid', null, e.invalid);
+    let c: Candidate;
+    try {
+      c = e.json ? memoryFromJson(e.json.value, now, e.file) : memoryFromMarkdown(e.file, e.text ?? '', e.mtime, now);
+      const problem = this.check(c.doc);
+      if (problem) throw new ImportInvalid(problem);
+    } catch (err) {
+      if (err instanceof ImportInvalid) return item('invalid', null, err.message);
+      throw err;
+    }
+    let doc = c.doc;
+    let existing = await this.index.get(doc.id);
+    if (existing && same(existing, doc, c.exact)) return item('skipped', doc.id, 'unchanged: already imported');
+    let replace = false;
+    if (existing) {
+      if (opts.onConflict === 'skip') return item('skipped', doc.id, 'a different memory with this id exists (on_conflict=skip)');
+      if (opts.onConflict === 'overwrite') replace = true;
+      else {
+        // new_id: a deterministic new id, so importing the same archive again finds the copy.
+        doc = { ...doc, id: derivedId(doc.createdAt, `new_id\n${doc.id}\n${doc.updatedAt.toISOString()}\n${doc.content}`) };
+        existing = await this.index.get(doc.id);
+        if (existing && same(existing, doc, c.exact)) return item('skipped', doc.id, `unchanged: already imported as a copy of ${c.doc.id}`);
+        replace = existing !== null;
+      }
+    }
+    if (!c.exact && existing) doc = { ...doc, createdAt: existing.createdAt, updatedAt: new Date(Math.max(Date.now(), existing.updatedAt.getTime() + 1)) };
+    if (!opts.dryRun) {
+      try {
+        await this.memories.putExact(doc, replace);
+      } catch (err) {
+        if (err instanceof ConflictError) return item('skipped', doc.id, 'created by someone else during the import');
+        if (err instanceof RequestValidationError) return item('invalid', doc.id, err.message);
+        throw err;
+      }
+    }
+    const copied = doc.id !== c.doc.id ? `new id (the archive's ${c.doc.id} exists)` : null;
+    return item(replace ? 'updated' : 'created', doc.id, copied);
+  }
+
+  /** The create limits (content size, title, tags), as a reason; null when fine. */
+  private check(doc: MemoryDoc): string | null {
+    const check = new InputChecker(this.cfg.limits);
+    check.content(doc.content);
+    if (doc.title !== null) check.text('title', doc.title);
+    if (doc.agent !== null) check.text('agent', doc.agent);
+    if (doc.project !== null) check.text('project', doc.project);
+    check.tags(doc.tags);
+    if (doc.updatedAt.getTime() < doc.createdAt.getTime()) return 'updated_at is before created_at';
+    if (check.issues.length === 0) return null;
+    return check.issues.map((i) => `${i.loc.slice(1).join('.')}: ${i.msg}`).join('; ');
+  }
+
+  private async *singleMarkdown(file: string, filename: string): AsyncIterable<Entry> {
+    const stat = await fs.promises.stat(file);
+    if (stat.size > this.cfg.limits.contentMaxBytes + FILE_SLACK) {
+      yield { file: filename, mtime: null, invalid: 'the file is larger than the content limit' };
+      return;
+    }
+    const text = await readUtf8(await fs.promises.readFile(file));
+    yield text === null ? { file: filename, mtime: null, invalid: 'not UTF-8 text' } : { file: filename, text, mtime: null };
+  }
+
+  /** JSONL: one memory per line; blank lines ignored; an overlong line is reported, not read into memory. */
+  private async *jsonlEntries(stream: Readable, name: string): AsyncIterable<Entry> {
+    const max = this.cfg.limits.contentMaxBytes * 6 + FILE_SLACK; // JSON escapes can grow text up to 6×
+    for await (const l of lines(stream, max)) {
+      const file = `${name}:${l.line}`;
+      if (l.tooLong) {
+        yield { file, mtime: null, invalid: `the line is longer than ${max} bytes` };
+        continue;
+      }
+      if (l.text.trim() === '') continue;
+      try {
+        yield { file, json: { value: JSON.parse(l.text), line: l.line }, mtime: null };
+      } catch (e) {
+        yield { file, mtime: null, invalid: `not valid JSON: ${(e as Error).message}` };
+      }
+    }
+  }
+
+  private async *zipEntries(file: string): AsyncIterable<Entry> {
+    // First pass: the checksum list, if the archive has one (an export of ours).
+    const sums = new Map<string, string>();
+    {
+      const zip = await openZip(file);
+      try {
+        for await (const entry of walk(zip)) {
+          if (entry.fileName !== CHECKSUMS_FILE || entry.uncompressedSize > 64 * 1024 * 1024) continue;
+          for (const l of (await readEntry(zip, entry)).toString('utf8').split('\n')) {
+            const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(l);
+            if (m) sums.set(m[2], m[1]);
+          }
+        }
+      } finally {
+        zip.close();
+      }
+    }
+    const zip = await openZip(file);
+    const max = this.cfg.limits.contentMaxBytes + FILE_SLACK;
+    try {
+      for await (const entry of walk(zip)) {
+        const name = entry.fileName;
+        if (name.endsWith('/') || name === CHECKSUMS_FILE || name === MANIFEST_FILE) continue;
+        const base = name.split('/').pop()!;
+        if (name.split('/').some((s) => s.startsWith('.') || s === '__MACOSX')) continue; // .obsidian/, .git/, macOS resource forks
+        const mtime = entry.getLastModDate();
+        if (name.startsWith(HISTORY_DIR)) {
+          yield { file: name, mtime, skip: 'earlier version (history): not imported, the current version is' };
+          continue;
+        }
+        if (/\.jsonl$|\.ndjson$/i.test(base)) {
+          const stream = await openEntry(zip, entry);
+          yield* this.jsonlEntries(stream, name);
+          continue;
+        }
+        if (!/\.(md|markdown)$/i.test(base)) {
+          yield { file: name, mtime, skip: 'not a markdown or JSONL file' };
+          continue;
+        }
+        if (entry.uncompressedSize > max) {
+          yield { file: name, mtime, invalid: `the file is larger than the content limit (${entry.uncompressedSize} bytes)` };
+          continue;
+        }
+        let bytes: Buffer;
+        try {
+          bytes = await readEntry(zip, entry);
+        } catch (e) {
+          yield { file: name, mtime, invalid: `cannot be read from the archive: ${(e as Error).message}` };
+          continue;
+        }
+        const expected = sums.get(name);
+        if (expected && expected !== sha256(bytes)) {
+          yield { file: name, mtime, invalid: `checksum does not match ${CHECKSUMS_FILE}` };
+          continue;
+        }
+        const text = await readUtf8(bytes);
+        yield text === null ? { file: name, mtime, invalid: 'not UTF-8 text' } : { file: name, text, mtime };
+      }
+    } finally {
+      zip.close();
+    }
+  }
+}
+
+/** Removes an upload and its temp directory. */
+export async function discard(file: string): Promise<void> {
+  await fs.promises.rm(path.dirname(file), { recursive: true, force: true }).catch(() => undefined);
+}
+
+function same(a: MemoryDoc, b: MemoryDoc, compareTimes: boolean): boolean {
+  return sameMemory(a, b) && (!compareTimes || (a.createdAt.getTime() === b.createdAt.getTime() && a.updatedAt.getTime() === b.updatedAt.getTime()));
+}
+
+async function readUtf8(bytes: Buffer): Promise<string | null> {
+  try {
+    let text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    return text;
+  } catch {
+    return null;
+  }
+}
+
+async function sniff(file: string, filename: string): Promise<Exclude<ImportFormat, 'auto'>> {
+  const fh = await fs.promises.open(file, 'r');
+  try {
+    const buf = Buffer.alloc(512);
+    const { bytesRead } = await fh.read(buf, 0, 512, 0);
+    const head = buf.subarray(0, bytesRead);
+    if (head.subarray(0, 4).equals(Buffer.from('PK\x03\x04', 'latin1')) || head.subarray(0, 4).equals(Buffer.from('PK\x05\x06', 'latin1'))) return 'zip';
+    if (/\.(jsonl|ndjson)$/i.test(filename)) return 'jsonl';
+    if (/\.(md|markdown)$/i.test(filename)) return 'markdown';
+    return /^\s*\{/.test(head.toString('utf8')) ? 'jsonl' : 'markdown';
+  } finally {
+    await fh.close();
+  }
+}
+
+async function* lines(stream: Readable, max: number): AsyncIterable<{ line: number; text: string; tooLong: boolean }> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let tooLong = false;
+  let n = 0;
+  const emit = () => {
+    n++;
+    const out = { line: n, text: tooLong ? '' : Buffer.concat(parts).toString('utf8'), tooLong };
+    parts = [];
+    size = 0;
+    tooLong = false;
+    return out;
+  };
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      const piece = chunk.subarray(start, nl === -1 ? chunk.length : nl);
+      if (!tooLong) {
+        size += piece.length;
+        if (size > max) {
+          tooLong = true;
+          parts = [];
+        } else parts.push(piece);
+      }
+      if (nl === -1) break;
+      yield emit();
+      start = nl + 1;
+    }
+  }
+  if (size > 0 || tooLong) yield emit();
+}
+
+function openZip(file: string): Promise<yauzl.ZipFile> {
+  return new Promise((resolve, reject) =>
+    yauzl.open(file, { lazyEntries: true, autoClose: false, strictFileNames: false, validateEntrySizes: true }, (err, zip) => {
+      if (err || !zip) reject(new AppError(400, `The upload is not a readable zip archive: ${err?.message ?? 'unknown error'}`));
+      else resolve(zip);
+    }),
+  );
+}
+
+async function* walk(zip: yauzl.ZipFile): AsyncIterable<yauzl.Entry> {
+  for (;;) {
+    const entry = await new Promise<yauzl.Entry | null>((resolve, reject) => {
+      const onEntry = (e: yauzl.Entry) => done(null, e);
+      const onEnd = () => done(null, null);
+      const onError = (e: Error) => done(e, null);
+      const done = (err: Error | null, e: yauzl.Entry | null) => {
+        zip.off('entry', onEntry);
+        zip.off('end', onEnd);
+        zip.off('error', onError);
+        if (err) reject(new AppError(400, `The zip archive is damaged: ${err.message}`));
+        else resolve(e);
+      };
+      zip.on('entry', onEntry);
+      zip.on('end', onEnd);
+      zip.on('error', onError);
+      zip.readEntry();
+    });
+    if (!entry) return;
+    yield entry;
+  }
+}
+
+function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
+  return new Promise((resolve, reject) => zip.openReadStream(entry, (err, s) => (err || !s ? reject(err ?? new Error('no stream')) : resolve(s))));
+}
+
+async function readEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of await openEntry(zip, entry)) parts.push(c as Buffer);
+  return Buffer.concat(parts);
+}

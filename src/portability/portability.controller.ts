@@ -1,0 +1,104 @@
+import { Controller, Get, HttpCode, Logger, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { pipeline } from 'node:stream/promises';
+import { RequireScopes } from '../common/auth/decorators';
+import { AppError } from '../common/errors';
+import { sendError } from '../common/http-exception.filter';
+import { MemoriesService } from '../memories/memories.service';
+import { ExportQueryDto } from './dto/export-query.dto';
+import { ImportQueryDto } from './dto/import-query.dto';
+import { ImportReportDto } from './dto/import-report.dto';
+import { ExportService } from './export.service';
+import { discard, ImportService } from './import.service';
+
+const UPLOAD_TYPES = ['application/zip', 'application/x-ndjson', 'application/jsonl', 'text/markdown', 'text/plain', 'application/octet-stream'];
+
+@ApiTags('portability')
+@Controller('api')
+export class PortabilityController {
+  private readonly logger = new Logger('Portability');
+
+  constructor(
+    private readonly exporter: ExportService,
+    private readonly importer: ImportService,
+    private readonly memories: MemoriesService,
+  ) {}
+
+  /** A zip of every memory matching the filters: `memories/<id>.md`, `SHA256SUMS`, `manifest.json`. Streamed. */
+  @Get('export')
+  @RequireScopes('memory:read')
+  @ApiOperation({ summary: 'Export memories as a zip archive (markdown files + manifest)' })
+  @ApiProduces('application/zip')
+  @ApiOkResponse({ description: 'The archive', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } })
+  async export(@Query() q: ExportQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const filters: Record<string, unknown> = {};
+    for (const k of ['type', 'scope', 'agent', 'project', 'tag', 'days', 'since'] as const) if (q[k] !== undefined) filters[k] = q[k];
+    const { output, done } = await this.exporter.start({ filter: this.memories.filterOf(q), filters, signal: abort.signal });
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+    res.status(200);
+    res.setHeader('Content-Type', 'application/zip');
+    res.setHeader('Content-Disposition', `attachment; filename="memstore-export-${stamp}.zip"`);
+    res.setHeader('Cache-Control', 'private, no-store');
+    try {
+      await Promise.all([pipeline(output, res), done]);
+    } catch (e) {
+      // Headers are out: the only honest signal left is a cut connection (the zip has no central directory).
+      if (!abort.signal.aborted) this.logger.error(`Export failed mid-stream for request ${req.id ?? ''}: ${(e as Error).message}`);
+      res.destroy();
+    }
+  }
+
+  /**
+   * The raw request body is the file: an export zip, a zip of markdown notes, a single markdown
+   * file, or JSONL (one memory object per line). It is streamed to a temp file first (limit
+   * MEMSTORE_IMPORT_MAX_BYTES), then imported one file at a time.
+   */
+  @Post('import')
+  @HttpCode(200)
+  @RequireScopes('memory:write')
+  @ApiOperation({ summary: 'Import memories from a zip, markdown or JSONL (raw request body)' })
+  @ApiConsumes(...UPLOAD_TYPES)
+  @ApiBody({ schema: { type: 'string', format: 'binary' } })
+  @ApiProduces('application/json', 'application/x-ndjson')
+  @ApiOkResponse({ type: ImportReportDto, description: 'The report (progress=true: NDJSON lines `{"type":"item",…}` then `{"type":"report",…}`)' })
+  async import(@Query() q: ImportQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    if (req.readableEnded || type === 'application/json' || type.startsWith('multipart/') || type === 'application/x-www-form-urlencoded') {
+      throw new AppError(415, `Send the file itself as the request body with Content-Type ${UPLOAD_TYPES.join(', ')}`);
+    }
+    const file = await this.importer.receive(req);
+    try {
+      const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload' };
+      if (!q.progress) {
+        res.status(200).json(await this.importer.importFile(file, opts));
+        return;
+      }
+      res.status(200);
+      res.setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
+      res.setHeader('Cache-Control', 'no-store');
+      const write = async (o: unknown) => {
+        if (!res.write(JSON.stringify(o) + '\n')) await new Promise((r) => res.once('drain', r));
+      };
+      try {
+        const report = await this.importer.importFile(file, { ...opts, onItem: (item, processed) => write({ type: 'item', processed, ...item }) });
+        await write({ type: 'report', ...report });
+      } catch (e) {
+        const status = e instanceof AppError ? e.status : 500;
+        const message = e instanceof AppError ? e.message : 'Internal server error';
+        if (!(e instanceof AppError)) this.logger.error(`Import failed: ${(e as Error).stack ?? e}`);
+        await write({ type: 'error', status, error: message });
+      }
+      res.end();
+    } catch (e) {
+      if (res.headersSent) throw e;
+      sendError(e, req, res);
+    } finally {
+      await discard(file);
+    }
+  }
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { MemoriesModule } from '../memories/memories.module';
+import { ExportService } from './export.service';
+import { ImportService } from './import.service';
+import { MigrationController } from './migration.controller';
+import { MigrationJobService } from './migration-job.service';
+import { PortabilityController } from './portability.controller';
+
+/** Export, import, migration between backends, backup and restore (issue 12). */
+@Module({
+  imports: [MemoriesModule],
+  controllers: [PortabilityController, MigrationController],
+  providers: [ExportService, ImportService, MigrationJobService],
+  exports: [ExportService, ImportService],
+})
+export class PortabilityModule {}

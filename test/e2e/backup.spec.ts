@@ -1,0 +1,111 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import request from 'supertest';
+import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
+import type { ListCursor } from '../../src/backends/ports/memory.model';
+import { ObjectStore } from '../../src/backends/ports/object-store.port';
+import { runCli } from '../../src/cli';
+import { parseMarkdown } from '../../src/memories/memory-markdown';
+import { memoryDigest } from '../../src/portability/migration';
+import { createTestApp, createToken, tempDir } from '../support/app';
+
+jest.setTimeout(180_000);
+
+const SECRET = 'test-secret-key-0123456789abcdef0123456789abcdef';
+const CLIENTS = 20;
+
+function cli(argv: string[], env: Record<string, string>): Promise<{ code: number; text: string }> {
+  const lines: string[] = [];
+  const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l) };
+  return runCli(argv, { MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_SECRET_KEY: SECRET, ...env }, io).then((code) => ({ code, text: lines.join('\n') }));
+}
+
+describe('backup of the embedded default while 20 clients write, restored into a fresh data dir', () => {
+  it('has every memory acknowledged before the backup started, and its index agrees with its files', async () => {
+    const dataDir = tempDir();
+    const a = await createTestApp({ MEMSTORE_DATA_DIR: dataDir, MEMSTORE_SECRET_KEY: SECRET, MEMSTORE_LOG_LEVEL: 'silent' });
+    const { plaintext } = await createToken(a, { preset: 'full' });
+    const acked = new Map<string, string>(); // id -> content, as acknowledged
+    let stop = false;
+    let failures = 0;
+    const client = async (c: number) => {
+      for (let i = 0; !stop; i++) {
+        const content = `client ${c} write ${i} ${'x'.repeat((i * 37) % 400)}`;
+        const res = await request(a.http).post('/api/memories').set('Authorization', `Bearer ${plaintext}`).send({ content, tags: [`c${c}`] });
+        if (res.status === 201) acked.set(res.body.memory.id, content);
+        else failures++;
+      }
+    };
+    const writers = Array.from({ length: CLIENTS }, (_, c) => client(c));
+    try {
+      while (acked.size < 200) await new Promise((r) => setTimeout(r, 20));
+      const before = new Map(acked); // acknowledged before the backup starts
+      const backupDir = path.join(tempDir(), 'backup');
+      const res = await cli(['backup', backupDir], { MEMSTORE_DATA_DIR: dataDir });
+      expect(res.code).toBe(0);
+      expect(res.text).toMatch(/backup of \d+ memories and 1 tokens/);
+      await new Promise((r) => setTimeout(r, 200));
+      stop = true;
+      await Promise.all(writers);
+      expect(failures).toBe(0);
+      expect(acked.size).toBeGreaterThan(before.size); // the clients really wrote during the backup
+
+      const manifest = JSON.parse(fs.readFileSync(path.join(backupDir, 'backup.json'), 'utf8'));
+      expect(manifest).toMatchObject({ format: 'memstore-backup', contains_secret_key: false });
+      expect(manifest.memories).toBeGreaterThanOrEqual(before.size);
+
+      // Restore into a fresh data directory and serve it.
+      const restored = path.join(tempDir(), 'data');
+      const r = await cli(['restore', backupDir, '--data-dir', restored], {});
+      expect(r.text).toContain(`restored ${manifest.memories} memories`);
+      expect(r.code).toBe(0);
+      expect((await cli(['restore', backupDir, '--data-dir', restored], {})).code).toBe(1); // never over existing data
+
+      const b = await createTestApp({ MEMSTORE_DATA_DIR: restored, MEMSTORE_SECRET_KEY: SECRET });
+      try {
+        for (const [id, content] of before) {
+          const got = await request(b.http).get(`/api/memories/${id}`).set('Authorization', `Bearer ${plaintext}`); // the token came along
+          expect(got.status).toBe(200);
+          expect(got.body.memory.content).toBe(content);
+        }
+        // The index agrees with the files: one file per indexed memory, each the same memory.
+        const index = b.app.get(MemoryIndex);
+        const store = b.app.get(ObjectStore);
+        const keys: string[] = [];
+        for await (const k of store.list('memories/')) keys.push(k);
+        expect(keys).toHaveLength(await index.count());
+        let after: ListCursor | undefined;
+        let checked = 0;
+        for (;;) {
+          const page = await index.list({ filter: {}, limit: 500, offset: 0, after });
+          for (const doc of await index.getMany(page.rows.map((x) => x.id))) {
+            const file = parseMarkdown((await store.get(`memories/${doc.id}.md`)).toString('utf8'));
+            expect(memoryDigest(file)).toBe(memoryDigest(doc));
+            checked++;
+          }
+          if (page.rows.length < 500) break;
+          after = { createdAt: page.rows[page.rows.length - 1].createdAt, id: page.rows[page.rows.length - 1].id };
+        }
+        expect(checked).toBe(manifest.memories);
+      } finally {
+        await b.close();
+      }
+    } finally {
+      stop = true;
+      await Promise.allSettled(writers);
+      await a.close();
+    }
+  });
+
+  it('refuses a non-empty backup directory and a MongoDB document database, with exit codes', async () => {
+    const dataDir = tempDir();
+    fs.writeFileSync(path.join(tempDir(), 'x'), '');
+    const busy = tempDir();
+    fs.writeFileSync(path.join(busy, 'something'), 'x');
+    const res = await cli(['backup', busy], { MEMSTORE_DATA_DIR: dataDir });
+    expect(res.text).toMatch(/not empty/);
+    expect(res.code).toBe(1);
+    expect((await cli(['backup'], { MEMSTORE_DATA_DIR: dataDir })).code).toBe(2);
+    expect((await cli(['restore', tempDir()], { MEMSTORE_DATA_DIR: tempDir() })).text).toMatch(/not a memstore backup/);
+  });
+});

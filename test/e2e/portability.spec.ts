@@ -1,0 +1,226 @@
+import { createHash } from 'node:crypto';
+import request from 'supertest';
+import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
+import { testBackends } from '../support/backends';
+import { binaryParser, makeZip, unzip } from '../support/zip';
+import { Api, createMemory, fullAccessApi } from './memories.helpers';
+
+jest.setTimeout(120_000);
+
+const AWKWARD: Array<Record<string, unknown>> = [
+  { title: 'Ünïcødé — 日本語 🚀', content: 'Emoji 🧠 and combining e\u0301 and RTL שלום\n', tags: ['ünï', '日本'], agent: 'agént', project: 'prøject' },
+  { title: '---', content: '---\nid: 000000000000000000000000\ntype: fact\n---\nnot front matter\n---\n', type: 'fact', scope: 'project' },
+  { title: `"double" and 'single' quotes: yes`, content: `He said "no", she said 'yes' \\ backslash: colon # hash`, tags: ['"quoted"', "it's"], type: 'decision' },
+  { title: 'null', content: 'true', tags: ['yes', 'no', '1.0', 'null'], agent: '~', project: 'on' },
+  { content: '  leading spaces and no title\r\nCRLF line\r\n\ttab', scope: 'user' },
+];
+
+function mib(): string {
+  // Exactly 1 MiB of UTF-8 with multi-byte characters.
+  const unit = 'ab€\n'; // 6 bytes
+  const s = unit.repeat(Math.floor(1048576 / 6));
+  return s + 'x'.repeat(1048576 - Buffer.byteLength(s));
+}
+
+async function exportZip(api: Api, query = ''): Promise<Buffer> {
+  const res = await api.get(`/api/export${query}`).buffer(true).parse(binaryParser as never);
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toBe('application/zip');
+  return res.body as Buffer;
+}
+
+function importRaw(api: Api, body: Buffer | string, query = '', type = 'application/zip'): request.Test {
+  return api.post(`/api/import${query}`).set('Content-Type', type).send(Buffer.from(body));
+}
+
+async function allMemories(api: Api): Promise<Array<Record<string, any>>> {
+  const out: Array<Record<string, any>> = [];
+  let after = '';
+  for (;;) {
+    const res = await api.get(`/api/memories?limit=200${after ? `&after=${after}` : ''}`).expect(200);
+    for (const r of res.body.rows) out.push((await api.get(`/api/memories/${r.id}`).expect(200)).body.memory);
+    if (!res.body.next_cursor) return out;
+    after = res.body.next_cursor;
+  }
+}
+
+describe.each(testBackends())('export / import on $name', (backend) => {
+  let t: TestApp;
+  let api: Api;
+  beforeAll(async () => {
+    t = await createTestApp(await backend.env());
+    api = await fullAccessApi(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('round trip: export → wipe → import gives back every memory byte for byte, and a second import changes nothing', async () => {
+    for (const m of AWKWARD) await createMemory(api, m);
+    await createMemory(api, { title: 'big', content: mib(), tags: ['big'] });
+    const before = await allMemories(api);
+    const files = new Map<string, Buffer>();
+    for (const m of before) files.set(m.id, (await api.get(`/api/memories/${m.id}/download`).buffer(true).parse(binaryParser as never)).body);
+    expect(before).toHaveLength(AWKWARD.length + 1);
+
+    const zip = await exportZip(api);
+    const entries = await unzip(zip);
+    const manifest = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
+    expect(manifest).toMatchObject({ format: 'memstore-export', format_version: 1, service: 'memory-store', count: before.length, filters: {}, history: null });
+    expect(manifest.service_version).toMatch(/^\d+\.\d+\.\d+/);
+    const sums = entries.get('SHA256SUMS')!.toString('utf8');
+    expect(createHash('sha256').update(sums).digest('hex')).toBe(manifest.checksums.sha256);
+    for (const m of before) {
+      const body = entries.get(`memories/${m.id}.md`)!;
+      expect(body.equals(files.get(m.id)!)).toBe(true); // the stored file, byte for byte
+      expect(sums).toContain(`${createHash('sha256').update(body).digest('hex')}  memories/${m.id}.md`);
+    }
+
+    // Wipe, then import.
+    await api.post('/api/memories/bulk-delete', { ids: before.map((m) => m.id) }).expect(200);
+    expect((await api.get('/api/memories').expect(200)).body.total).toBe(0);
+    const dry = await importRaw(api, zip, '?dry_run=true').expect(200);
+    expect(dry.body.items.filter((i: { status: string }) => i.status === 'invalid')).toEqual([]);
+    expect(dry.body).toMatchObject({ dry_run: true, format: 'zip', created: before.length, updated: 0, skipped: 0, invalid: 0 });
+    expect((await api.get('/api/memories').expect(200)).body.total).toBe(0); // a dry run writes nothing
+
+    const first = await importRaw(api, zip).expect(200);
+    expect(first.body).toMatchObject({ ok: true, dry_run: false, created: before.length, updated: 0, skipped: 0, invalid: 0 });
+    const after = await allMemories(api);
+    expect(after).toEqual(before); // ids, every field, timestamps, content
+    for (const m of after) {
+      const body = (await api.get(`/api/memories/${m.id}/download`).buffer(true).parse(binaryParser as never)).body as Buffer;
+      expect(body.equals(files.get(m.id)!)).toBe(true);
+    }
+    // Searchable again (the index was rebuilt, not only the files).
+    expect((await api.get('/api/memories?q=RTL').expect(200)).body.total).toBe(1);
+
+    const second = await importRaw(api, zip).expect(200);
+    expect(second.body).toMatchObject({ created: 0, updated: 0, skipped: before.length, invalid: 0 });
+    expect(second.body.items.every((i: { reason: string }) => i.reason.startsWith('unchanged'))).toBe(true);
+    expect(await allMemories(api)).toEqual(before);
+  });
+
+  it('exports only what the filters select, and records them in the manifest', async () => {
+    const a = await createMemory(api, { content: 'filtered in', project: 'export-p', tags: ['keep'], type: 'task' });
+    await createMemory(api, { content: 'filtered out', project: 'export-p', tags: ['other'] });
+    const entries = await unzip(await exportZip(api, '?project=export-p&tag=keep&type=task'));
+    expect([...entries.keys()].filter((k) => k.startsWith('memories/'))).toEqual([`memories/${a.id}.md`]);
+    expect(JSON.parse(entries.get('manifest.json')!.toString()).filters).toEqual({ project: 'export-p', tag: ['keep'], type: 'task' });
+    await api.get('/api/export?type=nope').expect(422);
+  });
+
+  it('on_conflict: skip keeps, overwrite restores, new_id imports a copy; each idempotent', async () => {
+    const m = await createMemory(api, { title: 'conflict', content: 'original', project: 'conflict-p' });
+    const zip = await exportZip(api, '?project=conflict-p');
+    await api.patch(`/api/memories/${m.id}`, { content: 'changed since the export' }).expect(200);
+
+    const skip = await importRaw(api, zip, '?on_conflict=skip').expect(200);
+    expect(skip.body).toMatchObject({ created: 0, updated: 0, skipped: 1 });
+    expect(skip.body.items[0].reason).toMatch(/exists/);
+
+    const copy = await importRaw(api, zip, '?on_conflict=new_id').expect(200);
+    expect(copy.body).toMatchObject({ created: 1, skipped: 0 });
+    const copyId = copy.body.items[0].id;
+    expect(copyId).not.toBe(m.id);
+    expect((await api.get(`/api/memories/${copyId}`).expect(200)).body.memory).toMatchObject({ content: 'original', created_at: m.created_at });
+    expect((await importRaw(api, zip, '?on_conflict=new_id').expect(200)).body).toMatchObject({ created: 0, skipped: 1 });
+
+    const over = await importRaw(api, zip, '?on_conflict=overwrite').expect(200);
+    expect(over.body).toMatchObject({ created: 0, updated: 1 });
+    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
+    expect((await importRaw(api, zip, '?on_conflict=overwrite').expect(200)).body).toMatchObject({ updated: 0, skipped: 1 });
+  });
+
+  it('imports a folder of plain markdown notes (titles from headings or file names, #tags) and reports broken files without stopping', async () => {
+    const zip = await makeZip({
+      'vault/Meeting notes.md': 'We chose #postgres over #mysql for the #infra/db layer.\n\nNo heading here.',
+      'vault/sub/deploy.md': '# Deploy checklist\n\n- run `make` #ops\n- not a tag: issue #42 and a `#code` span\n',
+      'vault/obsidian.md': '---\ntags: [from-front-matter, second]\naliases: [x]\n---\n# Obsidian note\nbody #inline\n',
+      'vault/broken.md': '---\ntitle: "unterminated\ntags: [a\n---\nbody',
+      'vault/unclosed.md': '---\ntitle: never closed\nbody',
+      'vault/bad-type.md': '---\nid: 0123456789abcdef01234567\ntype: nonsense\nscope: global\ncreated_at: 2025-01-01T00:00:00.000Z\nupdated_at: 2025-01-01T00:00:00.000Z\n---\nx',
+      'vault/empty.md': '   \n',
+      'vault/.obsidian/workspace.json': '{}',
+      'vault/picture.png': Buffer.from([0x89, 0x50, 0x4e, 0x47]),
+    });
+    const res = await importRaw(api, zip, '?filename=vault.zip').expect(200);
+    expect(res.body).toMatchObject({ created: 3, updated: 0, invalid: 4, skipped: 1 });
+    const by = (f: string) => res.body.items.find((i: { file: string }) => i.file === f);
+    expect(by('vault/broken.md')).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/front matter is not valid YAML/) });
+    expect(by('vault/unclosed.md')).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/not closed/) });
+    expect(by('vault/bad-type.md')).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/unknown type/) });
+    expect(by('vault/empty.md')).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/empty/) });
+    expect(by('vault/picture.png')).toMatchObject({ status: 'skipped' });
+
+    const meeting = (await api.get(`/api/memories/${by('vault/Meeting notes.md').id}`).expect(200)).body.memory;
+    expect(meeting).toMatchObject({ title: 'Meeting notes', tags: ['postgres', 'mysql', 'infra/db'], type: 'note', scope: 'global', created_at: '2025-03-04T05:06:07.000Z' });
+    expect(meeting.content).toBe('We chose #postgres over #mysql for the #infra/db layer.\n\nNo heading here.');
+    const deploy = (await api.get(`/api/memories/${by('vault/sub/deploy.md').id}`).expect(200)).body.memory;
+    expect(deploy).toMatchObject({ title: 'Deploy checklist', tags: ['ops'] });
+    const obsidian = (await api.get(`/api/memories/${by('vault/obsidian.md').id}`).expect(200)).body.memory;
+    expect(obsidian).toMatchObject({ title: 'Obsidian note', tags: ['from-front-matter', 'second', 'inline'], content: '# Obsidian note\nbody #inline\n' });
+
+    // The same folder again: nothing changes.
+    expect((await importRaw(api, zip, '?filename=vault.zip').expect(200)).body).toMatchObject({ created: 0, updated: 0, skipped: 4, invalid: 4 });
+  });
+
+  it('imports JSONL (our fields), one bad line reported, and streams NDJSON progress when asked', async () => {
+    const lines = [
+      JSON.stringify({ id: 'aaaaaaaaaaaaaaaaaaaaaaa1', title: 'jsonl one', content: 'from jsonl', type: 'fact', scope: 'agent', tags: ['j'], agent: 'a', project: null, created_at: '2024-01-02T03:04:05.678Z', updated_at: '2024-02-02T03:04:05.678Z' }),
+      '{not json',
+      JSON.stringify({ content: 'no id, no dates' }),
+      '',
+      JSON.stringify({ content: 'x', type: 'bogus' }),
+    ].join('\n');
+    const res = await importRaw(api, lines, '?progress=true&filename=batch.jsonl', 'application/x-ndjson').expect(200);
+    expect(res.headers['content-type']).toMatch(/application\/x-ndjson/);
+    const events = (res.text as string).trim().split('\n').map((l) => JSON.parse(l));
+    expect(events.filter((e) => e.type === 'item').map((e) => [e.file, e.status])).toEqual([
+      ['batch.jsonl:1', 'created'],
+      ['batch.jsonl:2', 'invalid'],
+      ['batch.jsonl:3', 'created'],
+      ['batch.jsonl:5', 'invalid'],
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'report', format: 'jsonl', created: 2, invalid: 2 });
+    expect((await api.get('/api/memories/aaaaaaaaaaaaaaaaaaaaaaa1').expect(200)).body.memory).toMatchObject({
+      title: 'jsonl one',
+      created_at: '2024-01-02T03:04:05.678Z',
+      updated_at: '2024-02-02T03:04:05.678Z',
+    });
+    expect((await importRaw(api, lines, '?filename=batch.jsonl', 'application/x-ndjson').expect(200)).body).toMatchObject({ created: 0, skipped: 2, invalid: 2 });
+  });
+
+  it('refuses uploads it cannot take, with the error envelope', async () => {
+    const bad = await importRaw(api, 'PK\x03\x04 not really a zip').expect(400);
+    expect(bad.body.error ?? bad.body.detail).toBeDefined();
+    await api.post('/api/import').send({ content: 'json' }).expect(415);
+    const reader = await createToken(t, { preset: 'read-only' });
+    await request(t.http).post('/api/import').set('Authorization', `Bearer ${reader.plaintext}`).set('Content-Type', 'text/markdown').send('# x').expect(403);
+    await request(t.http).get('/api/export').expect(401);
+  });
+
+  it('the admin session exports everything', async () => {
+    const agent = await adminAgent(t);
+    const res = await agent.get('/api/export').buffer(true).parse(binaryParser as never).expect(200);
+    const entries = await unzip(res.body as Buffer);
+    const total = (await api.get('/api/memories').expect(200)).body.total;
+    expect(JSON.parse(entries.get('manifest.json')!.toString()).count).toBe(total);
+  });
+});
+
+describe('import size limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ MEMSTORE_IMPORT_MAX_BYTES: '2048' });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  it('answers 413 above MEMSTORE_IMPORT_MAX_BYTES and imports nothing', async () => {
+    const api = await fullAccessApi(t);
+    const res = await importRaw(api, `# big\n${'x'.repeat(5000)}`, '', 'text/markdown').expect(413);
+    expect(JSON.stringify(res.body)).toMatch(/MEMSTORE_IMPORT_MAX_BYTES/);
+    expect((await api.get('/api/memories').expect(200)).body.total).toBe(0);
+  });
+});
