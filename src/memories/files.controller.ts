@@ -42,7 +42,7 @@ export class FilesController {
       if (e instanceof NotFoundError) throw new NotFoundError('File not found');
       throw e;
     }
-    // A version's object (memories/<id>/v<n>-<write>.md) downloads as <id>.md, like the old layout.
+    // A version's object (memories/<id>.v<n>-<write>.md) downloads as <id>.md, like the old layout.
     const id = idFromKey(key);
     const filename = id ? `${id}.md` : key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_');
     res.setHeader('Cache-Control', 'private, no-store');

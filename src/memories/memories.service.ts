@@ -36,7 +36,7 @@ export class MemoryNotFoundError extends NotFoundError {
 
 /**
  * The memory use cases over the two ports. Write integrity (issue 9; README "Write integrity and
- * versions"): every write of a memory puts a NEW immutable object (memories/<id>/v<n>-<write>.md),
+ * versions"): every write of a memory puts a NEW immutable object (memories/<id>.v<n>-<write>.md),
  * recorded first as a write intent, then compare-and-swaps the index row from version n-1 to n.
  * A writer that loses the swap deletes its own object (the winner's is never touched) and either
  * re-applies its change to the new state (PATCH without If-Match) or answers 412 (If-Match).

@@ -33,7 +33,7 @@ export function memoryKey(id: string): string {
  * that loses the compare-and-swap can never overwrite the winner's file.
  */
 export function versionKey(id: string, version: number): string {
-  return `memories/${id}/v${version}-${randomBytes(6).toString('hex')}.md`;
+  return `memories/${id}.v${version}-${randomBytes(6).toString('hex')}.md`;
 }
 
 /** The object of a memory as the index knows it (the old layout when it has no object key). */
@@ -43,7 +43,7 @@ export function objectKeyOf(doc: { id: string; objectKey?: string | null }): str
 
 export const MEMORY_KEY_PREFIX = 'memories/';
 const KEY = /^memories\/([0-9a-f]{24})\.md$/;
-const VERSION_KEY = /^memories\/([0-9a-f]{24})\/v([1-9][0-9]{0,9})-[0-9a-f]{12}\.md$/;
+const VERSION_KEY = /^memories\/([0-9a-f]{24})\.v([1-9][0-9]{0,9})-[0-9a-f]{12}\.md$/;
 
 /** What a memory key names: the id and (for a versioned object) the version; null for any other key. */
 export function parseMemoryKey(key: string): { id: string; version: number | null } | null {

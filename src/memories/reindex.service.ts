@@ -72,7 +72,7 @@ export class ReindexService {
     for await (const key of this.store.list(MEMORY_KEY_PREFIX)) {
       const parsed = parseMemoryKey(key);
       if (!parsed) {
-        unreadable.push({ key, reason: 'not a memory file name (memories/<24 hex>.md or memories/<24 hex>/v<n>-<12 hex>.md)' });
+        unreadable.push({ key, reason: 'not a memory file name (memories/<24 hex>.md or memories/<24 hex>.v<n>-<12 hex>.md)' });
         continue;
       }
       files += 1;

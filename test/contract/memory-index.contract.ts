@@ -73,7 +73,7 @@ export function memoryIndexContract(
       index.search({ text, filter: {}, limit: 50, offset: 0, ...extra });
 
     describe('versions: compare-and-swap and history (issue 9)', () => {
-      const key = (id: string, v: number) => `memories/${id}/v${v}-${'0'.repeat(11)}${v % 10}.md`;
+      const key = (id: string, v: number) => `memories/${id}.v${v}-${'0'.repeat(11)}${v % 10}.md`;
       const versioned = async (over: Partial<MemoryDoc> = {}) => {
         const d0 = memoryDoc(over);
         const d = { ...d0, objectKey: key(d0.id, 1), author: { kind: 'token' as const, id: '0123456789abcdef', name: 'bot' } };

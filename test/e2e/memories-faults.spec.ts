@@ -8,7 +8,7 @@ import { ReindexService } from '../../src/memories/reindex.service';
 import { createTestApp, TestApp } from '../support/app';
 import { Api, createMemory, fullAccessApi } from './memories.helpers';
 
-/** Every memory file (both layouts: memories/<id>.md and memories/<id>/v<n>-<write>.md), relative to memories/. */
+/** Every memory file (both layouts: memories/<id>.md and memories/<id>.v<n>-<write>.md), relative to memories/. */
 const memoryFiles = (t: TestApp) => {
   const dir = path.join(t.dataDir, 'objects', 'memories');
   if (!fs.existsSync(dir)) return [];
@@ -152,7 +152,7 @@ describe('memories: reindex from the object store alone', () => {
     const keep = await createMemory(api, { content: 'keep' });
     const orphan = await createMemory(api, { content: 'orphan' });
     const dir = path.join(t.dataDir, 'objects', 'memories');
-    fs.rmSync(path.join(dir, orphan.id), { recursive: true });
+    for (const f of fs.readdirSync(dir)) if (f.startsWith(`${orphan.id}.`)) fs.rmSync(path.join(dir, f));
     fs.writeFileSync(path.join(dir, '0123456789abcdef01234567.md'), 'no front matter here');
     fs.writeFileSync(path.join(dir, 'notes.txt'), 'stray file');
     const report = await t.app.get(ReindexService).reindex();

@@ -18,7 +18,7 @@ export interface MemoryDoc {
   /** Write counter: 1 on create, +1 on every change (compared-and-swapped by the index). */
   version: number;
   /**
-   * Object store key of this version's immutable markdown file (memories/<id>/v<version>-<write>.md);
+   * Object store key of this version's immutable markdown file (memories/<id>.v<version>-<write>.md);
    * null for a memory written before versioned objects (its file is memories/<id>.md).
    */
   objectKey?: string | null;
