@@ -8,6 +8,7 @@ import { AllExceptionsFilter } from './common/http-exception.filter';
 import { AppValidationPipe } from './common/validation.pipe';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { MemoriesModule } from './memories/memories.module';
 import { MetaModule } from './meta/meta.module';
 import { TokensModule } from './tokens/tokens.module';
@@ -21,7 +22,7 @@ export class AppModule {
   static register(cfg: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(cfg), BackendsModule, TokensModule, AdminModule, AdminWebModule, MemoriesModule, MetaModule],
+      imports: [ConfigModule.forRoot(cfg), BackendsModule, EmbeddingsModule, TokensModule, AdminModule, AdminWebModule, MemoriesModule, MetaModule],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

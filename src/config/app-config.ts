@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
@@ -13,6 +14,11 @@ export const SETTING_KEYS = [
   'objstore_endpoint',
   'objstore_public_base',
   'objstore_presign_ttl',
+  'embedding_provider',
+  'embedding_url',
+  'embedding_api_key',
+  'embedding_model',
+  'embedding_dimensions',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -56,6 +62,13 @@ export class AppConfig {
    * the first, at most 2.
    */
   searchWorkers: number;
+  /**
+   * MEMSTORE_EMBEDDING_MODEL_DIR: the local embedding model (model.onnx, tokenizer.json,
+   * model.json). Default: models/bge-small-en-v1.5-q in the installation (scripts/fetch-model.js).
+   */
+  embeddingModelDir: string;
+  /** MEMSTORE_EMBEDDING_WORKER: this instance computes queued embeddings (default true). */
+  embeddingWorker: boolean;
   /** Quiet logs (tests). */
   logLevel: 'silent' | 'error' | 'info';
 }
@@ -118,6 +131,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
     const v = env[`MEMSTORE_${key.toUpperCase()}`];
     if (v !== undefined) cfg.settingsEnv[key] = v;
   }
+  cfg.embeddingModelDir = path.resolve(str(env, 'MEMSTORE_EMBEDDING_MODEL_DIR') ?? defaultModelDir());
+  cfg.embeddingWorker = bool(env, 'MEMSTORE_EMBEDDING_WORKER', true);
   cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
   const lvl = str(env, 'MEMSTORE_LOG_LEVEL') ?? 'info';
   if (lvl !== 'silent' && lvl !== 'error' && lvl !== 'info') throw new Error(`MEMSTORE_LOG_LEVEL must be silent, error or info`);
@@ -128,4 +143,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
 /** One search worker per core beyond the first (the main thread's), at most 2. */
 export function defaultSearchWorkers(): number {
   return Math.max(0, Math.min(2, os.availableParallelism() - 1));
+}
+
+/** models/bge-small-en-v1.5-q at the root of the installation (the directory holding package.json). */
+export function defaultModelDir(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 6; i++) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) break;
+    dir = path.dirname(dir);
+  }
+  return path.join(dir, 'models', 'bge-small-en-v1.5-q');
 }

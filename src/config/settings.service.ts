@@ -27,6 +27,11 @@ export interface ResolvedSettings {
   objstore_endpoint: string | null;
   objstore_public_base: string | null;
   objstore_presign_ttl: number;
+  embedding_provider: 'local' | 'openai' | 'none' | null;
+  embedding_url: string | null;
+  embedding_api_key: string | null;
+  embedding_model: string | null;
+  embedding_dimensions: string | null;
 }
 
 export type SettingSource = 'env' | 'file' | 'credentials' | 'default';

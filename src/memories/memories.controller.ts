@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res, StreamableFile } from '@nestjs/common';
-import { ApiExtraModels, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiExtraModels, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { RequireScopes } from '../common/auth/decorators';
 import { baseUrl } from '../common/base-url';
@@ -10,6 +10,7 @@ import { DownloadQueryDto } from './dto/download-query.dto';
 import { ListMemoriesQueryDto } from './dto/list-memories-query.dto';
 import {
   BulkDeleteResponseDto,
+  CreatedMemoryResponseDto,
   DeleteMemoryResponseDto,
   DownloadUrlResponseDto,
   MemoryListResponseDto,
@@ -41,9 +42,11 @@ export class MemoriesController {
   @Post('memories')
   @HttpCode(201)
   @RequireScopes('memory:write')
-  @ApiOperation({ summary: 'Create a memory' })
-  async create(@Body() body: CreateMemoryDto): Promise<MemoryResponseDto> {
-    return { ok: true, memory: mapMemory(await this.memories.create(body)) };
+  @ApiOperation({ summary: 'Create a memory', description: 'Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another).' })
+  @ApiCreatedResponse({ type: CreatedMemoryResponseDto })
+  async create(@Body() body: CreateMemoryDto): Promise<CreatedMemoryResponseDto> {
+    const doc = await this.memories.create(body);
+    return { ok: true, memory: mapMemory(doc), similar: await this.memories.similarTo(doc) };
   }
 
   /** Deletes each id; unknown ids are listed in `missing`. */

@@ -5,6 +5,8 @@ import { ObjectStore, SignedUrl } from '../backends/ports/object-store.port';
 import { NotFoundError, RequestValidationError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { SettingsService } from '../config/settings.service';
+import { EmbeddingsService } from '../embeddings/embeddings.service';
+import { semanticText } from '../../libs/search-query';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { CreateMemoryDto } from './dto/create-memory.dto';
 import type { ListMemoriesQueryDto } from './dto/list-memories-query.dto';
@@ -39,6 +41,7 @@ export class MemoriesService {
     private readonly store: ObjectStore,
     private readonly cfg: AppConfig,
     private readonly settings: SettingsService,
+    private readonly embeddings: EmbeddingsService,
   ) {}
 
   async create(dto: CreateMemoryDto): Promise<MemoryDoc> {
@@ -71,7 +74,13 @@ export class MemoriesService {
       await this.store.delete(key).catch((err: Error) => this.logger.error(`Could not remove ${key} after a failed index write: ${err.message}`));
       throw e;
     }
+    this.embeddings.wake();
     return doc;
+  }
+
+  /** Duplicate hints for a new memory (same project): see EmbeddingsService.similar. */
+  similarTo(doc: MemoryDoc): Promise<Array<{ id: string; title: string | null; score: number }>> {
+    return this.embeddings.similar(doc.title, doc.content, doc.project ? { project: doc.project } : {}, doc.id);
   }
 
   /** The memory with its content read from the object store. */
@@ -123,6 +132,7 @@ export class MemoriesService {
       await this.store.delete(key).catch(() => undefined);
       throw new MemoryNotFoundError();
     }
+    this.embeddings.wake();
     return next;
   }
 
@@ -178,9 +188,13 @@ export class MemoriesService {
         throw RequestValidationError.one(['query', 'after'], 'Cursor paging is only available in list mode (without q); use page or skip', 'value_error', q.after);
       }
       const offset = q.skip ?? (q.page - 1) * limit;
-      const res = await this.index.search({ text, filter, limit, offset });
+      // Hybrid by default; keyword when asked, or when there is no embedding model.
+      const wanted = q.mode ?? 'hybrid';
+      const embedded = wanted === 'keyword' ? null : await this.embeddings.queryVector(semanticText(text) || text);
+      const mode = embedded ? wanted : 'keyword';
+      const res = await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key });
       const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
-      return this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext);
+      return { ...this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext), search_mode: mode };
     }
 
     if (q.after !== undefined) {

@@ -31,6 +31,7 @@ export function mapRow(row: MemoryRow): MemoryRowDto {
     updated_at: row.updatedAt.toISOString(),
   };
   if (row.score !== undefined) out.score = row.score;
+  if (row.matched !== undefined) out.matched = [...row.matched];
   return out;
 }
 
