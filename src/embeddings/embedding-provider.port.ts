@@ -19,7 +19,8 @@ export abstract class EmbeddingProvider {
   /** Why this provider cannot embed (e.g. no model files), or null when it can. */
   abstract readonly unavailable: string | null;
 
-  abstract embed(text: string, kind: EmbeddingKind): Promise<Float32Array>;
+  /** `urgent`: a request waits on it (a search, a duplicate hint): it goes before background work. */
+  abstract embed(text: string, kind: EmbeddingKind, urgent?: boolean): Promise<Float32Array>;
 
   /** Identifies the vector space: vectors of another key are not comparable and are recomputed. */
   get key(): string | null {

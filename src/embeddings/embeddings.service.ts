@@ -130,7 +130,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     if (key === null) return [];
     try {
       const text = `${title ? `${title}\n` : ''}${content.slice(0, DUPLICATE_HINT_CHARS)}`;
-      const v = await p.embed(text, 'document');
+      const v = await p.embed(text, 'document', true);
       const hits = await this.index.similar(v, key, DUPLICATE_HINTS + 1, filter);
       return hits.filter((h) => h.id !== excludeId && h.score >= DUPLICATE_THRESHOLD).slice(0, DUPLICATE_HINTS);
     } catch (e) {
@@ -251,7 +251,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
 /** Duplicate hints: at most this many, at least this cosine (bge-small: rephrasings of one note score ~0.85–0.95, unrelated notes of one project < 0.8). */
 export const DUPLICATE_HINTS = 3;
 export const DUPLICATE_THRESHOLD = 0.86;
-export const DUPLICATE_HINT_CHARS = 300;
+export const DUPLICATE_HINT_CHARS = 200;
 
 function describe(p: EmbeddingProvider): string {
   return p.key ? `${p.provider} (${p.model}, ${p.dimensions ?? '?'} dimensions)` : `none — search is keyword-only (${p.unavailable})`;

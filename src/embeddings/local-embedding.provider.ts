@@ -42,8 +42,9 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
   readonly unavailable: string | null;
   private readonly meta: ModelMeta;
   private loading: Promise<{ session: Session; tokenizer: Encoder; ort: OrtModule }> | null = null;
-  /** Runs one after another: one text at a time on one thread. */
-  private queue: Promise<unknown> = Promise.resolve();
+  /** One text at a time on one thread; searches go before the background worker's memories. */
+  private readonly waiting: { query: Array<() => void>; document: Array<() => void> } = { query: [], document: [] };
+  private busy = false;
 
   constructor(readonly dir: string) {
     super();
@@ -60,10 +61,16 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
     this.unavailable = hasLocalModel(dir) ? null : `no local model in ${dir} (run \`npm run fetch-model\`, or set MEMSTORE_EMBEDDING_MODEL_DIR)`;
   }
 
-  override embed(text: string, kind: EmbeddingKind): Promise<Float32Array> {
-    const run = this.queue.then(() => this.embedNow(text, kind));
-    this.queue = run.catch(() => undefined);
-    return run;
+  override async embed(text: string, kind: EmbeddingKind, urgent = kind === 'query'): Promise<Float32Array> {
+    if (this.busy) await new Promise<void>((resolve) => this.waiting[urgent ? 'query' : 'document'].push(resolve));
+    this.busy = true;
+    try {
+      return await this.embedNow(text, kind);
+    } finally {
+      const next = this.waiting.query.shift() ?? this.waiting.document.shift();
+      if (next) next();
+      else this.busy = false;
+    }
   }
 
   /** Loads the model now (tests, warm-up). */

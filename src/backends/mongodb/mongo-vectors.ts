@@ -1,5 +1,5 @@
 import type { FilterQuery } from 'mongoose';
-import { fuse, FUSION_CANDIDATES, FusionCandidate, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
+import { fuse, FUSION_CANDIDATES, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryPage, SearchQuery } from '../ports/memory.model';
 import type { MongoModels } from './mongo-document-database';
 import type { MemoryRecord } from './mongo.schemas';
@@ -94,14 +94,21 @@ export async function progress(m: MongoModels, key: string | null): Promise<Embe
 }
 
 /** The filtered memories' vectors of space `key` (newest VECTOR_SCAN_MAX), scored against `q`, best first. */
-async function scan(m: MongoModels, q: Float32Array, key: string, filter: FilterQuery<MemoryRecord>): Promise<Array<{ id: string; title: string | null; order: number; score: number }>> {
+async function scan(
+  m: MongoModels,
+  q: Float32Array,
+  key: string,
+  filter: FilterQuery<MemoryRecord>,
+  meta?: Map<string, { project: string | null; agent: string | null; at: number }>,
+): Promise<Array<{ id: string; title: string | null; order: number; score: number }>> {
   const docs = (await m.memories.collection
-    .find({ ...filter, vec_model: key } as never, { projection: { vec: 1, title: 1, createdAt: 1 } })
+    .find({ ...filter, vec_model: key } as never, { projection: { vec: 1, title: 1, createdAt: 1, project: 1, agent: 1 } })
     .sort({ createdAt: -1, _id: -1 })
     .limit(VECTOR_SCAN_MAX)
-    .toArray()) as unknown as Array<{ _id: string; vec: unknown; title?: string | null; createdAt: Date }>;
+    .toArray()) as unknown as Array<{ _id: string; vec: unknown; title?: string | null; createdAt: Date; project?: string | null; agent?: string | null }>;
   const out: Array<{ id: string; title: string | null; order: number; score: number }> = [];
   for (const d of docs) {
+    if (meta && !meta.has(d._id)) meta.set(d._id, { project: d.project ?? null, agent: d.agent ?? null, at: new Date(d.createdAt).getTime() });
     const s = cosine(q, toVector(d.vec));
     if (s !== undefined) out.push({ id: d._id, title: d.title ?? null, order: new Date(d.createdAt).getTime(), score: s });
   }
@@ -130,19 +137,27 @@ export async function vectorSearch(
   const parsed = parseSearchQuery(query.text);
   const K = Math.max(FUSION_CANDIDATES, query.offset + query.limit);
   const hard = hardRegexFilter(parsed);
+  const meta = new Map<string, { project: string | null; agent: string | null; at: number }>();
   const [keyword, scanned] = await Promise.all([
     mode === 'hybrid' && hasPositiveTerms(parsed) ? keywordSearch({ ...query, mode: 'keyword', vector: undefined, limit: K, offset: 0 }) : Promise.resolve({ rows: [], total: 0 }),
-    scan(m, q, key, hard ? { $and: [filter, hard] } : filter),
+    scan(m, q, key, hard ? { $and: [filter, hard] } : filter, meta),
   ]);
   const cos = new Map(scanned.map((s) => [s.id, s.score]));
   const candidates = new Map<string, FusionCandidate<string>>();
-  for (const r of keyword.rows) candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: cos.get(r.id), order: r.createdAt.getTime() });
+  for (const r of keyword.rows) {
+    candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: cos.get(r.id), order: r.createdAt.getTime() });
+    meta.set(r.id, { project: r.project, agent: r.agent, at: r.createdAt.getTime() });
+  }
   for (const s of scanned.slice(0, K)) {
     const c = candidates.get(s.id);
     if (c) c.semanticHit = true;
     else candidates.set(s.id, { key: s.id, cosine: s.score, semanticHit: true, order: s.order });
   }
-  const fused = fuse([...candidates.values()], mode);
+  let fused = fuse([...candidates.values()], mode);
+  if (mode === 'hybrid') {
+    await addNeighbours(m, candidates, fused.slice(0, NEIGHBOUR_LOOKUPS).map((f) => f.key), meta);
+    fused = fuse([...candidates.values()], mode);
+  }
   const page = fused.slice(query.offset, query.offset + query.limit);
   const known = new Map(keyword.rows.map((r) => [r.id, r]));
   const missing = page.filter((p) => !known.has(p.key)).map((p) => p.key);
@@ -152,4 +167,40 @@ export async function vectorSearch(
     return r ? [{ ...r, score: p.score, matched: p.matched }] : [];
   });
   return { rows, total: fused.length };
+}
+
+/** Session neighbours are looked up for this many of the best candidates (two small queries each). */
+const NEIGHBOUR_LOOKUPS = 20;
+
+/** Links each of `keys` with the memory just before and after it (same project and agent, close in time) when that one is a candidate too (fusion.ts). */
+async function addNeighbours(
+  m: MongoModels,
+  candidates: Map<string, FusionCandidate<string>>,
+  keys: string[],
+  meta: Map<string, { project: string | null; agent: string | null; at: number }>,
+): Promise<void> {
+  const link = (a: string, b: string) => {
+    const ca = candidates.get(a);
+    const cb = candidates.get(b);
+    if (!ca || !cb) return;
+    if (!(ca.neighbours ??= []).includes(b)) ca.neighbours.push(b);
+    if (!(cb.neighbours ??= []).includes(a)) cb.neighbours.push(a);
+  };
+  await Promise.all(
+    keys.flatMap((id) => {
+      const me = meta.get(id);
+      if (!me) return [];
+      const same = { project: me.project, agent: me.agent };
+      const at = new Date(me.at);
+      const near = async (dir: 1 | -1) => {
+        const cond = dir < 0 ? { $or: [{ createdAt: { $lt: at } }, { createdAt: at, _id: { $lt: id } }] } : { $or: [{ createdAt: { $gt: at } }, { createdAt: at, _id: { $gt: id } }] };
+        const n = (await m.memories.collection.findOne({ ...same, ...cond } as never, { projection: { _id: 1, createdAt: 1 }, sort: { createdAt: dir, _id: dir } })) as unknown as {
+          _id: string;
+          createdAt: Date;
+        } | null;
+        if (n && Math.abs(new Date(n.createdAt).getTime() - me.at) <= SESSION_GAP_MS) link(id, n._id);
+      };
+      return [near(-1), near(1)];
+    }),
+  );
 }

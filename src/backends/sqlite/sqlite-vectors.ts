@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { fuse, FUSION_CANDIDATES, FusionCandidate, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
+import { fuse, FUSION_CANDIDATES, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
@@ -200,10 +200,36 @@ export function vectorSearch(stmt: Stmt, cache: VectorCache, ranking: RankingOpt
     if (c) c.semanticHit = true;
     else candidates.set(s.seq, { key: s.seq, cosine: s.score, semanticHit: true, order: s.seq });
   }
+  if (mode === 'hybrid') addNeighbours(stmt, candidates);
   const fused = fuse([...candidates.values()], mode);
   const pageOf = fused.slice(query.offset, query.offset + query.limit);
   const rows = pageRows(stmt, pageOf, parsed);
   return { rows, total: fused.length };
+}
+
+/** Each candidate's session neighbours (fusion.ts): the memory just before and just after it, same project and agent, close in time. */
+function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidate<number>>): void {
+  if (candidates.size === 0) return;
+  const rows = stmt('SELECT seq, project, agent, created_at FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify([...candidates.keys()])) as Array<{
+    seq: number;
+    project: string | null;
+    agent: string | null;
+    created_at: number;
+  }>;
+  const before = stmt(
+    'SELECT seq, created_at FROM memories WHERE project IS @project AND agent IS @agent AND created_at <= @at AND seq < @seq ORDER BY created_at DESC, seq DESC LIMIT 1',
+  );
+  const after = stmt('SELECT seq, created_at FROM memories WHERE project IS @project AND agent IS @agent AND created_at >= @at AND seq > @seq ORDER BY created_at, seq LIMIT 1');
+  for (const r of rows) {
+    const c = candidates.get(r.seq);
+    if (!c) continue;
+    const p = { project: r.project, agent: r.agent, at: r.created_at, seq: r.seq };
+    const near: number[] = [];
+    for (const n of [before.get(p), after.get(p)] as Array<{ seq: number; created_at: number } | undefined>) {
+      if (n && Math.abs(n.created_at - r.created_at) <= SESSION_GAP_MS && candidates.has(n.seq)) near.push(n.seq);
+    }
+    if (near.length > 0) c.neighbours = near;
+  }
 }
 
 function filteredSeqs(stmt: Stmt, filter: MemoryFilter): number[] {
