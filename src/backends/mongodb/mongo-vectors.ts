@@ -62,7 +62,8 @@ export async function claimJobs(m: MongoModels, owner: string, max: number, leas
     const r = (await m.memories.collection.findOneAndUpdate(
       { emb_pending: true, emb_next_at: { $lte: now }, emb_lease_until: { $lte: now } } as never,
       { $set: { emb_lease_until: now + leaseMs, emb_owner: owner } } as never,
-      { projection: { title: 1, content: 1, emb_gen: 1, emb_attempts: 1 }, returnDocument: 'after', includeResultMetadata: false },
+      // No projection: FerretDB does not implement one on findAndModify.
+      { returnDocument: 'after', includeResultMetadata: false },
     )) as unknown as { _id: string; title: string | null; content: string; emb_gen?: number; emb_attempts?: number } | null;
     if (!r) break;
     jobs.push({ id: r._id, text: r.title ? `${r.title}\n${r.content}` : r.content, gen: r.emb_gen ?? 1, attempts: r.emb_attempts ?? 0 });
