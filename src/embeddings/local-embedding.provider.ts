@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { EmbeddingKind, EmbeddingProvider, EmbeddingUnavailableError, normalize } from './embedding-provider.port';
+import { Worker } from 'node:worker_threads';
+import { EmbeddingKind, EmbeddingProvider, EmbeddingUnavailableError } from './embedding-provider.port';
 
 /** model.json beside the model files (written by scripts/fetch-model.js; an operator's own model dir may carry one). */
 interface ModelMeta {
@@ -10,12 +11,6 @@ interface ModelMeta {
   pooling?: 'cls' | 'mean';
   maxTokens?: number;
   queryPrefix?: string;
-}
-
-type OrtModule = typeof import('onnxruntime-node');
-type Session = import('onnxruntime-node').InferenceSession;
-interface Encoder {
-  encode(text: string): { ids: number[] };
 }
 
 /** The files a model directory must hold. */
@@ -29,11 +24,13 @@ export function hasLocalModel(dir: string): boolean {
 }
 
 /**
- * The ONNX model in-process (onnxruntime-node, CPU). One intra-op thread (two collapse under load
- * on a small machine) and one text per call (dynamic quantisation makes a vector depend on its
- * batch). Tokens are truncated here (the tokenizer ignores tokenizer.json's truncation): the
- * first `maxTokens - 1` and the final [SEP]. Pooling: the [CLS] vector (bge) or the mean over
- * tokens (MiniLM), then L2-normalised. Loads lazily on the first embed (~0.2–0.3 s).
+ * The ONNX model in-process (onnxruntime-node, CPU), on a worker thread of its own
+ * (local-embedding.worker.ts) so tokenising and pooling stay off the main thread. One intra-op
+ * thread (two collapse under load on a small machine) and one text per call (dynamic
+ * quantisation makes a vector depend on its batch). Tokens are truncated to `maxTokens` (the
+ * tokenizer ignores tokenizer.json's truncation). Pooling: the [CLS] vector (bge) or the mean
+ * over tokens (MiniLM), then L2-normalised. Loads on the first embed (~0.2–0.3 s). Urgent texts
+ * (a search, a duplicate hint) go before the background worker's memories.
  */
 export class LocalEmbeddingProvider extends EmbeddingProvider {
   readonly provider = 'local' as const;
@@ -41,9 +38,10 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
   readonly dimensions: number;
   readonly unavailable: string | null;
   private readonly meta: ModelMeta;
-  private loading: Promise<{ session: Session; tokenizer: Encoder; ort: OrtModule }> | null = null;
-  /** One text at a time on one thread; searches go before the background worker's memories. */
-  private readonly waiting: { query: Array<() => void>; document: Array<() => void> } = { query: [], document: [] };
+  private worker: Promise<Worker> | null = null;
+  private readonly calls = new Map<number, { resolve: (v: Float32Array) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private readonly waiting: { urgent: Array<() => void>; background: Array<() => void> } = { urgent: [], background: [] };
   private busy = false;
 
   constructor(readonly dir: string) {
@@ -62,12 +60,13 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
   }
 
   override async embed(text: string, kind: EmbeddingKind, urgent = kind === 'query'): Promise<Float32Array> {
-    if (this.busy) await new Promise<void>((resolve) => this.waiting[urgent ? 'query' : 'document'].push(resolve));
+    if (this.busy) await new Promise<void>((resolve) => this.waiting[urgent ? 'urgent' : 'background'].push(resolve));
     this.busy = true;
     try {
-      return await this.embedNow(text, kind);
+      const prefix = kind === 'query' ? (this.meta.queryPrefix ?? '') : '';
+      return await this.call(prefix + text);
     } finally {
-      const next = this.waiting.query.shift() ?? this.waiting.document.shift();
+      const next = this.waiting.urgent.shift() ?? this.waiting.background.shift();
       if (next) next();
       else this.busy = false;
     }
@@ -75,52 +74,63 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
 
   /** Loads the model now (tests, warm-up). */
   async load(): Promise<void> {
-    await this.loaded();
+    await this.started();
   }
 
   override async close(): Promise<void> {
-    const l = this.loading;
-    this.loading = null;
-    if (l) await (await l.catch(() => null))?.session.release();
+    const w = this.worker;
+    this.worker = null;
+    const worker = await w?.catch(() => null);
+    if (worker) await worker.terminate();
   }
 
-  private loaded() {
+  private started(): Promise<Worker> {
     if (this.unavailable) return Promise.reject(new EmbeddingUnavailableError(this.unavailable));
-    this.loading ??= (async () => {
-      const ort = (await import('onnxruntime-node')) as OrtModule;
-      const { Tokenizer } = (await import('@huggingface/tokenizers')) as unknown as { Tokenizer: new (json: object, cfg: object) => Encoder };
+    this.worker ??= new Promise<Worker>((resolve, reject) => {
       const files = localModelFiles(this.dir);
-      const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(files.tokenizer, 'utf8')) as object, {});
-      const session = await ort.InferenceSession.create(files.onnx, { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential' });
-      return { session, tokenizer, ort };
-    })();
-    this.loading.catch(() => {
-      this.loading = null;
+      const worker = workerFor({ onnx: files.onnx, tokenizer: files.tokenizer, maxTokens: this.meta.maxTokens ?? 512, pooling: this.meta.pooling ?? 'cls' });
+      worker.unref();
+      worker.on('message', (msg: { ready?: true; failed?: string; id?: number; vector?: Float32Array; error?: string }) => {
+        if (msg.ready) resolve(worker);
+        else if (msg.failed !== undefined) reject(new EmbeddingUnavailableError(`the local model could not be loaded: ${msg.failed}`));
+        else if (msg.id !== undefined) {
+          const c = this.calls.get(msg.id);
+          this.calls.delete(msg.id);
+          if (this.calls.size === 0) worker.unref();
+          if (msg.vector) c?.resolve(Float32Array.from(msg.vector));
+          else c?.reject(new EmbeddingUnavailableError(`the local model failed: ${msg.error}`));
+        }
+      });
+      worker.on('exit', (code) => {
+        const gone = new EmbeddingUnavailableError(`the local model's thread stopped (exit code ${code})`);
+        for (const c of this.calls.values()) c.reject(gone);
+        this.calls.clear();
+        this.worker = null;
+        reject(gone);
+      });
     });
-    return this.loading;
+    this.worker.catch(() => {
+      this.worker = null;
+    });
+    return this.worker;
   }
 
-  private async embedNow(text: string, kind: EmbeddingKind): Promise<Float32Array> {
-    const { session, tokenizer, ort } = await this.loaded();
-    const prefix = kind === 'query' ? (this.meta.queryPrefix ?? '') : '';
-    let ids = tokenizer.encode(prefix + text).ids;
-    const max = this.meta.maxTokens ?? 512;
-    if (ids.length > max) ids = [...ids.slice(0, max - 1), ids[ids.length - 1]];
-    const n = ids.length;
-    const feeds: Record<string, import('onnxruntime-node').Tensor> = {
-      input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, (x) => BigInt(x)), [1, n]),
-      attention_mask: new ort.Tensor('int64', new BigInt64Array(n).fill(1n), [1, n]),
-    };
-    if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(n), [1, n]);
-    const out = await session.run(feeds);
-    const hidden = (out.last_hidden_state ?? out[session.outputNames[0]]).data as Float32Array;
-    const d = hidden.length / n;
-    const v = new Float32Array(d);
-    if ((this.meta.pooling ?? 'cls') === 'cls') v.set(hidden.subarray(0, d));
-    else {
-      for (let t = 0; t < n; t++) for (let i = 0; i < d; i++) v[i] += hidden[t * d + i];
-      for (let i = 0; i < d; i++) v[i] /= n;
-    }
-    return normalize(v);
+  private async call(text: string): Promise<Float32Array> {
+    const worker = await this.started();
+    const id = this.nextId++;
+    return new Promise<Float32Array>((resolve, reject) => {
+      if (this.calls.size === 0) worker.ref();
+      this.calls.set(id, { resolve, reject });
+      worker.postMessage({ id, text });
+    });
   }
+}
+
+/** The worker script next to this file: compiled JS in production, TypeScript under ts-jest / ts-node. */
+function workerFor(data: object): Worker {
+  const ext = path.extname(__filename);
+  const entry = path.join(__dirname, `local-embedding.worker${ext}`);
+  if (ext !== '.ts') return new Worker(entry, { workerData: data });
+  const boot = `require('ts-node').register({ transpileOnly: true, compilerOptions: { module: 'commonjs' } }); require(${JSON.stringify(entry)});`;
+  return new Worker(boot, { eval: true, workerData: data });
 }

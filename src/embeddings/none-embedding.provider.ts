@@ -1,4 +1,4 @@
-import { EmbeddingProvider, EmbeddingUnavailableError } from './embedding-provider.port';
+import { EmbeddingKind, EmbeddingProvider, EmbeddingUnavailableError } from './embedding-provider.port';
 
 /** No embeddings: search is keyword-only. `reason` says why (chosen, or no model installed). */
 export class NoneEmbeddingProvider extends EmbeddingProvider {
@@ -10,7 +10,7 @@ export class NoneEmbeddingProvider extends EmbeddingProvider {
     super();
   }
 
-  override async embed(): Promise<Float32Array> {
+  override async embed(_text?: string, _kind?: EmbeddingKind): Promise<Float32Array> {
     throw new EmbeddingUnavailableError(`Semantic search is off: ${this.unavailable}`);
   }
 }

@@ -1,4 +1,4 @@
-import { EmbeddingProvider, EmbeddingUnavailableError, normalize } from './embedding-provider.port';
+import { EmbeddingKind, EmbeddingProvider, EmbeddingUnavailableError, normalize } from './embedding-provider.port';
 
 export interface OpenAiEmbeddingOptions {
   /** Base URL: `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` (Ollama)... `/embeddings` is appended. */
@@ -33,7 +33,7 @@ export class OpenAiEmbeddingProvider extends EmbeddingProvider {
     return this.dims;
   }
 
-  override async embed(text: string): Promise<Float32Array> {
+  override async embed(text: string, _kind?: EmbeddingKind): Promise<Float32Array> {
     const body: Record<string, unknown> = { model: this.opts.model, input: text.slice(0, MAX_CHARS), encoding_format: 'float' };
     if (this.opts.dimensions !== null) body.dimensions = this.opts.dimensions;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
