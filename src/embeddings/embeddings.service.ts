@@ -21,6 +21,8 @@ const IDLE_MS = 1_000;
 /** Retry backoff: 5 s, doubling, at most 10 min. */
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_MAX_MS = 600_000;
+/** A search waits this long for its query's vector, then runs keyword-only (a slow or stuck provider never stalls search). */
+const QUERY_EMBED_TIMEOUT_MS = 3_000;
 /** Query vectors kept (agents repeat searches). */
 const QUERY_CACHE = 256;
 
@@ -110,7 +112,13 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     const hit = this.queryCache.get(text);
     if (hit) return { vector: hit, key };
     try {
-      const vector = await p.embed(text, 'query');
+      let timer: NodeJS.Timeout | undefined;
+      const vector = await Promise.race([
+        p.embed(text, 'query'),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no vector within ${QUERY_EMBED_TIMEOUT_MS / 1000} s`)), QUERY_EMBED_TIMEOUT_MS);
+        }),
+      ]).finally(() => clearTimeout(timer));
       if (this.queryCache.size >= QUERY_CACHE) this.queryCache.delete(this.queryCache.keys().next().value as string);
       this.queryCache.set(text, vector);
       return { vector, key };
@@ -145,6 +153,8 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     const base = { provider: p.provider, model: p.model, dimensions: p.dimensions };
     let prog: Awaited<ReturnType<MemoryIndex['embeddingProgress']>> | null = null;
     try {
+      // A model just chosen: queue the re-embedding now, so `pending` counts it from the start.
+      if (key !== null && this.backends.docdb) await this.ensureSpace(this.backends.docdb, key);
       prog = await this.index.embeddingProgress(key);
     } catch {
       prog = null;
@@ -219,20 +229,24 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     const key = p.key;
     const db = this.backends.docdb;
     if (key === null || !db) return 0;
-    if (this.spaceOf?.db !== db || this.spaceOf.key !== key) {
-      const changed = await db.memories.useVectorSpace(key);
-      if (changed) {
-        this.reembedding = true;
-        this.logger.log(`Vector space is now ${key}: re-embedding every memory in the background`);
-      }
-      this.spaceOf = { db, key };
-    }
+    await this.ensureSpace(db, key);
     const jobs = await db.memories.claimEmbeddingJobs(this.owner, BATCH, LEASE_MS);
     for (const job of jobs) {
       if (this.stopped || this.current !== p) break;
       await this.work(db, p, key, job);
     }
     return jobs.length;
+  }
+
+  /** Makes `key` the vector space of `db` (queues every memory again after a model change). */
+  private async ensureSpace(db: DocumentDatabase, key: string): Promise<void> {
+    if (this.spaceOf?.db === db && this.spaceOf.key === key) return;
+    const changed = await db.memories.useVectorSpace(key);
+    if (changed) {
+      this.reembedding = true;
+      this.logger.log(`Vector space is now ${key}: re-embedding every memory in the background`);
+    }
+    this.spaceOf = { db, key };
   }
 
   private async work(db: DocumentDatabase, p: EmbeddingProvider, key: string, job: EmbeddingJob): Promise<void> {
