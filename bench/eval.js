@@ -20,9 +20,8 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const http = require('node:http');
-const net = require('node:net');
 const { spawn } = require('node:child_process');
+const { freePort, request: rawRequest, expectStatus: expect } = require('./lib/http');
 
 const ROOT = path.resolve(__dirname, '..');
 const ADMIN_PASSWORD = 'eval-admin-password-0123456789';
@@ -43,49 +42,11 @@ function args(argv) {
   return o;
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-function request(base, method, p, { body, headers = {} } = {}) {
-  const u = new URL(base + p);
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const req = http.request(
-      { host: u.hostname, port: u.port, method, path: u.pathname + u.search, agent, headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}), ...headers } },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json = null;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            /* not JSON */
-          }
-          resolve({ status: res.statusCode, headers: res.headers, body: json, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.setTimeout(120_000, () => req.destroy(new Error(`${method} ${p} timed out`)));
-    if (payload) req.write(payload);
-    req.end();
-  });
-}
-function expect(res, status, what) {
-  if (res.status !== status) throw new Error(`${what}: HTTP ${res.status}: ${res.text.slice(0, 300)}`);
-  return res.body;
+/** A request to the service at `base` (http://127.0.0.1:PORT). */
+function request(base, method, p, opts) {
+  return rawRequest(Number(new URL(base).port), method, p, opts);
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function startService() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-eval-'));

@@ -69,6 +69,8 @@ export class AppConfig {
   embeddingModelDir: string;
   /** MEMSTORE_EMBEDDING_WORKER: this instance computes queued embeddings (default true). */
   embeddingWorker: boolean;
+  /** MEMSTORE_DUPLICATE_HINTS: POST /api/memories answers `similar` (default true; false saves a short embedding per create). */
+  duplicateHints: boolean;
   /** Quiet logs (tests). */
   logLevel: 'silent' | 'error' | 'info';
 }
@@ -133,6 +135,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   }
   cfg.embeddingModelDir = path.resolve(str(env, 'MEMSTORE_EMBEDDING_MODEL_DIR') ?? defaultModelDir());
   cfg.embeddingWorker = bool(env, 'MEMSTORE_EMBEDDING_WORKER', true);
+  cfg.duplicateHints = bool(env, 'MEMSTORE_DUPLICATE_HINTS', true);
   cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
   const lvl = str(env, 'MEMSTORE_LOG_LEVEL') ?? 'info';
   if (lvl !== 'silent' && lvl !== 'error' && lvl !== 'info') throw new Error(`MEMSTORE_LOG_LEVEL must be silent, error or info`);

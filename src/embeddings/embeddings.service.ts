@@ -135,7 +135,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   async similar(title: string | null, content: string, filter: MemoryFilter, excludeId: string): Promise<Array<{ id: string; title: string | null; score: number }>> {
     const p = this.current;
     const key = p.key;
-    if (key === null) return [];
+    if (key === null || !this.cfg.duplicateHints) return [];
     try {
       const text = `${title ? `${title}\n` : ''}${content.slice(0, DUPLICATE_HINT_CHARS)}`;
       const v = await p.embed(text, 'document', true);
