@@ -128,7 +128,8 @@ CREATE TABLE IF NOT EXISTS embedding_queue (
 CREATE INDEX IF NOT EXISTS embedding_queue_due ON embedding_queue (next_at, lease_until);
 
 -- Small key/values: the current vector space ('vector_space') and a counter of vector writes
--- ('vector_version') that search workers compare before touching their copy.
+-- ('vector_version') that search workers compare before touching their copy, and the number of
+-- rows of memory_vectors ('vector_rows', kept by triggers: counting 100,000 rows costs ms).
 CREATE TABLE IF NOT EXISTS embedding_meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -149,12 +150,14 @@ CREATE TRIGGER IF NOT EXISTS embedding_forget_delete AFTER DELETE ON memories BE
 END;
 CREATE TRIGGER IF NOT EXISTS memory_vectors_written_insert AFTER INSERT ON memory_vectors BEGIN
   INSERT INTO embedding_meta (key, value) VALUES ('vector_version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1;
+  INSERT INTO embedding_meta (key, value) VALUES ('vector_rows', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1;
 END;
 CREATE TRIGGER IF NOT EXISTS memory_vectors_written_update AFTER UPDATE ON memory_vectors BEGIN
   INSERT INTO embedding_meta (key, value) VALUES ('vector_version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1;
 END;
 CREATE TRIGGER IF NOT EXISTS memory_vectors_written_delete AFTER DELETE ON memory_vectors BEGIN
   INSERT INTO embedding_meta (key, value) VALUES ('vector_version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1;
+  UPDATE embedding_meta SET value = value - 1 WHERE key = 'vector_rows';
 END;
 `;
 

@@ -49,7 +49,7 @@ export class VectorCache {
       }
       this.put(r.seq, v);
     }
-    const total = stmt('SELECT count(*) FROM memory_vectors').pluck().get() as number;
+    const total = Number((stmt("SELECT value FROM embedding_meta WHERE key = 'vector_rows'").pluck().get() as string | undefined) ?? 0);
     if (total !== this.rows) {
       // Rows were deleted: reload everything.
       this.reset(key);
