@@ -19,13 +19,12 @@
  */
 const { spawn, fork } = require('node:child_process');
 const fs = require('node:fs');
-const http = require('node:http');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { Corpus, CORPUS_VERSION } = require('./lib/corpus');
 const { sampler, rssBytes, dirBytes } = require('./lib/proc');
 const { summarise } = require('./lib/profile-summary');
+const { agent, freePort, request, expectStatus } = require('./lib/http');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -91,72 +90,6 @@ const fmtMs = (v) => (v === null || v === undefined ? '-' : v < 10 ? v.toFixed(2
 const fmtMb = (b) => (b === null || b === undefined ? '-' : (b / 1048576).toFixed(0));
 const log = (...a) => console.log(...a);
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-
-/**
- * A JSON request to the service: { status, headers, body }. A GET is retried once when a
- * kept-alive socket was closed by the server while idle (ECONNRESET / "socket hang up").
- */
-async function request(port, method, urlPath, opts = {}) {
-  try {
-    return await requestOnce(port, method, urlPath, opts);
-  } catch (e) {
-    if (method !== 'GET' || !(e.code === 'ECONNRESET' || /socket hang up/.test(e.message))) throw e;
-    return requestOnce(port, method, urlPath, opts);
-  }
-}
-
-function requestOnce(port, method, urlPath, { body, headers = {} } = {}) {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path: urlPath,
-        agent,
-        headers: { accept: 'application/json', ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}), ...headers },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json = null;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            /* not JSON */
-          }
-          resolve({ status: res.statusCode, headers: res.headers, body: json, text });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.setTimeout(60_000, () => req.destroy(new Error(`${method} ${urlPath} timed out`)));
-    if (payload) req.write(payload);
-    req.end();
-  });
-}
-
-function expectStatus(res, status, what) {
-  if (res.status !== status) {
-    throw new Error(`${what}: expected HTTP ${status}, got ${res.status}: ${res.text.slice(0, 500)}`);
-  }
-  return res.body;
-}
 
 // ---------------------------------------------------------------- processes
 class Child {
@@ -347,14 +280,17 @@ async function buildScenarios(port, token, cookie, corpus, ids, n) {
   }
   const creates = [];
   for (let i = 0; i < 2000; i++) creates.push(JSON.stringify(corpus.memory(i, 1)));
+  // Keyword classes say mode=keyword (the default is hybrid): they are compared with the baseline.
   const search = (name, label, queries) => ({
     name,
     group: 'search',
     label,
     headers: bearer,
-    paths: queries.map((text) => `/api/memories${qs({ q: text })}`),
+    paths: queries.map((text) => `/api/memories${qs({ q: text, mode: 'keyword' })}`),
     baselinePaths: queries.map((text) => `/${qs({ q: text })}`),
   });
+  // Hybrid and semantic classes (issue 14): same queries; no baseline (it has no vectors).
+  const meaning = (name, mode, label, queries) => ({ name, group: 'meaning', label, headers: bearer, paths: queries.map((text) => `/api/memories${qs({ q: text, mode })}`) });
   return [
     { name: 'health', group: 'auth', label: 'GET /api/health (public, no auth: framework floor)', paths: ['/api/health'] },
     { name: 'me-anon', group: 'auth', label: 'GET /api/me without credentials', paths: ['/api/me'] },
@@ -369,6 +305,9 @@ async function buildScenarios(port, token, cookie, corpus, ids, n) {
     search('search-3', 'GET /api/memories?q=<3 words>', q.three),
     search('search-phrase', 'GET /api/memories?q="<2-word phrase>"', q.phrase),
     search('search-question', 'GET /api/memories?q=<question with stop words>', q.question),
+    meaning('hybrid-3', 'hybrid', 'GET /api/memories?q=<3 words>&mode=hybrid', q.three),
+    meaning('hybrid-question', 'hybrid', 'GET /api/memories?q=<question>&mode=hybrid', q.question),
+    meaning('semantic-3', 'semantic', 'GET /api/memories?q=<3 words>&mode=semantic', q.three),
     { name: 'stats', group: 'stats', label: 'GET /api/stats', headers: bearer, paths: ['/api/stats'] },
     {
       name: 'create',
@@ -380,6 +319,37 @@ async function buildScenarios(port, token, cookie, corpus, ids, n) {
       bodies: creates,
     },
   ];
+}
+
+/**
+ * Waits until every seeded memory has its vector (GET /api/status → embeddings.pending = 0),
+ * with a progress line, and reports the embedding throughput: memories embedded per second from
+ * the start of seeding (creates and embeddings overlap) to an empty queue.
+ */
+async function waitForEmbeddings(port, token, seeding) {
+  const start = Date.now();
+  const status = async () => expectStatus(await request(port, 'GET', '/api/status', { headers: { authorization: `Bearer ${token}` } }), 200, 'status').embeddings;
+  let e = await status();
+  if (!e || e.state === 'keyword-only') {
+    log(`embeddings: ${e ? `keyword-only (${e.reason})` : 'not reported by this build'}`);
+    return { state: e ? e.state : null };
+  }
+  const total = (e.pending ?? 0) + (e.embedded ?? 0);
+  while (e.pending > 0) {
+    process.stdout.write(`\r  embedding: ${bar(e.embedded / Math.max(1, total))} ${e.embedded}/${total}   `);
+    await sleep(1000);
+    e = await status();
+  }
+  const waited = (Date.now() - start) / 1000;
+  const seconds = (seeding && !seeding.reused ? seeding.seconds : 0) + waited;
+  const perSec = e.embedded / Math.max(0.001, seconds);
+  log(`\r  embedding: ${e.embedded} memories with ${e.provider}/${e.model}, queue empty ${waited.toFixed(1)} s after seeding (${perSec.toFixed(0)} memories/s from the start of seeding)`);
+  return { provider: e.provider, model: e.model, embedded: e.embedded, waitedAfterSeedS: waited, perSec };
+}
+
+function bar(share, width = 30) {
+  const n = Math.round(Math.max(0, Math.min(1, share)) * width);
+  return `[${'#'.repeat(n)}${'.'.repeat(width - n)}] ${(share * 100).toFixed(0).padStart(3)}%`;
 }
 
 /** One request per distinct path before measuring: every path must answer 2xx (and we learn hit counts). */
@@ -482,6 +452,7 @@ async function main() {
       log(`  seeded ${opts.n} in ${s.seconds.toFixed(1)} s (${s.perSec.toFixed(0)}/s)`);
       if (!ownDir || opts.keep) fs.writeFileSync(manifestFile, JSON.stringify({ n: opts.n, seed: opts.seed, corpus: CORPUS_VERSION, ids, seeding: report.seeding }));
     }
+    report.embedding = await waitForEmbeddings(service.port, token, report.seeding);
     report.rssAfterSeed = rssBytes(service.pid);
     const dbFile = path.join(dataDir, 'memstore.db');
     report.storage = { dbBytes: ['', '-wal'].reduce((a, s) => a + (fs.existsSync(dbFile + s) ? fs.statSync(dbFile + s).size : 0), 0), objects: dirBytes(path.join(dataDir, 'objects')) };
@@ -543,6 +514,21 @@ async function main() {
       }
     }
     report.verdicts = verdicts;
+    // Issue 14: hybrid search p99 against keyword search p99 on the same queries (target <= 2x).
+    const byName = Object.fromEntries(results.map((r) => [r.name, r]));
+    const hybridRatios = [
+      ['hybrid-3', 'search-3'],
+      ['hybrid-question', 'search-question'],
+    ].filter(([h, k]) => byName[h]?.latencyMs?.p99 && byName[k]?.latencyMs?.p99);
+    if (hybridRatios.length) {
+      log('\nHybrid vs keyword (same queries), target p99 <= 2x:');
+      report.hybridVsKeyword = hybridRatios.map(([h, k]) => {
+        const ratio = byName[h].latencyMs.p99 / byName[k].latencyMs.p99;
+        log(`  ${h.padEnd(16)} p99 ${fmtMs(byName[h].latencyMs.p99)} ms vs ${k} ${fmtMs(byName[k].latencyMs.p99)} ms: ${ratio.toFixed(2)}x ${ratio <= 2 ? 'PASS' : 'FAIL'}`);
+        return { hybrid: h, keyword: k, ratio };
+      });
+    }
+    if (report.embedding?.perSec) log(`Embedding throughput: ${report.embedding.perSec.toFixed(0)} memories/s (${report.embedding.model})`);
     const bad = results.concat(baselines).filter((r) => r.errors || r.timeouts || r.non2xx);
     report.clean = bad.length === 0;
     if (bad.length) log(`\nNOT CLEAN: errors or non-2xx answers in ${bad.map((r) => `${r.name} ${JSON.stringify(r.statusCodes)}`).join(', ')}`);

@@ -9,6 +9,7 @@ import { AllExceptionsFilter } from './common/http-exception.filter';
 import { AppValidationPipe } from './common/validation.pipe';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { McpModule } from './mcp/mcp.module';
 import { MemoriesModule } from './memories/memories.module';
 import { MetaModule } from './meta/meta.module';
@@ -25,7 +26,7 @@ export class AppModule {
   static register(cfg: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(cfg), BackendsModule, TokensModule, AdminModule, AdminWebModule, MemoriesModule, MetaModule, McpModule, ObservabilityModule, AuditModule, PortabilityModule],
+      imports: [ConfigModule.forRoot(cfg), BackendsModule, EmbeddingsModule, TokensModule, AdminModule, AdminWebModule, MemoriesModule, MetaModule, McpModule, ObservabilityModule, AuditModule, PortabilityModule],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { BackendsModule } from '../backends/backends.module';
 import { AppConfig, loadAppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
+import { EmbeddingsModule } from '../embeddings/embeddings.module';
 import { MemoriesModule } from '../memories/memories.module';
 import { PortabilityModule } from '../portability/portability.module';
 
@@ -14,13 +15,14 @@ import { PortabilityModule } from '../portability/portability.module';
 @Module({})
 export class CliModule {
   static register(cfg: AppConfig): DynamicModule {
-    return { module: CliModule, imports: [ConfigModule.forRoot(cfg), BackendsModule, MemoriesModule, PortabilityModule] };
+    return { module: CliModule, imports: [ConfigModule.forRoot(cfg), BackendsModule, EmbeddingsModule, MemoriesModule, PortabilityModule] };
   }
 }
 
 /** Runs `fn` with the service's backends opened from the same settings as the server, then closes them. */
 export async function withApp<T>(env: NodeJS.ProcessEnv, fn: (app: INestApplicationContext, cfg: AppConfig) => Promise<T>): Promise<T> {
-  const cfg = loadAppConfig(env);
+  // The background embedding worker is the server's; `memstore embed` drives the queue itself.
+  const cfg = loadAppConfig(env, { embeddingWorker: false });
   const levels: LogLevel[] | false = cfg.logLevel === 'silent' ? false : ['error', 'warn'];
   const app = await NestFactory.createApplicationContext(CliModule.register(cfg), { logger: levels });
   try {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Logger } from '@nestjs/common';
 import { backupCommand } from './backup';
+import { embedCommand } from './embed';
 import { exportCommand } from './export';
 import { importCommand } from './import';
 import { CliIo, Command, EXIT, UsageError } from './io';
@@ -11,7 +12,7 @@ import { restoreCommand } from './restore';
 export type { CliIo } from './io';
 export { formatReport } from './reindex';
 
-const COMMANDS: Command[] = [reindexCommand, exportCommand, importCommand, migrateCommand, backupCommand, restoreCommand];
+const COMMANDS: Command[] = [reindexCommand, embedCommand, exportCommand, importCommand, migrateCommand, backupCommand, restoreCommand];
 
 const USAGE = `Usage: memstore <command> [options]     (npm run <command> -- [options])
 

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { normalizeAllowList } from '../tokens/ip-allow-list';
@@ -15,6 +16,11 @@ export const SETTING_KEYS = [
   'objstore_public_base',
   'objstore_presign_ttl',
   'memory_history_keep',
+  'embedding_provider',
+  'embedding_url',
+  'embedding_api_key',
+  'embedding_model',
+  'embedding_dimensions',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -69,6 +75,15 @@ export class AppConfig {
    * acknowledged; the sweep deletes its object (and the object store's stale temp files). Default 600.
    */
   writeGraceSeconds: number;
+  /**
+   * MEMSTORE_EMBEDDING_MODEL_DIR: the local embedding model (model.onnx, tokenizer.json,
+   * model.json). Default: models/bge-small-en-v1.5-q in the installation (scripts/fetch-model.js).
+   */
+  embeddingModelDir: string;
+  /** MEMSTORE_EMBEDDING_WORKER: this instance computes queued embeddings (default true). */
+  embeddingWorker: boolean;
+  /** MEMSTORE_DUPLICATE_HINTS: POST /api/memories answers `similar` (default true; false saves a short embedding per create). */
+  duplicateHints: boolean;
   /** Quiet logs (tests). */
   logLevel: 'silent' | 'error' | 'info';
   /** MEMSTORE_LOG_FORMAT: `text` (Nest's coloured console) or `json` (one object per line, plus an access log). */
@@ -140,6 +155,9 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
     const v = env[`MEMSTORE_${key.toUpperCase()}`];
     if (v !== undefined) cfg.settingsEnv[key] = v;
   }
+  cfg.embeddingModelDir = path.resolve(str(env, 'MEMSTORE_EMBEDDING_MODEL_DIR') ?? defaultModelDir());
+  cfg.embeddingWorker = bool(env, 'MEMSTORE_EMBEDDING_WORKER', true);
+  cfg.duplicateHints = bool(env, 'MEMSTORE_DUPLICATE_HINTS', true);
   cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
   cfg.writeGraceSeconds = int(env, 'MEMSTORE_WRITE_GRACE_SECONDS', 600, 0, 7 * 24 * 3600);
   const lvl = str(env, 'MEMSTORE_LOG_LEVEL') ?? 'info';
@@ -166,4 +184,14 @@ export function defaultSearchWorkers(): number {
 /** The log format asked for, even when the rest of the environment is invalid (for the boot-failure message). */
 export function requestedLogFormat(env: NodeJS.ProcessEnv = process.env): 'text' | 'json' {
   return env.MEMSTORE_LOG_FORMAT === 'json' ? 'json' : 'text';
+}
+
+/** models/bge-small-en-v1.5-q at the root of the installation (the directory holding package.json). */
+export function defaultModelDir(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 6; i++) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) break;
+    dir = path.dirname(dir);
+  }
+  return path.join(dir, 'models', 'bge-small-en-v1.5-q');
 }

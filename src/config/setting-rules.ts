@@ -1,7 +1,7 @@
 import type { SettingKey } from './app-config';
 
 /** Keys kept in the encrypted credential store (CONTRACT §5); the rest go to the config file. */
-export const CREDENTIAL_KEYS: readonly SettingKey[] = ['docdb_uri', 'objstore_access_key_id', 'objstore_secret_access_key'];
+export const CREDENTIAL_KEYS: readonly SettingKey[] = ['docdb_uri', 'objstore_access_key_id', 'objstore_secret_access_key', 'embedding_api_key'];
 
 /** Keys masked in GET /api/config. */
 export const SECRET_KEYS: readonly SettingKey[] = CREDENTIAL_KEYS;
@@ -50,7 +50,14 @@ export function checkSetting(key: SettingKey, value: string): string | null {
   switch (key) {
     case 'docdb_uri':
       return isMongoUri(value) ? null : 'must be a MongoDB connection string starting with mongodb:// or mongodb+srv://';
+    case 'embedding_provider':
+      return ['local', 'openai', 'none'].includes(value) ? null : "must be 'local', 'openai' or 'none'";
+    case 'embedding_dimensions':
+      return /^\s*\d{1,5}\s*$/.test(value) && Number(value) >= 1 && Number(value) <= 8192 ? null : 'must be a whole number from 1 to 8192';
+    case 'embedding_model':
+      return /^[\x21-\x7e]{1,200}$/.test(value) ? null : 'must be a model name of at most 200 printable characters without spaces';
     case 'objstore_endpoint':
+    case 'embedding_url':
     case 'objstore_public_base':
       return isHttpUrl(value) ? null : 'must be an http:// or https:// URL without credentials';
     case 'objstore_account_id':

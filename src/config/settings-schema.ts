@@ -18,7 +18,7 @@ export interface SettingField {
 }
 
 export interface SettingSection {
-  id: 'docdb' | 'objstore';
+  id: 'docdb' | 'objstore' | 'embeddings';
   title: string;
   description: string;
   fields: SettingField[];
@@ -144,6 +144,59 @@ export const SETTINGS_SCHEMA: { sections: SettingSection[] } = {
           help: `Lifetime of download URLs, ${PRESIGN_TTL_MIN} to ${PRESIGN_TTL_MAX} seconds (7 days). Default ${PRESIGN_TTL_DEFAULT}. Applies to the filesystem store too.`,
           placeholder: String(PRESIGN_TTL_DEFAULT),
           default: PRESIGN_TTL_DEFAULT,
+        }),
+      ],
+    },
+    {
+      id: 'embeddings',
+      title: 'Semantic search',
+      description:
+        'Embeddings let a search find memories by meaning as well as by words. "local" (the default when its model is installed) runs bge-small-en-v1.5 in-process, no key needed; "openai" calls any OpenAI-compatible /v1/embeddings (OpenAI, Ollama, vLLM, LM Studio); "none" keeps search keyword-only. Changing the model re-embeds every memory in the background; search keeps working meanwhile.',
+      fields: [
+        field({
+          key: 'embedding_provider',
+          label: 'Provider',
+          type: 'text',
+          required: false,
+          help: "local, openai or none. Default: local when the model files are installed, else none (keyword-only).",
+          placeholder: 'local',
+          default: null,
+        }),
+        field({
+          key: 'embedding_url',
+          label: 'Embeddings API base URL (openai)',
+          type: 'url',
+          required: false,
+          help: 'Base URL of an OpenAI-compatible API; /embeddings is appended. E.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1 (Ollama).',
+          placeholder: 'https://api.openai.com/v1',
+          default: null,
+        }),
+        field({
+          key: 'embedding_api_key',
+          label: 'API key (openai)',
+          type: 'secret',
+          secret: true,
+          required: false,
+          help: 'Sent as a Bearer token. Stored encrypted, never shown again. Not needed by local servers such as Ollama.',
+          default: null,
+        }),
+        field({
+          key: 'embedding_model',
+          label: 'Model (openai)',
+          type: 'text',
+          required: false,
+          help: 'Model name, e.g. text-embedding-3-small or nomic-embed-text.',
+          placeholder: 'text-embedding-3-small',
+          default: null,
+        }),
+        field({
+          key: 'embedding_dimensions',
+          label: 'Dimensions (openai)',
+          type: 'text',
+          required: false,
+          help: 'Asked of models that can shorten their vectors; empty = the model’s own size.',
+          placeholder: '1536',
+          default: null,
         }),
       ],
     },

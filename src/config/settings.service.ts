@@ -30,6 +30,11 @@ export interface ResolvedSettings {
   objstore_presign_ttl: number;
   /** Versions kept per memory (issue 9). */
   memory_history_keep: number;
+  embedding_provider: 'local' | 'openai' | 'none' | null;
+  embedding_url: string | null;
+  embedding_api_key: string | null;
+  embedding_model: string | null;
+  embedding_dimensions: string | null;
 }
 
 export type SettingSource = 'env' | 'file' | 'credentials' | 'default';

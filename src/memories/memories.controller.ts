@@ -1,6 +1,7 @@
 import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res, StreamableFile, UseInterceptors } from '@nestjs/common';
 import {
+  ApiCreatedResponse,
   ApiExtraModels,
   ApiHeader,
   ApiNotFoundResponse,
@@ -22,6 +23,7 @@ import { DownloadQueryDto } from './dto/download-query.dto';
 import { ListMemoriesQueryDto } from './dto/list-memories-query.dto';
 import {
   BulkDeleteResponseDto,
+  CreatedMemoryResponseDto,
   DeleteMemoryResponseDto,
   DownloadUrlResponseDto,
   MemoryListResponseDto,
@@ -73,13 +75,14 @@ export class MemoriesController {
   @Post('memories')
   @HttpCode(201)
   @RequireScopes('memory:write')
-  @ApiOperation({ summary: 'Create a memory' })
+  @ApiOperation({ summary: 'Create a memory', description: 'Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another).' })
+  @ApiCreatedResponse({ type: CreatedMemoryResponseDto })
   @ApiHeader(IDEMPOTENCY_KEY)
   @UseInterceptors(IdempotencyInterceptor)
-  async create(@Body() body: CreateMemoryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<MemoryResponseDto> {
+  async create(@Body() body: CreateMemoryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CreatedMemoryResponseDto> {
     const doc = await this.memories.create(body, { author: authorOf(req) });
     setEtag(res, doc.version);
-    return { ok: true, memory: mapMemory(doc) };
+    return { ok: true, memory: mapMemory(doc), similar: await this.memories.similarTo(doc) };
   }
 
   /** Deletes each id; unknown ids are listed in `missing`. */

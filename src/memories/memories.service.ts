@@ -7,6 +7,8 @@ import { ConflictError, NotFoundError, PreconditionFailedError, RequestValidatio
 import { AppConfig } from '../config/app-config';
 import { HISTORY_KEEP_DEFAULT } from '../config/setting-rules';
 import { SettingsService } from '../config/settings.service';
+import { EmbeddingsService } from '../embeddings/embeddings.service';
+import { semanticText } from '../../libs/search-query';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { CreateMemoryDto } from './dto/create-memory.dto';
 import type { ListMemoriesQueryDto } from './dto/list-memories-query.dto';
@@ -52,6 +54,7 @@ export class MemoriesService {
     private readonly cfg: AppConfig,
     private readonly settings: SettingsService,
     private readonly intents: WriteIntentRepository,
+    private readonly embeddings: EmbeddingsService,
   ) {}
 
   async create(dto: CreateMemoryDto, opts: WriteOptions = {}): Promise<MemoryDoc> {
@@ -88,7 +91,13 @@ export class MemoriesService {
       throw e;
     }
     this.settle(doc.objectKey!);
+    this.embeddings.wake();
     return doc;
+  }
+
+  /** Duplicate hints for a new memory (same project): see EmbeddingsService.similar. */
+  similarTo(doc: MemoryDoc): Promise<Array<{ id: string; title: string | null; score: number }>> {
+    return this.embeddings.similar(doc.title, doc.content, doc.project ? { project: doc.project } : {}, doc.id);
   }
 
   /** The memory with its content read from the object store. */
@@ -172,6 +181,7 @@ export class MemoriesService {
       return null;
     }
     this.settle(doc.objectKey!);
+    this.embeddings.wake();
     // The version before a memory had history (memories/<id>.md) and pruned versions' objects.
     for (const key of res.released) await this.deleteKey(old.id, key);
     return doc;
@@ -265,6 +275,7 @@ export class MemoriesService {
       throw e;
     }
     this.settle(fresh.objectKey!);
+    this.embeddings.wake();
   }
 
   async bulkDelete(ids: string[]): Promise<{ deleted: string[]; missing: string[] }> {
@@ -315,9 +326,13 @@ export class MemoriesService {
         throw RequestValidationError.one(['query', 'after'], 'Cursor paging is only available in list mode (without q); use page or skip', 'value_error', q.after);
       }
       const offset = q.skip ?? (q.page - 1) * limit;
-      const res = await this.index.search({ text, filter, limit, offset });
+      // Hybrid by default; keyword when asked, or when there is no embedding model.
+      const wanted = q.mode ?? 'hybrid';
+      const embedded = wanted === 'keyword' ? null : await this.embeddings.queryVector(semanticText(text) || text);
+      const mode = embedded ? wanted : 'keyword';
+      const res = await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key });
       const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
-      return this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext);
+      return { ...this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext), search_mode: mode };
     }
 
     if (q.after !== undefined) {

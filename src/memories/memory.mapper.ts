@@ -34,6 +34,7 @@ export function mapRow(row: MemoryRow): MemoryRowDto {
     version: row.version,
   };
   if (row.score !== undefined) out.score = row.score;
+  if (row.matched !== undefined) out.matched = [...row.matched];
   return out;
 }
 

@@ -160,6 +160,11 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await status.getByRole('heading', { name: 'Document database' }).waitFor();
     await status.getByRole('heading', { name: 'Object store' }).waitFor();
     expect(await status.getByText('Healthy').count()).toBe(2);
+    // This app runs without an embedding provider: the Status tab says search is keyword-only.
+    const semantic = status.getByRole('article', { name: 'Semantic search status' });
+    await semantic.waitFor();
+    expect(await semantic.getByText('Keyword-only', { exact: true }).count()).toBe(1);
+    expect(await semantic.textContent()).toContain('Search is keyword-only: the embedding provider is set to none');
     await status.getByRole('button', { name: 'Test connections' }).click();
     await status.locator('.test-results li').nth(1).waitFor();
     expect(await status.locator('.test-results li.is-ok').count()).toBe(2);

@@ -47,18 +47,35 @@ describe('admin config routes', () => {
     });
   });
 
-  it('GET /api/schema lists both sections with typed fields, secrets flagged', async () => {
+  it('GET /api/schema lists the backend and semantic search sections with typed fields, secrets flagged', async () => {
     const res = await admin.get('/api/schema').expect(200);
     expect(res.body.ok).toBe(true);
     const sections = res.body.schema.sections;
-    expect(sections.map((s: { id: string }) => s.id)).toEqual(['docdb', 'objstore']);
+    expect(sections.map((s: { id: string }) => s.id)).toEqual(['docdb', 'objstore', 'embeddings']);
     const fields = sections.flatMap((s: { fields: Array<Record<string, unknown>> }) => s.fields);
     expect(fields.map((f: { key: string }) => f.key).sort()).toEqual(
-      ['docdb_uri', 'docdb_db', 'memory_collection', 'objstore_account_id', 'objstore_access_key_id', 'objstore_secret_access_key', 'objstore_bucket', 'objstore_endpoint', 'objstore_public_base', 'objstore_presign_ttl', 'memory_history_keep'].sort(),
+      [
+        'docdb_uri',
+        'docdb_db',
+        'memory_collection',
+        'objstore_account_id',
+        'objstore_access_key_id',
+        'objstore_secret_access_key',
+        'objstore_bucket',
+        'objstore_endpoint',
+        'objstore_public_base',
+        'objstore_presign_ttl',
+        'embedding_provider',
+        'embedding_url',
+        'embedding_api_key',
+        'embedding_model',
+        'embedding_dimensions',
+        'memory_history_keep',
+      ].sort(),
     );
     for (const f of fields) expect(f).toEqual(expect.objectContaining({ key: expect.any(String), label: expect.any(String), type: expect.any(String), secret: expect.any(Boolean), required: expect.any(Boolean), help: expect.any(String) }));
     const secret = fields.filter((f: { secret: boolean }) => f.secret).map((f: { key: string }) => f.key).sort();
-    expect(secret).toEqual(['docdb_uri', 'objstore_access_key_id', 'objstore_secret_access_key']);
+    expect(secret).toEqual(['docdb_uri', 'embedding_api_key', 'objstore_access_key_id', 'objstore_secret_access_key']);
   });
 
   it('GET /api/config: defaults, env override marked env, embedded backends active and complete', async () => {

@@ -33,14 +33,18 @@ describe('memories in the OpenAPI description', () => {
 
   it('documents the list query parameters and the request/response schemas with examples', () => {
     const params = doc.paths['/api/memories'].get.parameters.map((p: { name: string }) => p.name).sort();
-    expect(params).toEqual(['after', 'agent', 'days', 'limit', 'page', 'project', 'q', 'scope', 'since', 'skip', 'tag', 'type'].sort());
+    expect(params).toEqual(['after', 'agent', 'days', 'limit', 'mode', 'page', 'project', 'q', 'scope', 'since', 'skip', 'tag', 'type'].sort());
+    expect(doc.paths['/api/memories'].get.parameters.find((p: { name: string }) => p.name === 'mode').schema.enum).toEqual(['hybrid', 'keyword', 'semantic']);
+    expect(doc.paths['/api/memories'].post.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/CreatedMemoryResponseDto');
     const schemas = doc.components.schemas;
     expect(schemas.CreateMemoryDto.required).toEqual(['content']);
     expect(schemas.CreateMemoryDto.properties.type.enum).toContain('preference');
     expect(schemas.MemoryDto.properties.id.example).toMatch(/^[0-9a-f]{24}$/);
     expect(Object.keys(schemas.MemoryListResponseDto.properties)).toEqual(
-      expect.arrayContaining(['rows', 'count', 'total', 'page', 'page_size', 'total_pages', 'has_prev', 'has_next', 'next_cursor', 'mode']),
+      expect.arrayContaining(['rows', 'count', 'total', 'page', 'page_size', 'total_pages', 'has_prev', 'has_next', 'next_cursor', 'mode', 'search_mode']),
     );
+    expect(Object.keys(doc.components.schemas.MemoryRowDto.properties)).toEqual(expect.arrayContaining(['score', 'matched']));
+    expect(Object.keys(doc.components.schemas.SimilarMemoryDto.properties).sort()).toEqual(['id', 'score', 'title']);
     expect(schemas.StatsDto.properties.by_agent).toBeDefined();
   });
 

@@ -32,6 +32,10 @@ export async function createTestApp(env: Record<string, string> = {}, opts: { lo
     MEMSTORE_ADMIN_PASSWORD: ADMIN_PASSWORD,
     MEMSTORE_SECRET_KEY: 'test-secret-key-0123456789abcdef0123456789abcdef',
     MEMSTORE_LOG_LEVEL: 'silent',
+    // Keyword-only unless a spec asks for embeddings (test/e2e/hybrid-search.spec.ts does): the
+    // other suites' search expectations are keyword ones, and loading the model in every file
+    // would cost time.
+    MEMSTORE_EMBEDDING_PROVIDER: 'none',
     ...env,
   });
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.register(cfg)] }).compile();

@@ -24,10 +24,24 @@ export interface BackendStatus {
   detail?: string | null;
 }
 
+export interface EmbeddingStatus {
+  provider: string;
+  model: string | null;
+  dimensions: number | null;
+  pending: number | null;
+  embedded: number | null;
+  failing: number | null;
+  last_error: string | null;
+  state: 'keyword-only' | 'ready' | 'embedding' | 're-embedding';
+  progress: number | null;
+  reason: string | null;
+}
+
 export interface StatusResponse {
   docdb: BackendStatus;
   objstore: BackendStatus;
   public_url: string | null;
+  embeddings?: EmbeddingStatus;
 }
 
 export interface Stats {

@@ -107,12 +107,12 @@ export class AdminConfigController {
   @Authenticated()
   @ApiOperation({
     summary: 'Backend health summary',
-    description: 'Document database and object store health, the public URL, memory count and search mode. Admin session or any valid API token; token holders see "reachable" instead of adapter details.',
+    description: 'Document database and object store health, the public URL, memory count, search mode and embeddings (provider, model, pending). Admin session or any valid API token; token holders see "reachable" instead of adapter details.',
   })
   @ApiOkResponse({ type: StatusResponseDto })
   async status(@Req() req: Request, @CurrentPrincipal() principal: Principal | undefined) {
     const s = await this.service.status(principal?.kind === 'admin');
-    return { ok: true, docdb: s.docdb, objstore: s.objstore, public_url: baseUrl(this.cfg, req), memories: s.memories };
+    return { ok: true, docdb: s.docdb, objstore: s.objstore, public_url: baseUrl(this.cfg, req), memories: s.memories, embeddings: s.embeddings };
   }
 }
 

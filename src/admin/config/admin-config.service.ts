@@ -4,6 +4,7 @@ import { AppError, BackendUnavailableError, RequestValidationError } from '../..
 import { r2Endpoint } from '../../config/setting-rules';
 import { SETTINGS_SCHEMA } from '../../config/settings-schema';
 import { SettingsInput, SettingsService } from '../../config/settings.service';
+import { EmbeddingsService } from '../../embeddings/embeddings.service';
 import type { DeriveEndpointDto } from './dto/derive-endpoint.dto';
 import type { TestTarget } from './dto/test-backends.dto';
 
@@ -34,6 +35,7 @@ export class AdminConfigService {
   constructor(
     private readonly settings: SettingsService,
     private readonly backends: BackendsService,
+    private readonly embeddings: EmbeddingsService,
   ) {}
 
   schema() {
@@ -111,10 +113,11 @@ export class AdminConfigService {
     await this.backends.settled();
     const db = this.backends.docdb;
     const store = this.backends.objstore;
-    const [dbCheck, storeCheck, memories] = await Promise.all([
+    const [dbCheck, storeCheck, memories, embeddings] = await Promise.all([
       this.check('Document database', () => db.ping()),
       this.checkObjstore(),
       this.memoryStatus(),
+      this.embeddings.status(),
     ]);
     const view = (kind: string, describe: () => string, c: { ok: boolean; error?: string }): BackendStatus => ({
       backend: kind,
@@ -125,6 +128,7 @@ export class AdminConfigService {
       docdb: view(db.kind, () => db.describe(), dbCheck),
       objstore: view(store.kind, () => store.describe(), storeCheck),
       memories,
+      embeddings,
     };
   }
 

@@ -4,6 +4,8 @@ import { MemoryIndex } from '../ports/memory-index.port';
 import {
   Author,
   CasResult,
+  EmbeddingJob,
+  EmbeddingProgress,
   ListQuery,
   MEMORY_SCOPES,
   MEMORY_TYPES,
@@ -22,6 +24,7 @@ import type { VersionRecord } from './mongo-integrity.schemas';
 import type { MemoryRecord } from './mongo.schemas';
 import { rankByMatches, regexSearchFilter, snippetPatterns } from './regex-search';
 import { makeSnippet } from './snippet';
+import * as vectors from './mongo-vectors';
 
 /** The regex fallback ranks at most this many candidates (newest first) per query. */
 export const REGEX_FALLBACK_MAX_CANDIDATES = 5_000;
@@ -107,6 +110,8 @@ function textSearchString(q: ParsedSearch): string {
 }
 
 const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
+/** Reads of memories leave the vector and the queue fields out. */
+const NO_VECTOR = { vec: 0, vec_model: 0, emb_pending: 0, emb_gen: 0, emb_next_at: 0, emb_lease_until: 0, emb_owner: 0, emb_attempts: 0, emb_error: 0 } as const;
 
 /**
  * Memories in MongoDB. Search uses the text index ($text, textScore) where the server has one,
@@ -128,7 +133,7 @@ export class MongoMemoryIndex extends MemoryIndex {
     return this.run(async (m) => {
       // The memory and its first history entry, side by side (a new id has no rival claim).
       await Promise.all([
-        m.memories.collection.insertOne(toRecord(doc) as never),
+        m.memories.collection.insertOne({ ...toRecord(doc), ...vectors.queuedFields() } as never),
         doc.objectKey ? m.versions.collection.insertOne(this.claimRecord(doc, 'write') as never).catch(() => undefined) : undefined,
       ]);
     });
@@ -137,7 +142,7 @@ export class MongoMemoryIndex extends MemoryIndex {
   override insertMany(docs: MemoryDoc[]): Promise<void> {
     if (docs.length === 0) return Promise.resolve();
     return this.run(async (m) => {
-      await m.memories.collection.insertMany(docs.map(toRecord) as never[], { ordered: true });
+      await m.memories.collection.insertMany(docs.map((d) => ({ ...toRecord(d), ...vectors.queuedFields() })) as never[], { ordered: true });
       const claims = docs.filter((d) => d.objectKey).map((d) => this.claimRecord(d, 'write'));
       if (claims.length > 0) await m.versions.collection.insertMany(claims as never[], { ordered: false }).catch(() => undefined);
     });
@@ -146,14 +151,19 @@ export class MongoMemoryIndex extends MemoryIndex {
   override replace(doc: MemoryDoc): Promise<boolean> {
     return this.run(async (m) => {
       const { _id, ...rest } = toRecord(doc);
-      const r = await m.memories.collection.replaceOne({ _id } as never, rest);
+      // The fields of the memory are replaced; its vector stays, and it is queued for a new one
+      // only when the title or the content changed.
+      const same = await m.memories.collection.updateOne({ _id, title: rest.title, content: rest.content } as never, { $set: rest } as never);
+      if (same.matchedCount === 1) return true;
+      // A new generation: a vector computed from the old text does not clear the job.
+      const r = await m.memories.collection.updateOne({ _id } as never, { $set: { ...rest, ...vectors.queuedFields(Date.now()) }, $unset: { emb_owner: '', emb_error: '' } } as never);
       return r.matchedCount === 1;
     });
   }
 
   override get(id: string): Promise<MemoryDoc | null> {
     return this.run(async (m) => {
-      const r = await m.memories.findById(String(id)).lean<MemoryRecord>().exec();
+      const r = await m.memories.findById(String(id), NO_VECTOR).lean<MemoryRecord>().exec();
       return r ? toDoc(r) : null;
     });
   }
@@ -189,7 +199,7 @@ export class MongoMemoryIndex extends MemoryIndex {
       const cursor = query.after
         ? { $or: [{ createdAt: { $lt: new Date(query.after.createdAt) } }, { createdAt: new Date(query.after.createdAt), _id: { $lt: String(query.after.id) } }] }
         : null;
-      let find = m.memories.find(and(base, cursor)).sort(NEWEST_FIRST);
+      let find = m.memories.find(and(base, cursor), NO_VECTOR).sort(NEWEST_FIRST);
       if (!query.after && query.offset > 0) find = find.skip(query.offset);
       const [rows, total] = await Promise.all([find.limit(query.limit).lean<MemoryRecord[]>().exec(), m.memories.countDocuments(base).exec()]);
       return { rows: rows.map((r) => toRow(r, makeSnippet(r.content))), total };
@@ -197,6 +207,15 @@ export class MongoMemoryIndex extends MemoryIndex {
   }
 
   override search(query: SearchQuery): Promise<MemoryPage> {
+    if (query.vector && query.vectorKey && query.mode !== 'keyword') {
+      return this.run((m) =>
+        vectors.vectorSearch(m, query, filterQuery(query.filter), (q) => this.search(q), async (ids) => {
+          const docs = await m.memories.find({ _id: { $in: ids } }, NO_VECTOR).lean<MemoryRecord[]>().exec();
+          const patterns = snippetPatterns(parseSearchQuery(query.text));
+          return new Map(docs.map((d) => [d._id, toRow(d, makeSnippet(d.content, patterns))]));
+        }),
+      );
+    }
     const parsed = parseSearchQuery(query.text);
     if (!hasPositiveTerms(parsed)) return Promise.resolve({ rows: [], total: 0 });
     // MongoDB's text index drops English stop words: a query of stop words only (or a phrase made
@@ -209,7 +228,7 @@ export class MongoMemoryIndex extends MemoryIndex {
     const filter = and({ $text: { $search: textSearchString(parsed), $language: 'english' } }, filterQuery(query.filter));
     const [rows, total] = await Promise.all([
       m.memories
-        .find(filter, { score: { $meta: 'textScore' } })
+        .find(filter, { score: { $meta: 'textScore' }, ...NO_VECTOR })
         .sort({ score: { $meta: 'textScore' }, ...NEWEST_FIRST })
         .skip(query.offset)
         .limit(query.limit)
@@ -226,7 +245,7 @@ export class MongoMemoryIndex extends MemoryIndex {
     if (!text) return { rows: [], total: 0 };
     const filter = and(text, filterQuery(query.filter));
     const [candidates, all] = await Promise.all([
-      m.memories.find(filter).sort(NEWEST_FIRST).limit(REGEX_FALLBACK_MAX_CANDIDATES).lean<MemoryRecord[]>().exec(),
+      m.memories.find(filter, NO_VECTOR).sort(NEWEST_FIRST).limit(REGEX_FALLBACK_MAX_CANDIDATES).lean<MemoryRecord[]>().exec(),
       m.memories.estimatedDocumentCount().exec(),
     ]);
     const total = candidates.length < REGEX_FALLBACK_MAX_CANDIDATES ? candidates.length : await m.memories.countDocuments(filter).exec();
@@ -341,7 +360,15 @@ export class MongoMemoryIndex extends MemoryIndex {
       // Only the holder of the claim moves the memory from `expected` on; the filter still guards
       // against a writer that read a version whose claim was pruned long ago.
       const { _id, ...rest } = toRecord(doc);
-      const r = await m.memories.collection.updateOne(this.versionFilter(_id, expected) as never, { $set: rest } as never);
+      // Its vector stays when the title and content are the same; otherwise it is queued again (a
+      // new generation, so a vector computed from the old text does not clear the job).
+      let r = await m.memories.collection.updateOne({ ...this.versionFilter(_id, expected), title: rest.title, content: rest.content } as never, { $set: rest } as never);
+      if (r.matchedCount !== 1) {
+        r = await m.memories.collection.updateOne(this.versionFilter(_id, expected) as never, {
+          $set: { ...rest, ...vectors.queuedFields(Date.now()) },
+          $unset: { emb_owner: '', emb_error: '' },
+        } as never);
+      }
       if (r.matchedCount !== 1) {
         await m.versions.collection.deleteOne({ _id: `${doc.id}:${doc.version}` } as never);
         return this.outcome(m, doc.id, expected);
@@ -423,6 +450,32 @@ export class MongoMemoryIndex extends MemoryIndex {
         if (e.code !== 11000 && !e.writeErrors) throw e;
       });
     });
+  }
+
+  // --- vectors and the embedding queue (mongo-vectors.ts) ---
+
+  override useVectorSpace(key: string): Promise<boolean> {
+    return this.run((m) => vectors.useVectorSpace(m, key));
+  }
+
+  override claimEmbeddingJobs(owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]> {
+    return this.run((m) => vectors.claimJobs(m, owner, max, leaseMs));
+  }
+
+  override storeVector(job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
+    return this.run((m) => vectors.storeVector(m, job, key, vector));
+  }
+
+  override failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
+    return this.run((m) => vectors.failJob(m, job, error, retryAt));
+  }
+
+  override embeddingProgress(key: string | null): Promise<EmbeddingProgress> {
+    return this.run((m) => vectors.progress(m, key));
+  }
+
+  override similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter = {}): Promise<Array<{ id: string; title: string | null; score: number }>> {
+    return this.run((m) => vectors.similar(m, vector, key, limit, filterQuery(filter)));
   }
 
   override searchMode(): string {

@@ -62,6 +62,9 @@ export const MEMORY_INDEXES: Array<{ key: Record<string, 1 | -1>; name: string }
   { key: { project: 1, createdAt: -1, _id: -1 }, name: 'by_project' },
   { key: { agent: 1, createdAt: -1, _id: -1 }, name: 'by_agent' },
   { key: { tags: 1, createdAt: -1, _id: -1 }, name: 'by_tag' },
+  // The embedding queue (mongo-vectors.ts): due jobs, and the count of memories per vector space.
+  { key: { emb_pending: 1, emb_next_at: 1 }, name: 'embedding_queue' },
+  { key: { vec_model: 1 }, name: 'by_vector_space' },
 ];
 
 /** Full-text index: title and tags weigh more than content, English stemming. */

@@ -59,6 +59,19 @@ describe('regex fallback search (servers without text indexes)', () => {
     expect(two.both).toBeGreaterThan(two.content);
   });
 
+  it('ranks a memory holding every query word in its content above one with a single word in its title', () => {
+    const docs = [
+      { id: 'title-only', title: 'Rollback', tags: [], content: 'see the runbook' },
+      { id: 'all-words', title: null, tags: [], content: 'the rollback of the payment service failed during the deploy' },
+      ...Array.from({ length: 6 }, (_, i) => ({ id: `filler-${i}`, title: null, tags: [], content: `payment service note ${i}` })),
+    ];
+    const ranked = rankByMatches(docs, parseSearchQuery('rollback payment deploy'), docs.length);
+    ranked.sort((a, b) => b.score - a.score);
+    expect(ranked[0].doc.id).toBe('all-words');
+    expect(ranked.findIndex((r) => r.doc.id === 'title-only')).toBeGreaterThan(0);
+    expect(ranked.find((r) => r.doc.id === 'all-words')!.score).toBeGreaterThan(ranked.find((r) => r.doc.id === 'title-only')!.score);
+  });
+
   it('snippets show the passage around the first match', () => {
     const content = `${'intro '.repeat(80)}the deployment failed on friday ${'outro '.repeat(80)}`;
     const s = makeSnippet(content, [new RegExp(wordPattern('deploy'), 'iu')]);

@@ -97,15 +97,28 @@ export function regexSearchFilter(q: ParsedSearch): Record<string, unknown> | nu
   return and.length === 1 ? and[0] : { $and: and };
 }
 
+/**
+ * The hard parts of a query only (phrases required, exclusions out), for the vector list of a
+ * hybrid or semantic search; null when the query has none.
+ */
+export function hardRegexFilter(q: ParsedSearch): Record<string, unknown> | null {
+  const and: Record<string, unknown>[] = q.phrases.map((p) => anyField(phrasePattern(p)));
+  if (q.excluded.length > 0) and.push({ $nor: q.excluded.map((t) => anyField(excludedPattern(t))) });
+  if (and.length === 0) return null;
+  return and.length === 1 ? and[0] : { $and: and };
+}
+
 export interface ScoredText {
   title: string | null;
   tags: string[];
   content: string;
 }
 
-/** Weights of the fields, as in the text index used on MongoDB. */
-const WEIGHTS = { title: 10, tags: 5, content: 1 };
-/** Repeated occurrences in the content count up to this many times. */
+/** A term found in the title (or a tag) counts this much more than one found in the content only. */
+const TITLE_BONUS = 0.5;
+const TAG_BONUS = 0.4;
+/** Each repeated occurrence in the content adds this share of the term's weight, up to MAX_CONTENT_HITS. */
+const REPEAT_BONUS = 0.05;
 const MAX_CONTENT_HITS = 5;
 
 function count(re: RegExp, text: string, cap: number): number {
@@ -116,12 +129,16 @@ function count(re: RegExp, text: string, cap: number): number {
 }
 
 /**
- * Ranks candidate documents: for every term (word or phrase), its field weights times a rarity
- * factor ln(1 + N / df), where df is the number of candidates containing the term.
+ * Ranks candidate documents (CONTRACT §3: more and rarer matched words first; title and tags
+ * weigh more). Each matched term (word or phrase) adds its rarity ln(1 + N / df), where df is
+ * the number of candidates containing it, times 1 + TITLE_BONUS when it is in the title (TAG_BONUS:
+ * in a tag), plus REPEAT_BONUS per further occurrence in the content. The field bonus is below one
+ * whole term, so a memory matching more of the words (of equal rarity) always ranks first: one
+ * title word no longer outranks every query word found in the content.
  */
 export function rankByMatches<T extends ScoredText>(docs: T[], q: ParsedSearch, totalDocs: number): Array<{ doc: T; score: number }> {
   const terms = [...q.phrases.map(phrasePattern), ...q.words.map(wordPattern)].map((p) => new RegExp(p, 'giu'));
-  const hits = docs.map((d) => terms.map((re) => fieldHits(re, d)));
+  const hits = docs.map((d) => terms.map((re) => termWeight(re, d)));
   const df = terms.map((_, i) => hits.filter((h) => h[i] > 0).length);
   const n = Math.max(totalDocs, docs.length, 1);
   return docs.map((doc, j) => {
@@ -133,11 +150,13 @@ export function rankByMatches<T extends ScoredText>(docs: T[], q: ParsedSearch, 
   });
 }
 
-function fieldHits(re: RegExp, d: ScoredText): number {
-  const title = d.title ? count(re, d.title, 3) : 0;
-  const tags = d.tags.reduce((s, t) => s + count(re, t, 1), 0);
+/** 0 when the term is absent; else 1, plus the title/tag bonus, plus the repeat bonus. */
+function termWeight(re: RegExp, d: ScoredText): number {
+  const inTitle = d.title ? count(re, d.title, 1) > 0 : false;
+  const inTags = d.tags.some((t) => count(re, t, 1) > 0);
   const content = count(re, d.content, MAX_CONTENT_HITS);
-  return WEIGHTS.title * title + WEIGHTS.tags * tags + WEIGHTS.content * content;
+  if (!inTitle && !inTags && content === 0) return 0;
+  return 1 + (inTitle ? TITLE_BONUS : inTags ? TAG_BONUS : 0) + REPEAT_BONUS * Math.max(0, content - 1);
 }
 
 /** The terms of a query as JavaScript regular expressions, to find the best passage for a snippet. */

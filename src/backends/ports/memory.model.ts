@@ -82,6 +82,32 @@ export interface SearchQuery {
   filter: MemoryFilter;
   limit: number;
   offset: number;
+  /** keyword (default when no vector is given), semantic or hybrid (README "Hybrid search"). */
+  mode?: 'keyword' | 'semantic' | 'hybrid';
+  /** The query's embedding (semantic and hybrid), and the key of its vector space. */
+  vector?: Float32Array;
+  vectorKey?: string;
+}
+
+/** A memory waiting for its embedding (the durable embedding queue). */
+export interface EmbeddingJob {
+  id: string;
+  /** What is embedded: the title and the content. */
+  text: string;
+  /** Bumped on every change of title or content: a vector of an older generation is still stored, the job stays. */
+  gen: number;
+  attempts: number;
+}
+
+/** Embedding progress of an index for one vector space. */
+export interface EmbeddingProgress {
+  /** Memories without a vector of the current space (queued, or retrying after a failure). */
+  pending: number;
+  /** Memories with a vector of the current space. */
+  embedded: number;
+  /** Jobs whose last attempt failed (retried with backoff). */
+  failing: number;
+  lastError: string | null;
 }
 
 /** A list/search row: everything but content, plus a preview. */
@@ -89,6 +115,8 @@ export interface MemoryRow extends Omit<MemoryDoc, 'content'> {
   snippet: string;
   /** Search mode only: higher is better. */
   score?: number;
+  /** Search mode only: which lists matched the memory (hybrid and semantic searches). */
+  matched?: Array<'keyword' | 'semantic'>;
 }
 
 export interface MemoryPage {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { MemoryIndex } from '../ports/memory-index.port';
-import { CasResult, ListQuery, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryPage, MemoryStats, SearchQuery, VersionEntry } from '../ports/memory.model';
+import { CasResult, EmbeddingJob, EmbeddingProgress, ListQuery, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryFilter, MemoryPage, MemoryStats, SearchQuery, VersionEntry } from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
 import { FtsMaintenance } from './sqlite-fts-maintenance';
 import { listPage } from './sqlite-list-planner';
@@ -8,6 +8,7 @@ import { createMemorySchema, resetMemorySchema } from './sqlite-memory-schema';
 import { DbRow, Params, previewOf, ROW_COLUMNS, StatementCache, toRow } from './sqlite-memory-rows';
 import { DEFAULT_EXACT_RANKING_BUDGET, DEFAULT_TERM_WINDOW, rankedFullTextSearch, RankingOptions } from './sqlite-ranking';
 import { SqliteMemoryVersions } from './sqlite-memory-versions';
+import { claimJobs, failJob, progress, similarTo, storeJobVector, useVectorSpace, VectorCache, vectorSearch } from './sqlite-vectors';
 
 export { PREVIEW_CHARS, previewOf } from './sqlite-memory-rows';
 export { DEFAULT_EXACT_RANKING_BUDGET, DEFAULT_TERM_WINDOW } from './sqlite-ranking';
@@ -58,6 +59,8 @@ export class SqliteMemoryIndex extends MemoryIndex {
   private readonly ranking: RankingOptions;
   private readonly maintenance: FtsMaintenance;
   private searchDelegate: SearchDelegate | null = null;
+  /** This connection's copy of the vectors (sqlite-vectors.ts). */
+  private readonly vectors = new VectorCache();
 
   constructor(
     private readonly db: Database.Database,
@@ -267,7 +270,35 @@ export class SqliteMemoryIndex extends MemoryIndex {
 
   /** The search itself, synchronously on this index's connection (what a search worker runs). */
   searchNow(query: SearchQuery): MemoryPage {
-    return this.guard(() => rankedFullTextSearch(this.stmt, this.ranking, query));
+    return this.guard(() =>
+      query.vector && query.vectorKey && query.mode !== 'keyword' ? vectorSearch(this.stmt, this.vectors, this.ranking, query) : rankedFullTextSearch(this.stmt, this.ranking, query),
+    );
+  }
+
+  // --- vectors and the embedding queue (sqlite-vectors.ts) ---
+
+  override async useVectorSpace(key: string): Promise<boolean> {
+    return this.guard(() => useVectorSpace(this.db, this.stmt, key));
+  }
+
+  override async claimEmbeddingJobs(owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]> {
+    return this.guard(() => claimJobs(this.db, this.stmt, owner, max, leaseMs));
+  }
+
+  override async storeVector(job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
+    this.guard(() => storeJobVector(this.db, this.stmt, job, key, vector));
+  }
+
+  override async failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
+    this.guard(() => failJob(this.stmt, job, error, retryAt));
+  }
+
+  override async embeddingProgress(key: string | null): Promise<EmbeddingProgress> {
+    return this.guard(() => progress(this.stmt, key));
+  }
+
+  override async similar(vector: Float32Array, key: string, limit: number, filter?: MemoryFilter): Promise<Array<{ id: string; title: string | null; score: number }>> {
+    return this.guard(() => similarTo(this.stmt, this.vectors, vector, key, limit, filter));
   }
 
   override async stats(): Promise<MemoryStats> {

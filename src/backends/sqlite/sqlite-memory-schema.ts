@@ -103,9 +103,75 @@ CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF title, tag_text
   INSERT INTO memories_fts (memories_fts, rowid, title, tag_text, content) VALUES ('delete', old.seq, old.title, old.tag_text, old.content);
   INSERT INTO memories_fts (rowid, title, tag_text, content) VALUES (new.seq, new.title, new.tag_text, new.content);
 END;
+
+-- Vectors (README "Hybrid search"): one float32 blob per memory and vector space (\`model\`);
+-- \`stamp\` orders writes so a search worker's in-memory copy catches up incrementally.
+CREATE TABLE IF NOT EXISTS memory_vectors (
+  seq   INTEGER PRIMARY KEY,
+  model TEXT NOT NULL,
+  stamp INTEGER NOT NULL,
+  vec   BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_vectors_stamp ON memory_vectors (stamp);
+
+-- The durable embedding queue: one job per memory whose vector is missing or out of date.
+-- gen moves on every change of title or content (a vector of an older gen does not clear the job);
+-- a worker leases jobs (lease_owner, lease_until) and a failure pushes next_at back (backoff).
+CREATE TABLE IF NOT EXISTS embedding_queue (
+  seq         INTEGER PRIMARY KEY,
+  gen         INTEGER NOT NULL DEFAULT 1,
+  attempts    INTEGER NOT NULL DEFAULT 0,
+  next_at     INTEGER NOT NULL DEFAULT 0,
+  lease_owner TEXT,
+  lease_until INTEGER NOT NULL DEFAULT 0,
+  error       TEXT
+);
+CREATE INDEX IF NOT EXISTS embedding_queue_due ON embedding_queue (next_at, lease_until);
+
+-- Small key/values: the current vector space ('vector_space') and a counter of vector writes
+-- ('vector_version') that search workers compare before touching their copy, and the number of
+-- rows of memory_vectors ('vector_rows', kept by triggers: counting 100,000 rows costs ms).
+CREATE TABLE IF NOT EXISTS embedding_meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TRIGGER IF NOT EXISTS embedding_enqueue_insert AFTER INSERT ON memories BEGIN
+  INSERT INTO embedding_queue (seq) VALUES (new.seq)
+  ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS embedding_enqueue_update AFTER UPDATE OF title, content ON memories
+  WHEN old.title IS NOT new.title OR old.content IS NOT new.content BEGIN
+  INSERT INTO embedding_queue (seq) VALUES (new.seq)
+  ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS embedding_forget_delete AFTER DELETE ON memories BEGIN
+  DELETE FROM embedding_queue WHERE seq = old.seq;
+  DELETE FROM memory_vectors WHERE seq = old.seq;
+END;
+CREATE TRIGGER IF NOT EXISTS memory_vectors_written_insert AFTER INSERT ON memory_vectors BEGIN
+  INSERT INTO embedding_meta (key, value) VALUES ('vector_version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1;
+  INSERT INTO embedding_meta (key, value) VALUES ('vector_rows', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS memory_vectors_written_update AFTER UPDATE ON memory_vectors BEGIN
+  INSERT INTO embedding_meta (key, value) VALUES ('vector_version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS memory_vectors_written_delete AFTER DELETE ON memory_vectors BEGIN
+  INSERT INTO embedding_meta (key, value) VALUES ('vector_version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1;
+  UPDATE embedding_meta SET value = value - 1 WHERE key = 'vector_rows';
+END;
 `;
 
 const DROP = `
+DROP TRIGGER IF EXISTS embedding_enqueue_insert;
+DROP TRIGGER IF EXISTS embedding_enqueue_update;
+DROP TRIGGER IF EXISTS embedding_forget_delete;
+DROP TRIGGER IF EXISTS memory_vectors_written_insert;
+DROP TRIGGER IF EXISTS memory_vectors_written_update;
+DROP TRIGGER IF EXISTS memory_vectors_written_delete;
+DROP TABLE IF EXISTS embedding_queue;
+DROP TABLE IF EXISTS memory_vectors;
+DROP TABLE IF EXISTS embedding_meta;
 DROP TRIGGER IF EXISTS memories_fts_insert;
 DROP TRIGGER IF EXISTS memories_fts_delete;
 DROP TRIGGER IF EXISTS memories_fts_update;
@@ -144,6 +210,7 @@ function migrate(db: Database.Database): void {
   if (oldTags) db.exec('DROP INDEX IF EXISTS memory_tags_seq; DROP TABLE memory_tags;');
   const hadTitleIndex = has('memories_tt');
   const hadCounts = has('memory_counts');
+  const hadQueue = has('embedding_queue');
   // The narrower filter indexes of earlier versions (replaced by the covering *_f ones).
   db.exec('DROP INDEX IF EXISTS memories_type; DROP INDEX IF EXISTS memories_scope; DROP INDEX IF EXISTS memories_agent; DROP INDEX IF EXISTS memories_project;');
   db.exec(SCHEMA);
@@ -160,6 +227,8 @@ function migrate(db: Database.Database): void {
       UNION ALL SELECT 'project', coalesce(project, ''), count(*) FROM memories GROUP BY coalesce(project, '')
       UNION ALL SELECT 'agent', coalesce(agent, ''), count(*) FROM memories GROUP BY coalesce(agent, '')`);
   }
+  // A database from before embeddings: every memory waits for its vector.
+  if (!hadQueue) db.exec('INSERT OR IGNORE INTO embedding_queue (seq) SELECT seq FROM memories');
   // A database from before the title/tags index: fill it from the rows already there.
   if (!hadTitleIndex) db.exec("INSERT INTO memories_tt (memories_tt) VALUES ('rebuild')");
   db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', ?)`).run(BM25_WEIGHTS);

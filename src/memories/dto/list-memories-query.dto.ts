@@ -74,6 +74,16 @@ export class ListMemoriesQueryDto {
   @QueryInt({ min: 0 })
   skip?: number;
 
+  /**
+   * Search only: `hybrid` (default; full-text and meaning fused), `keyword` (full-text only) or
+   * `semantic` (meaning only). Without an embedding model every search is keyword
+   * (`search_mode` in the answer says which ran).
+   */
+  @ApiPropertyOptional({ enum: ['hybrid', 'keyword', 'semantic'], default: 'hybrid' })
+  @IsOptional()
+  @OneOf(['hybrid', 'keyword', 'semantic'])
+  mode?: 'hybrid' | 'keyword' | 'semantic';
+
   /** `next_cursor` of a previous page (list mode only). */
   @IsOptional()
   @IsString(STRING)

@@ -37,14 +37,34 @@ export class MemoryResponseDto {
   memory: MemoryDto;
 }
 
+/** A stored memory that looks like a near-copy of the one just created. */
+export class SimilarMemoryDto {
+  @ApiProperty({ example: ID })
+  id: string;
+  @ApiProperty({ type: String, nullable: true, example: 'Deployment policy' })
+  title: string | null;
+  /** Cosine similarity of the two memories' embeddings (0..1). */
+  @ApiProperty({ example: 0.93 })
+  score: number;
+}
+
+/** POST /api/memories: the memory, and up to 3 near-copies already stored (update one of them instead of piling up copies). */
+export class CreatedMemoryResponseDto extends MemoryResponseDto {
+  @ApiProperty({ type: [SimilarMemoryDto], description: 'At most 3 stored memories whose meaning is very close (cosine >= 0.86); empty when search is keyword-only.' })
+  similar: SimilarMemoryDto[];
+}
+
 /** A list/search row: every field of a memory but content, and a snippet instead. */
 export class MemoryRowDto extends OmitType(MemoryDto, ['content'] as const) {
   /** List mode: the start of the content; search mode: the passage around the best match. */
   @ApiProperty({ example: 'Deploys go through the blue-green pipeline; never deploy on Fridays.' })
   snippet: string;
-  /** Search mode only: relevance, higher is better. */
+  /** Search mode only: relevance, higher is better (hybrid: the fused score, 0..1; semantic: the cosine similarity). */
   @ApiPropertyOptional({ example: 4.21 })
   score?: number;
+  /** Hybrid and semantic searches: which lists matched the memory. */
+  @ApiPropertyOptional({ type: [String], enum: ['keyword', 'semantic'], example: ['keyword', 'semantic'] })
+  matched?: Array<'keyword' | 'semantic'>;
 }
 
 export class MemoryListResponseDto {
@@ -74,6 +94,9 @@ export class MemoryListResponseDto {
   next_cursor: string | null;
   @ApiProperty({ enum: ['list', 'search'], example: 'list' })
   mode: 'list' | 'search';
+  /** Search only: the ranking that ran (keyword when no embedding model is available). */
+  @ApiPropertyOptional({ enum: ['hybrid', 'keyword', 'semantic'], example: 'hybrid' })
+  search_mode?: 'hybrid' | 'keyword' | 'semantic';
 }
 
 export class DeleteMemoryResponseDto {

@@ -1,6 +1,6 @@
 import { ApiError, get, post } from '../api';
 import { badge, beginRender, clear, errorBox, h, spinner } from '../dom';
-import type { BackendStatus, ConfigResponse, Stats, StatusResponse, Tab, TestResult } from '../types';
+import type { BackendStatus, ConfigResponse, EmbeddingStatus, Stats, StatusResponse, Tab, TestResult } from '../types';
 
 const BACKEND_TITLES = { docdb: 'Document database', objstore: 'Object store' } as const;
 
@@ -13,6 +13,34 @@ function backendCard(key: 'docdb' | 'objstore', s: BackendStatus | undefined): H
     h('div', { class: 'card-head' }, h('h3', null, title), badge(s.ok ? 'Healthy' : 'Unavailable', s.ok ? 'ok' : 'bad')),
     h('p', { class: 'backend-name' }, h('span', { class: 'muted' }, 'Active backend: '), h('strong', null, s.backend)),
     s.detail ? h('p', { class: `detail ${s.ok ? 'muted' : 'error-text'}` }, s.detail) : null,
+  );
+}
+
+/** Semantic search: the provider, and the embedding queue's progress (a bar while re-embedding). */
+function embeddingsCard(e: EmbeddingStatus | undefined): HTMLElement | null {
+  if (!e) return null;
+  const keywordOnly = e.state === 'keyword-only';
+  const label = keywordOnly ? 'Keyword-only' : e.state === 'ready' ? 'Ready' : e.state === 're-embedding' ? 'Re-embedding' : 'Embedding';
+  const pct = e.progress === null ? null : Math.round(e.progress * 100);
+  return h(
+    'article',
+    { class: `card ${keywordOnly ? 'is-bad' : 'is-ok'}`, 'aria-label': 'Semantic search status' },
+    h('div', { class: 'card-head' }, h('h3', null, 'Semantic search'), badge(label, keywordOnly ? 'bad' : 'ok')),
+    keywordOnly
+      ? h('p', { class: 'detail error-text' }, `Search is keyword-only: ${e.reason ?? 'no embedding model'}.`)
+      : h('p', null, h('span', { class: 'muted' }, 'Model: '), h('strong', null, `${e.provider} · ${e.model ?? '?'}`), h('span', { class: 'muted' }, ` (${e.dimensions ?? '?'} dimensions)`)),
+    keywordOnly
+      ? null
+      : h(
+          'p',
+          null,
+          h('span', { class: 'muted' }, 'Embedded: '),
+          `${e.embedded ?? '?'} memories, ${e.pending ?? '?'} waiting`,
+          e.failing ? h('span', { class: 'error-text' }, ` (${e.failing} retrying: ${e.last_error ?? 'error'})`) : null,
+        ),
+    !keywordOnly && pct !== null && pct < 100
+      ? h('progress', { max: '100', value: String(pct), 'aria-label': `Embedding progress ${pct}%` }, `${pct}%`)
+      : null,
   );
 }
 
@@ -95,6 +123,8 @@ export const statusTab: Tab = {
     if (status.status === 'fulfilled') {
       const s = status.value;
       panel.appendChild(h('div', { class: 'grid-2' }, backendCard('docdb', s.docdb), backendCard('objstore', s.objstore)));
+      const emb = embeddingsCard(s.embeddings);
+      if (emb) panel.appendChild(emb);
       panel.appendChild(
         h(
           'p',

@@ -15,6 +15,11 @@ export class SettingValuesDto {
   @ApiProperty({ type: String, nullable: true, example: null }) objstore_public_base: string | null;
   @ApiProperty({ type: Number, example: 3600 }) objstore_presign_ttl: number;
   @ApiProperty({ type: Number, example: 20 }) memory_history_keep: number;
+  @ApiProperty({ type: String, nullable: true, enum: ['local', 'openai', 'none'], example: 'local' }) embedding_provider: string | null;
+  @ApiProperty({ type: String, nullable: true, example: null }) embedding_url: string | null;
+  @ApiProperty({ type: String, nullable: true, example: null }) embedding_api_key: string | null;
+  @ApiProperty({ type: String, nullable: true, example: null }) embedding_model: string | null;
+  @ApiProperty({ type: String, nullable: true, example: null }) embedding_dimensions: string | null;
 }
 
 /** Where each value in effect comes from. */
@@ -30,6 +35,11 @@ export class SettingSourcesDto {
   @ApiProperty({ enum: SOURCES, example: 'default' }) objstore_public_base: string;
   @ApiProperty({ enum: SOURCES, example: 'default' }) objstore_presign_ttl: string;
   @ApiProperty({ enum: SOURCES, example: 'default' }) memory_history_keep: string;
+  @ApiProperty({ enum: SOURCES, example: 'default' }) embedding_provider: string;
+  @ApiProperty({ enum: SOURCES, example: 'default' }) embedding_url: string;
+  @ApiProperty({ enum: SOURCES, example: 'default' }) embedding_api_key: string;
+  @ApiProperty({ enum: SOURCES, example: 'default' }) embedding_model: string;
+  @ApiProperty({ enum: SOURCES, example: 'default' }) embedding_dimensions: string;
 }
 
 export class ActiveBackendsDto {
@@ -131,6 +141,20 @@ export class BackendStatusDto {
   @ApiProperty({ example: 'embedded SQLite at ./data/memstore.db' }) detail: string;
 }
 
+/** Semantic search: the embedding provider in effect and how far the embedding queue is. */
+export class EmbeddingStatusDto {
+  @ApiProperty({ enum: ['local', 'openai', 'none'], example: 'local' }) provider: string;
+  @ApiProperty({ type: String, nullable: true, example: 'bge-small-en-v1.5' }) model: string | null;
+  @ApiProperty({ type: Number, nullable: true, example: 384 }) dimensions: number | null;
+  @ApiProperty({ type: Number, nullable: true, example: 0, description: 'Memories waiting for a vector of the current model (null when it could not be counted).' }) pending: number | null;
+  @ApiProperty({ type: Number, nullable: true, example: 42, description: 'Memories with a vector of the current model.' }) embedded: number | null;
+  @ApiProperty({ type: Number, nullable: true, example: 0, description: 'Waiting memories whose last attempt failed (retried with backoff).' }) failing: number | null;
+  @ApiProperty({ type: String, nullable: true, example: null }) last_error: string | null;
+  @ApiProperty({ enum: ['keyword-only', 'ready', 'embedding', 're-embedding'], example: 'ready' }) state: string;
+  @ApiProperty({ type: Number, nullable: true, example: 1, description: 'Share of memories embedded with the current model, 0..1.' }) progress: number | null;
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'Why search is keyword-only, when it is.' }) reason: string | null;
+}
+
 export class MemoryStatusDto {
   @ApiProperty({ type: Number, nullable: true, example: 42, description: 'Number of memories (null when it could not be counted).' }) count: number | null;
   @ApiProperty({ type: String, nullable: true, example: 'fts5' }) search_mode: string | null;
@@ -142,4 +166,5 @@ export class StatusResponseDto {
   @ApiProperty({ type: BackendStatusDto }) objstore: BackendStatusDto;
   @ApiProperty({ example: 'http://127.0.0.1:8080' }) public_url: string;
   @ApiProperty({ type: MemoryStatusDto }) memories: MemoryStatusDto;
+  @ApiProperty({ type: EmbeddingStatusDto }) embeddings: EmbeddingStatusDto;
 }

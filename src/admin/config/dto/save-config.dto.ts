@@ -60,4 +60,24 @@ export class SaveConfigDto {
   })
   @HistoryKeepValue()
   memory_history_keep?: number | string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: ['local', 'openai', 'none'], example: 'local', description: 'Embedding provider: local (in-process model), openai (OpenAI-compatible API) or none (keyword-only).' })
+  @SettingValue('embedding_provider')
+  embedding_provider?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'https://api.openai.com/v1', description: 'Base URL of an OpenAI-compatible embeddings API (openai provider).' })
+  @SettingValue('embedding_url')
+  embedding_url?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'sk-...', description: 'API key of the embeddings API. Secret.' })
+  @SettingValue('embedding_api_key')
+  embedding_api_key?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'text-embedding-3-small', description: 'Embedding model name (openai provider).' })
+  @SettingValue('embedding_model')
+  embedding_model?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, example: '1536', description: 'Vector dimensions asked of the model (openai provider).' })
+  @SettingValue('embedding_dimensions')
+  embedding_dimensions?: string | null;
 }

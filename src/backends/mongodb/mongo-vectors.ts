@@ -1,0 +1,207 @@
+import type { FilterQuery } from 'mongoose';
+import { fuse, FUSION_CANDIDATES, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
+import type { EmbeddingJob, EmbeddingProgress, MemoryPage, SearchQuery } from '../ports/memory.model';
+import type { MongoModels } from './mongo-document-database';
+import type { MemoryRecord } from './mongo.schemas';
+import { hardRegexFilter } from './regex-search';
+
+/**
+ * Vectors and the embedding queue on MongoDB, inside the memory documents (README "Hybrid
+ * search"): `vec` (float32 little-endian, BinData) and `vec_model` (its vector space); a memory
+ * waiting for its vector has `emb_pending: true` with `emb_gen` (moves on every change of title
+ * or content), `emb_next_at`, `emb_lease_until`/`emb_owner` (a worker's lease), `emb_attempts`
+ * and `emb_error`. Jobs are leased one document at a time with findOneAndUpdate, so instances
+ * sharing the database never embed the same memory at once.
+ *
+ * Semantic ranking is an exact scan in the service over the filtered memories' vectors (newest
+ * VECTOR_SCAN_MAX of them): `$vectorSearch` needs Atlas or MongoDB 8.2+ with mongot and a
+ * vector index this service does not create, and FerretDB has none.
+ */
+export const VECTOR_SCAN_MAX = 20_000;
+const META = 'memstore_embedding_meta';
+
+/** Fields that put a memory in the embedding queue (on insert, and when its title or content change). */
+export function queuedFields(gen = 1): Record<string, unknown> {
+  return { emb_pending: true, emb_gen: gen, emb_next_at: 0, emb_lease_until: 0, emb_attempts: 0 };
+}
+
+const QUEUE_CLEAR = { emb_pending: '', emb_next_at: '', emb_lease_until: '', emb_owner: '', emb_attempts: '', emb_error: '' };
+
+export function toVector(b: unknown): Float32Array | null {
+  const buf = b && typeof b === 'object' && 'buffer' in b ? Buffer.from((b as { buffer: Uint8Array }).buffer) : Buffer.isBuffer(b) ? b : null;
+  if (!buf || buf.length % 4 !== 0) return null;
+  const v = new Float32Array(buf.length / 4);
+  new Uint8Array(v.buffer).set(buf);
+  return v;
+}
+
+export function fromVector(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
+}
+
+function cosine(q: Float32Array, v: Float32Array | null): number | undefined {
+  if (!v || v.length !== q.length) return undefined;
+  let s = 0;
+  for (let i = 0; i < q.length; i++) s += q[i] * v[i];
+  return s;
+}
+
+export async function useVectorSpace(m: MongoModels, key: string): Promise<boolean> {
+  const meta = m.memories.db.collection<{ _id: string; value: string }>(META);
+  const current = await meta.findOne({ _id: 'vector_space' });
+  if (current?.value === key) return false;
+  await meta.updateOne({ _id: 'vector_space' }, { $set: { value: key } }, { upsert: true });
+  await m.memories.collection.updateMany({ vec_model: { $ne: key }, emb_pending: { $ne: true } } as never, { $set: queuedFields(1) } as never);
+  return current !== null;
+}
+
+export async function claimJobs(m: MongoModels, owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]> {
+  const jobs: EmbeddingJob[] = [];
+  const now = Date.now();
+  for (let i = 0; i < max; i++) {
+    const r = (await m.memories.collection.findOneAndUpdate(
+      { emb_pending: true, emb_next_at: { $lte: now }, emb_lease_until: { $lte: now } } as never,
+      { $set: { emb_lease_until: now + leaseMs, emb_owner: owner } } as never,
+      // No projection: FerretDB does not implement one on findAndModify.
+      { returnDocument: 'after', includeResultMetadata: false },
+    )) as unknown as { _id: string; title: string | null; content: string; emb_gen?: number; emb_attempts?: number } | null;
+    if (!r) break;
+    jobs.push({ id: r._id, text: r.title ? `${r.title}\n${r.content}` : r.content, gen: r.emb_gen ?? 1, attempts: r.emb_attempts ?? 0 });
+  }
+  return jobs;
+}
+
+export async function storeVector(m: MongoModels, job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
+  await m.memories.collection.updateOne({ _id: job.id } as never, { $set: { vec: fromVector(vector), vec_model: key } } as never);
+  await m.memories.collection.updateOne({ _id: job.id, emb_gen: job.gen } as never, { $unset: QUEUE_CLEAR } as never);
+}
+
+export async function failJob(m: MongoModels, job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
+  await m.memories.collection.updateOne(
+    { _id: job.id, emb_gen: job.gen } as never,
+    { $set: { emb_next_at: retryAt.getTime(), emb_lease_until: 0, emb_error: error.slice(0, 500) }, $inc: { emb_attempts: 1 }, $unset: { emb_owner: '' } } as never,
+  );
+}
+
+export async function progress(m: MongoModels, key: string | null): Promise<EmbeddingProgress> {
+  const c = m.memories.collection;
+  const [pending, failing, embedded, last] = await Promise.all([
+    c.countDocuments({ emb_pending: true } as never),
+    c.countDocuments({ emb_pending: true, emb_attempts: { $gt: 0 } } as never),
+    key === null ? Promise.resolve(0) : c.countDocuments({ vec_model: key } as never),
+    c.findOne({ emb_pending: true, emb_error: { $exists: true } } as never, { projection: { emb_error: 1 }, sort: { emb_next_at: -1 } }),
+  ]);
+  return { pending, failing, embedded, lastError: ((last as { emb_error?: string } | null)?.emb_error as string | undefined) ?? null };
+}
+
+/** The filtered memories' vectors of space `key` (newest VECTOR_SCAN_MAX), scored against `q`, best first. */
+async function scan(
+  m: MongoModels,
+  q: Float32Array,
+  key: string,
+  filter: FilterQuery<MemoryRecord>,
+  meta?: Map<string, { project: string | null; agent: string | null; at: number }>,
+): Promise<Array<{ id: string; title: string | null; order: number; score: number }>> {
+  const docs = (await m.memories.collection
+    .find({ ...filter, vec_model: key } as never, { projection: { vec: 1, title: 1, createdAt: 1, project: 1, agent: 1 } })
+    .sort({ createdAt: -1, _id: -1 })
+    .limit(VECTOR_SCAN_MAX)
+    .toArray()) as unknown as Array<{ _id: string; vec: unknown; title?: string | null; createdAt: Date; project?: string | null; agent?: string | null }>;
+  const out: Array<{ id: string; title: string | null; order: number; score: number }> = [];
+  for (const d of docs) {
+    if (meta && !meta.has(d._id)) meta.set(d._id, { project: d.project ?? null, agent: d.agent ?? null, at: new Date(d.createdAt).getTime() });
+    const s = cosine(q, toVector(d.vec));
+    if (s !== undefined) out.push({ id: d._id, title: d.title ?? null, order: new Date(d.createdAt).getTime(), score: s });
+  }
+  out.sort((a, b) => b.score - a.score || b.order - a.order);
+  return out;
+}
+
+export async function similar(m: MongoModels, q: Float32Array, key: string, limit: number, filter: FilterQuery<MemoryRecord>) {
+  return (await scan(m, q, key, filter)).slice(0, limit).map((r) => ({ id: r.id, title: r.title, score: Number(r.score.toPrecision(4)) }));
+}
+
+/**
+ * Semantic or hybrid search: the keyword list (the adapter's own search, best
+ * FUSION_CANDIDATES) and the vector scan, fused by libs/search-query/fusion.ts.
+ */
+export async function vectorSearch(
+  m: MongoModels,
+  query: SearchQuery,
+  filter: FilterQuery<MemoryRecord>,
+  keywordSearch: (q: SearchQuery) => Promise<MemoryPage>,
+  rowsOf: (ids: string[]) => Promise<Map<string, import('../ports/memory.model').MemoryRow>>,
+): Promise<MemoryPage> {
+  const mode = query.mode === 'semantic' ? 'semantic' : 'hybrid';
+  const q = query.vector as Float32Array;
+  const key = query.vectorKey as string;
+  const parsed = parseSearchQuery(query.text);
+  const K = Math.max(FUSION_CANDIDATES, query.offset + query.limit);
+  const hard = hardRegexFilter(parsed);
+  const meta = new Map<string, { project: string | null; agent: string | null; at: number }>();
+  const [keyword, scanned] = await Promise.all([
+    mode === 'hybrid' && hasPositiveTerms(parsed) ? keywordSearch({ ...query, mode: 'keyword', vector: undefined, limit: K, offset: 0 }) : Promise.resolve({ rows: [], total: 0 }),
+    scan(m, q, key, hard ? { $and: [filter, hard] } : filter, meta),
+  ]);
+  const cos = new Map(scanned.map((s) => [s.id, s.score]));
+  const candidates = new Map<string, FusionCandidate<string>>();
+  for (const r of keyword.rows) {
+    candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: cos.get(r.id), order: r.createdAt.getTime() });
+    meta.set(r.id, { project: r.project, agent: r.agent, at: r.createdAt.getTime() });
+  }
+  for (const s of scanned.slice(0, K)) {
+    const c = candidates.get(s.id);
+    if (c) c.semanticHit = true;
+    else candidates.set(s.id, { key: s.id, cosine: s.score, semanticHit: true, order: s.order });
+  }
+  let fused = fuse([...candidates.values()], mode);
+  if (mode === 'hybrid') {
+    await addNeighbours(m, candidates, fused.slice(0, NEIGHBOUR_LOOKUPS).map((f) => f.key), meta);
+    fused = fuse([...candidates.values()], mode);
+  }
+  const page = fused.slice(query.offset, query.offset + query.limit);
+  const known = new Map(keyword.rows.map((r) => [r.id, r]));
+  const missing = page.filter((p) => !known.has(p.key)).map((p) => p.key);
+  const fetched = missing.length > 0 ? await rowsOf(missing) : new Map();
+  const rows = page.flatMap((p) => {
+    const r = known.get(p.key) ?? fetched.get(p.key);
+    return r ? [{ ...r, score: p.score, matched: p.matched }] : [];
+  });
+  return { rows, total: fused.length };
+}
+
+/** Session neighbours are looked up for this many of the best candidates (two small queries each). */
+const NEIGHBOUR_LOOKUPS = 20;
+
+/** Links each of `keys` with the memory just before and after it (same project and agent, close in time) when that one is a candidate too (fusion.ts). */
+async function addNeighbours(
+  m: MongoModels,
+  candidates: Map<string, FusionCandidate<string>>,
+  keys: string[],
+  meta: Map<string, { project: string | null; agent: string | null; at: number }>,
+): Promise<void> {
+  const link = (a: string, b: string) => {
+    const ca = candidates.get(a);
+    const cb = candidates.get(b);
+    if (!ca || !cb) return;
+    if (!(ca.neighbours ??= []).includes(b)) ca.neighbours.push(b);
+    if (!(cb.neighbours ??= []).includes(a)) cb.neighbours.push(a);
+  };
+  await Promise.all(
+    keys.flatMap((id) => {
+      const me = meta.get(id);
+      if (!me) return [];
+      const same = { project: me.project, agent: me.agent };
+      const at = new Date(me.at);
+      const near = async (dir: 1 | -1) => {
+        const cond = dir < 0 ? { $or: [{ createdAt: { $lt: at } }, { createdAt: at, _id: { $lt: id } }] } : { $or: [{ createdAt: { $gt: at } }, { createdAt: at, _id: { $gt: id } }] };
+        const n = (await m.memories.collection.findOne({ ...same, ...cond } as never, { projection: { _id: 1, createdAt: 1 }, sort: { createdAt: dir, _id: dir } })) as unknown as {
+          _id: string;
+          createdAt: Date;
+        } | null;
+        if (n && Math.abs(new Date(n.createdAt).getTime() - me.at) <= SESSION_GAP_MS) link(id, n._id);
+      };
+      return [near(-1), near(1)];
+    }),
+  );
+}

@@ -1,0 +1,49 @@
+/** What a text is embedded as: a search query, or a memory (some models prefix queries). */
+export type EmbeddingKind = 'query' | 'document';
+
+/** The embedding providers a deployment can choose (setting `embedding_provider`). */
+export const EMBEDDING_PROVIDERS = ['local', 'openai', 'none'] as const;
+export type EmbeddingProviderName = (typeof EMBEDDING_PROVIDERS)[number];
+
+/**
+ * Turns text into a unit-length vector (cosine similarity = dot product). Adapters: `local`
+ * (an ONNX model in-process), `openai` (any OpenAI-compatible /v1/embeddings) and `none`
+ * (keyword-only search). Adapters throw EmbeddingUnavailableError when they cannot embed.
+ */
+export abstract class EmbeddingProvider {
+  abstract readonly provider: EmbeddingProviderName;
+  /** The model's name, null for `none`. */
+  abstract readonly model: string | null;
+  /** Vector length, null for `none` (or before an OpenAI-compatible model has answered once). */
+  abstract readonly dimensions: number | null;
+  /** Why this provider cannot embed (e.g. no model files), or null when it can. */
+  abstract readonly unavailable: string | null;
+
+  /** `urgent`: a request waits on it (a search, a duplicate hint): it goes before background work. */
+  abstract embed(text: string, kind: EmbeddingKind, urgent?: boolean): Promise<Float32Array>;
+
+  /** Identifies the vector space: vectors of another key are not comparable and are recomputed. */
+  get key(): string | null {
+    return this.unavailable === null && this.model !== null ? `${this.provider}:${this.model}` : null;
+  }
+
+  async close(): Promise<void> {}
+}
+
+export class EmbeddingUnavailableError extends Error {}
+
+/** Scales a vector to unit length in place (a zero vector stays zero). */
+export function normalize(v: Float32Array): Float32Array {
+  let sum = 0;
+  for (let i = 0; i < v.length; i++) sum += v[i] * v[i];
+  const norm = Math.sqrt(sum);
+  if (norm > 0) for (let i = 0; i < v.length; i++) v[i] /= norm;
+  return v;
+}
+
+/** Dot product (= cosine similarity of unit vectors). */
+export function dot(a: Float32Array, b: Float32Array, offset = 0): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[offset + i];
+  return s;
+}

@@ -1,0 +1,272 @@
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
+import { Subscription } from 'rxjs';
+import { BackendsService } from '../backends/backends.service';
+import type { DocumentDatabase } from '../backends/ports/document-database.port';
+import { MemoryIndex } from '../backends/ports/memory-index.port';
+import type { EmbeddingJob, MemoryFilter } from '../backends/ports/memory.model';
+import { AppConfig } from '../config/app-config';
+import { ResolvedSettings, SettingsService } from '../config/settings.service';
+import { EmbeddingProvider } from './embedding-provider.port';
+import { hasLocalModel, LocalEmbeddingProvider } from './local-embedding.provider';
+import { NoneEmbeddingProvider } from './none-embedding.provider';
+import { OpenAiEmbeddingProvider } from './openai-embedding.provider';
+
+/** Jobs taken per round, and how long a taken job is ours before another worker may take it. */
+const BATCH = 8;
+const LEASE_MS = 120_000;
+/** Wait between rounds when the queue is empty (a write wakes the worker at once). */
+const IDLE_MS = 1_000;
+/** Retry backoff: 5 s, doubling, at most 10 min. */
+const BACKOFF_BASE_MS = 5_000;
+const BACKOFF_MAX_MS = 600_000;
+/** A search waits this long for its query's vector, then runs keyword-only (a slow or stuck provider never stalls search). */
+const QUERY_EMBED_TIMEOUT_MS = 3_000;
+/** Query vectors kept (agents repeat searches). */
+const QUERY_CACHE = 256;
+
+export interface EmbeddingStatus {
+  provider: string;
+  model: string | null;
+  dimensions: number | null;
+  /** Memories waiting for a vector of the current model (tooling waits for 0). */
+  pending: number | null;
+  embedded: number | null;
+  failing: number | null;
+  last_error: string | null;
+  /** keyword-only (no model), ready (every memory embedded), embedding (catching up) or re-embedding (after a model change). */
+  state: 'keyword-only' | 'ready' | 'embedding' | 're-embedding';
+  /** Share of memories with a vector of the current model, 0..1 (null when keyword-only). */
+  progress: number | null;
+  /** Why search is keyword-only, when it is. */
+  reason: string | null;
+}
+
+/**
+ * The embedding provider in effect (settings: embedding_provider and friends; default `local`
+ * when its model files are present, else keyword-only) and the background worker that drains
+ * the durable embedding queue of the active document database, off the request path.
+ */
+@Injectable()
+export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('Embeddings');
+  private current!: EmbeddingProvider;
+  private sub?: Subscription;
+  private stopped = false;
+  private wakeUp: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+  /** The database and key whose vector space was last made current. */
+  private spaceOf: { db: DocumentDatabase; key: string } | null = null;
+  private reembedding = false;
+  private readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly queryCache = new Map<string, Float32Array>();
+
+  constructor(
+    private readonly settings: SettingsService,
+    private readonly cfg: AppConfig,
+    private readonly backends: BackendsService,
+    private readonly index: MemoryIndex,
+  ) {}
+
+  get provider(): EmbeddingProvider {
+    return this.current;
+  }
+
+  onModuleInit(): void {
+    this.current = this.build(this.settings.current());
+    this.sub = this.settings.changes.subscribe((s) => {
+      const next = this.build(s);
+      if (next.key === this.current.key && next.provider === this.current.provider) return;
+      const prev = this.current;
+      this.current = next;
+      this.queryCache.clear();
+      this.logger.log(`Embedding provider is now ${describe(next)}`);
+      void prev.close().catch(() => undefined);
+      this.wake();
+    });
+    this.logger.log(`Embedding provider: ${describe(this.current)}`);
+    if (this.cfg.embeddingWorker) this.loop = this.run();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    this.sub?.unsubscribe();
+    this.wake();
+    await this.loop?.catch(() => undefined);
+    await this.current?.close().catch(() => undefined);
+  }
+
+  /** A memory was written: embed it soon. */
+  wake(): void {
+    const w = this.wakeUp;
+    this.wakeUp = null;
+    w?.();
+  }
+
+  /** The vector of a search query, or null when search is keyword-only (or the provider fails now). */
+  async queryVector(text: string): Promise<{ vector: Float32Array; key: string } | null> {
+    const p = this.current;
+    const key = p.key;
+    if (key === null || text.trim() === '') return null;
+    const hit = this.queryCache.get(text);
+    if (hit) return { vector: hit, key };
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      const vector = await Promise.race([
+        p.embed(text, 'query'),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no vector within ${QUERY_EMBED_TIMEOUT_MS / 1000} s`)), QUERY_EMBED_TIMEOUT_MS);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (this.queryCache.size >= QUERY_CACHE) this.queryCache.delete(this.queryCache.keys().next().value as string);
+      this.queryCache.set(text, vector);
+      return { vector, key };
+    } catch (e) {
+      this.logger.warn(`Query embedding failed (${(e as Error).message}); searching by keywords only`);
+      return null;
+    }
+  }
+
+  /**
+   * Memories that look like near-copies of a new one (duplicate hints). Embeds a short form of
+   * it (title and the first DUPLICATE_HINT_CHARS of content) to keep create fast.
+   */
+  async similar(title: string | null, content: string, filter: MemoryFilter, excludeId: string): Promise<Array<{ id: string; title: string | null; score: number }>> {
+    const p = this.current;
+    const key = p.key;
+    if (key === null || !this.cfg.duplicateHints) return [];
+    try {
+      const text = `${title ? `${title}\n` : ''}${content.slice(0, DUPLICATE_HINT_CHARS)}`;
+      const v = await p.embed(text, 'document', true);
+      const hits = await this.index.similar(v, key, DUPLICATE_HINTS + 1, filter);
+      return hits.filter((h) => h.id !== excludeId && h.score >= DUPLICATE_THRESHOLD).slice(0, DUPLICATE_HINTS);
+    } catch (e) {
+      this.logger.warn(`Duplicate hints skipped: ${(e as Error).message}`);
+      return [];
+    }
+  }
+
+  async status(): Promise<EmbeddingStatus> {
+    const p = this.current;
+    const key = p.key;
+    const base = { provider: p.provider, model: p.model, dimensions: p.dimensions };
+    let prog: Awaited<ReturnType<MemoryIndex['embeddingProgress']>> | null = null;
+    try {
+      // A model just chosen: queue the re-embedding now, so `pending` counts it from the start.
+      if (key !== null && this.backends.docdb) await this.ensureSpace(this.backends.docdb, key);
+      prog = await this.index.embeddingProgress(key);
+    } catch {
+      prog = null;
+    }
+    if (key === null) {
+      return { ...base, pending: prog?.pending ?? null, embedded: 0, failing: 0, last_error: null, state: 'keyword-only', progress: null, reason: p.unavailable ?? 'no embedding model' };
+    }
+    const pending = prog?.pending ?? null;
+    const embedded = prog?.embedded ?? null;
+    const total = (pending ?? 0) + (embedded ?? 0);
+    if (pending === 0) this.reembedding = false;
+    return {
+      ...base,
+      pending,
+      embedded,
+      failing: prog?.failing ?? null,
+      last_error: prog?.lastError ?? null,
+      state: pending === 0 ? 'ready' : this.reembedding ? 're-embedding' : 'embedding',
+      progress: total === 0 ? 1 : Math.round(((embedded ?? 0) / total) * 1000) / 1000,
+      reason: null,
+    };
+  }
+
+  /** Runs one round of the worker now (tests, the CLI): returns the jobs it completed or failed. */
+  async drainOnce(): Promise<number> {
+    return this.round();
+  }
+
+  private build(s: ResolvedSettings): EmbeddingProvider {
+    const choice = s.embedding_provider ?? (hasLocalModel(this.cfg.embeddingModelDir) ? 'local' : 'none');
+    if (choice === 'none') {
+      return new NoneEmbeddingProvider(
+        s.embedding_provider === 'none' ? 'the embedding provider is set to none' : `no local model in ${this.cfg.embeddingModelDir} (run \`npm run fetch-model\`, or set MEMSTORE_EMBEDDING_MODEL_DIR)`,
+      );
+    }
+    if (choice === 'openai') {
+      if (!s.embedding_url || !s.embedding_model) return new NoneEmbeddingProvider('the openai provider needs embedding_url and embedding_model');
+      return new OpenAiEmbeddingProvider({
+        url: s.embedding_url,
+        apiKey: s.embedding_api_key,
+        model: s.embedding_model,
+        dimensions: s.embedding_dimensions ? Number(s.embedding_dimensions) : null,
+      });
+    }
+    const local = new LocalEmbeddingProvider(this.cfg.embeddingModelDir);
+    return local.unavailable ? new NoneEmbeddingProvider(local.unavailable) : local;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let worked = 0;
+      try {
+        worked = await this.round();
+      } catch (e) {
+        this.logger.warn(`Embedding round failed: ${(e as Error).message}`);
+      }
+      if (worked === 0 && !this.stopped) {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, IDLE_MS);
+          t.unref();
+          this.wakeUp = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+      }
+    }
+  }
+
+  private async round(): Promise<number> {
+    const p = this.current;
+    const key = p.key;
+    const db = this.backends.docdb;
+    if (key === null || !db) return 0;
+    await this.ensureSpace(db, key);
+    const jobs = await db.memories.claimEmbeddingJobs(this.owner, BATCH, LEASE_MS);
+    for (const job of jobs) {
+      if (this.stopped || this.current !== p) break;
+      await this.work(db, p, key, job);
+    }
+    return jobs.length;
+  }
+
+  /** Makes `key` the vector space of `db` (queues every memory again after a model change). */
+  private async ensureSpace(db: DocumentDatabase, key: string): Promise<void> {
+    if (this.spaceOf?.db === db && this.spaceOf.key === key) return;
+    const changed = await db.memories.useVectorSpace(key);
+    if (changed) {
+      this.reembedding = true;
+      this.logger.log(`Vector space is now ${key}: re-embedding every memory in the background`);
+    }
+    this.spaceOf = { db, key };
+  }
+
+  private async work(db: DocumentDatabase, p: EmbeddingProvider, key: string, job: EmbeddingJob): Promise<void> {
+    let vector: Float32Array;
+    try {
+      vector = await p.embed(job.text, 'document');
+    } catch (e) {
+      const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(job.attempts, 10));
+      await db.memories.failEmbeddingJob(job, (e as Error).message, new Date(Date.now() + wait)).catch(() => undefined);
+      return;
+    }
+    await db.memories.storeVector(job, key, vector);
+  }
+}
+
+/** Duplicate hints: at most this many, at least this cosine (bge-small: rephrasings of one note score ~0.85–0.95, unrelated notes of one project < 0.8). */
+export const DUPLICATE_HINTS = 3;
+export const DUPLICATE_THRESHOLD = 0.86;
+export const DUPLICATE_HINT_CHARS = 200;
+
+function describe(p: EmbeddingProvider): string {
+  return p.key ? `${p.provider} (${p.model}, ${p.dimensions ?? '?'} dimensions)` : `none — search is keyword-only (${p.unavailable})`;
+}

@@ -1,0 +1,208 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { adminAgent, createTestApp, TestApp } from '../support/app';
+import { testBackends } from '../support/backends';
+import { Api, createMemory, fullAccessApi } from './memories.helpers';
+
+/**
+ * Hybrid retrieval end to end, on every backend pair, with the local model for real (installed
+ * by npm install): paraphrases, filters in every mode, re-embedding after an update, duplicate
+ * hints, a model change with progress, and keyword-only without a model.
+ */
+describe.each(testBackends())('hybrid search on $name', (backend) => {
+  let t: TestApp;
+  let api: Api;
+  const PROJECT = 'life';
+  const ids: Record<string, string> = {};
+
+  const status = async () => (await api.get('/api/status').expect(200)).body.embeddings;
+  const settle = async (timeoutMs = 60_000) => {
+    const end = Date.now() + timeoutMs;
+    for (;;) {
+      const e = await status();
+      if (e.pending === 0) return e;
+      if (Date.now() > end) throw new Error(`embeddings still pending: ${JSON.stringify(e)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+  const search = async (q: string, extra: Record<string, string> = {}) =>
+    (await api.get(`/api/memories?${new URLSearchParams({ q, ...extra })}`).expect(200)).body as { rows: Array<{ id: string; score: number; matched?: string[] }>; search_mode: string; total: number };
+
+  beforeAll(async () => {
+    t = await createTestApp({ ...(await backend.env()), MEMSTORE_EMBEDDING_PROVIDER: '' });
+    api = await fullAccessApi(t);
+    const notes: Array<[string, Record<string, unknown>]> = [
+      ['jogging', { title: 'Lisbon', content: 'Started jogging along the river every morning after the move to Lisbon.', type: 'fact', project: PROJECT }],
+      ['deploy', { title: 'Deploy policy', content: 'Deploys go through the blue-green pipeline; never deploy on Fridays.', type: 'decision', project: 'ops' }],
+      ['bread', { content: 'Banana bread recipe: three ripe bananas, flour, butter, one egg.', type: 'note', project: PROJECT }],
+      ['tax', { content: 'The tax return is due at the end of April; the accountant needs the receipts.', type: 'task', project: PROJECT }],
+      ['jogging-ops', { content: 'The on-call engineer went jogging during the incident review.', type: 'note', project: 'ops' }],
+    ];
+    for (const [name, body] of notes) ids[name] = (await createMemory(api, body)).id as string;
+    await settle();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('reports the local model and an empty queue on /api/status', async () => {
+    expect(await status()).toMatchObject({ provider: 'local', model: 'bge-small-en-v1.5', dimensions: 384, pending: 0, state: 'ready', progress: 1, reason: null });
+  });
+
+  it('finds a memory that shares no word with the query, in hybrid and semantic mode (and not in keyword mode)', async () => {
+    const q = 'how did the user get into running?';
+    const hybrid = await search(q, { project: PROJECT });
+    expect(hybrid.search_mode).toBe('hybrid');
+    expect(hybrid.rows[0].id).toBe(ids.jogging);
+    expect(hybrid.rows[0].matched).toEqual(['semantic']);
+    const semantic = await search(q, { project: PROJECT, mode: 'semantic' });
+    expect(semantic.search_mode).toBe('semantic');
+    expect(semantic.rows[0].id).toBe(ids.jogging);
+    expect(semantic.rows[0].score).toBeGreaterThan(semantic.rows[1].score);
+    const keyword = await search(q, { project: PROJECT, mode: 'keyword' });
+    expect(keyword.search_mode).toBe('keyword');
+    expect(keyword.rows.map((r) => r.id)).not.toContain(ids.jogging);
+  });
+
+  it('applies every list filter in every mode', async () => {
+    type Row = { id: string; project: string; type: string };
+    for (const mode of ['hybrid', 'semantic', 'keyword']) {
+      // Semantic lists rank every memory the filters allow; keyword ones only those with the words.
+      const inOps = (await search('jogging exercise', { project: 'ops', mode })).rows as unknown as Row[];
+      expect(inOps[0].id).toBe(ids['jogging-ops']);
+      expect(inOps.every((r) => r.project === 'ops')).toBe(true);
+      const facts = (await search('jogging exercise', { type: 'fact', mode })).rows as unknown as Row[];
+      expect(facts.map((r) => r.id)).toEqual([ids.jogging]);
+      const none = await search('jogging exercise', { type: 'fact', project: 'ops', mode });
+      expect(none.rows).toEqual([]);
+    }
+  });
+
+  it('keeps phrases and -word as hard filters in hybrid and semantic mode', async () => {
+    for (const mode of ['hybrid', 'semantic']) {
+      const without = await search('morning run -jogging', { mode });
+      expect(without.rows.map((r) => r.id)).not.toContain(ids.jogging);
+      expect(without.rows.map((r) => r.id)).not.toContain(ids['jogging-ops']);
+      const phrase = await search('"blue-green pipeline" weekend', { mode });
+      expect(phrase.rows.map((r) => r.id)).toEqual([ids.deploy]);
+    }
+  });
+
+  it('re-embeds a memory whose content changes', async () => {
+    const m = await createMemory(api, { content: 'Bought a new mechanical keyboard with brown switches.', project: 'pets' });
+    await settle();
+    const before = await search('adopting a dog', { project: 'pets', mode: 'semantic' });
+    const oldScore = before.rows.find((r) => r.id === m.id)?.score ?? 0;
+    await api.patch(`/api/memories/${m.id}`, { content: 'We adopted a golden retriever puppy from the shelter.' }).expect(200);
+    await settle();
+    const after = await search('adopting a dog', { project: 'pets', mode: 'semantic' });
+    expect(after.rows[0].id).toBe(m.id);
+    expect(after.rows[0].score).toBeGreaterThan(oldScore + 0.1);
+  });
+
+  it('answers duplicate hints on create: a near-copy names the original, a new topic none', async () => {
+    const copy = await api.post('/api/memories', { title: 'Deploy policy', content: 'Deploys go through the blue/green pipeline, and we never deploy on a Friday.', project: 'ops' }).expect(201);
+    expect(copy.body.similar[0]).toMatchObject({ id: ids.deploy, title: 'Deploy policy' });
+    expect(copy.body.similar[0].score).toBeGreaterThanOrEqual(0.86);
+    expect(copy.body.similar.length).toBeLessThanOrEqual(3);
+    const fresh = await api.post('/api/memories', { content: 'The office plants need water on Mondays.', project: 'ops' }).expect(201);
+    expect(fresh.body.similar).toEqual([]);
+  });
+
+  it('a model change re-embeds every memory with progress on /api/status while search keeps working', async () => {
+    const server = hashEmbeddingServer();
+    const url = await server.start();
+    const admin = await adminAgent(t);
+    try {
+      await admin.post('/api/config').send({ embedding_provider: 'openai', embedding_url: url, embedding_model: 'hash-64', embedding_api_key: 'sk-e2e' }).expect(200);
+      server.hold(); // the re-embedding waits until released: its progress can be seen
+      let during: Record<string, unknown> | null = null;
+      for (let i = 0; i < 50 && !during; i++) {
+        const e = await status();
+        if (e.model === 'hash-64' && e.pending > 0) during = e;
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(during).toMatchObject({ provider: 'openai', model: 'hash-64', state: 're-embedding' });
+      expect(during!.progress as number).toBeLessThan(1);
+      // Search keeps working meanwhile: the provider holds every answer, so the query's vector
+      // does not come in time and the search runs keyword-only, saying so.
+      const meanwhile = await search('banana bread', { project: PROJECT });
+      expect(meanwhile.rows.map((r) => r.id)).toContain(ids.bread);
+      expect(meanwhile.search_mode).toBe('keyword');
+      server.release();
+      const done = await settle();
+      expect(done).toMatchObject({ provider: 'openai', model: 'hash-64', dimensions: 64, state: 'ready', progress: 1 });
+      expect(done.embedded).toBeGreaterThanOrEqual(Object.keys(ids).length);
+      expect(server.calls()).toBeGreaterThanOrEqual(Object.keys(ids).length);
+      // Back to the local model: everything is embedded again with it.
+      await admin.post('/api/config').send({ embedding_provider: '', embedding_url: '', embedding_model: '', embedding_api_key: '' }).expect(200);
+      expect(await settle()).toMatchObject({ provider: 'local', model: 'bge-small-en-v1.5', state: 'ready' });
+      expect((await search('how did the user get into running?', { project: PROJECT })).rows[0].id).toBe(ids.jogging);
+    } finally {
+      server.release();
+      await server.stop();
+    }
+  }, 120_000);
+});
+
+describe('without an embedding model', () => {
+  let t: TestApp;
+  let api: Api;
+  beforeAll(async () => {
+    t = await createTestApp({ MEMSTORE_EMBEDDING_PROVIDER: '', MEMSTORE_EMBEDDING_MODEL_DIR: '/nonexistent/memstore-model' });
+    api = await fullAccessApi(t);
+  });
+  afterAll(async () => t?.close());
+
+  it('runs keyword-only and says so on /api/status, in every search answer and in the guide', async () => {
+    const e = (await api.get('/api/status').expect(200)).body.embeddings;
+    expect(e).toMatchObject({ provider: 'none', model: null, dimensions: null, state: 'keyword-only' });
+    expect(e.reason).toContain('/nonexistent/memstore-model');
+    await createMemory(api, { content: 'Started jogging after the move.' });
+    const res = await api.get('/api/memories?q=jogging&mode=semantic').expect(200);
+    expect(res.body.search_mode).toBe('keyword');
+    expect(res.body.rows).toHaveLength(1);
+    const created = await api.post('/api/memories', { content: 'Started jogging after the move.' }).expect(201);
+    expect(created.body.similar).toEqual([]);
+    const guide = (await api.get('/api/guide').expect(200)).body.guide as string;
+    expect(guide).toMatch(/keyword-only/);
+  });
+
+  it('refuses an unknown mode with a 422 naming the parameter', async () => {
+    const res = await api.get('/api/memories?q=x&mode=fuzzy').expect(422);
+    expect(res.body.detail[0].loc).toEqual(['query', 'mode']);
+  });
+});
+
+/** An OpenAI-compatible /v1/embeddings (hashed bag of words, 64 dimensions) that can hold its answers. */
+function hashEmbeddingServer() {
+  let held: Array<() => void> | null = null;
+  let n = 0;
+  const server = http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const answer = () => {
+        n++;
+        const { input } = JSON.parse(raw) as { input: string };
+        const v = new Array<number>(64).fill(0);
+        for (const w of input.toLowerCase().match(/[a-z]+/g) ?? []) v[[...w].reduce((h, ch) => (h * 31 + ch.charCodeAt(0)) % 64, 7)] += 1;
+        v[0] += 0.01;
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ embedding: v }] }));
+      };
+      if (held) held.push(answer);
+      else answer();
+    });
+  });
+  return {
+    start: () => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`))),
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    hold: () => (held = []),
+    release: () => {
+      const h = held ?? [];
+      held = null;
+      for (const f of h) f();
+    },
+    calls: () => n,
+  };
+}
