@@ -18,6 +18,7 @@ describe('import parser', () => {
       createdAt: new Date('2024-01-01T00:00:00.001Z'),
       updatedAt: new Date('2024-01-02T00:00:00.002Z'),
       version: 1,
+      author: null,
     };
     expect(memoryFromMarkdown('memories/x.md', toMarkdown(doc), MTIME, NOW)).toEqual({ doc, exact: true });
   });

@@ -128,7 +128,9 @@ describe.each(testBackends())('export / import on $name', (backend) => {
 
     const over = await importRaw(api, zip, '?on_conflict=overwrite').expect(200);
     expect(over.body).toMatchObject({ created: 0, updated: 1 });
-    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
+    // The exported state comes back as a new version (1: created, 2: the patch, 3: the import), history kept.
+    expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual({ ...m, version: 3 });
+    expect((await api.get(`/api/memories/${m.id}/versions`).expect(200)).body.total).toBe(3);
     expect((await importRaw(api, zip, '?on_conflict=overwrite').expect(200)).body).toMatchObject({ updated: 0, skipped: 1 });
   });
 
