@@ -317,7 +317,9 @@ function digest(b: Buffer): string {
 /** Every field of a memory, in a fixed order (adapters may add fields: those count too). */
 export function memoryDigest(d: MemoryDoc): string {
   const o = d as unknown as Record<string, unknown>;
+  // Where the file lives (objectKey) is not part of the memory: the file itself does not say it.
   const canon = Object.keys(o)
+    .filter((k) => k !== 'objectKey' && o[k] !== undefined)
     .sort()
     .map((k) => [k, o[k] instanceof Date ? (o[k] as Date).toISOString() : o[k]]);
   return digest(Buffer.from(JSON.stringify(canon)));

@@ -5,6 +5,7 @@ import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import type { ListCursor } from '../../src/backends/ports/memory.model';
 import { ObjectStore } from '../../src/backends/ports/object-store.port';
 import { runCli } from '../../src/cli';
+import { objectKeyOf } from '../../src/memories/memory-id';
 import { parseMarkdown } from '../../src/memories/memory-markdown';
 import { memoryDigest } from '../../src/portability/migration';
 import { createTestApp, createToken, tempDir } from '../support/app';
@@ -79,7 +80,7 @@ describe('backup of the embedded default while 20 clients write, restored into a
         for (;;) {
           const page = await index.list({ filter: {}, limit: 500, offset: 0, after });
           for (const doc of await index.getMany(page.rows.map((x) => x.id))) {
-            const file = parseMarkdown((await store.get(`memories/${doc.id}.md`)).toString('utf8'));
+            const file = parseMarkdown((await store.get(objectKeyOf(doc))).toString('utf8'));
             expect(memoryDigest(file)).toBe(memoryDigest(doc));
             checked++;
           }
