@@ -59,6 +59,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   /** The database and key whose vector space was last made current. */
   private spaceOf: { db: DocumentDatabase; key: string } | null = null;
   private reembedding = false;
+  private switching: Promise<void> | null = null;
   private readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly queryCache = new Map<string, Float32Array>();
 
@@ -240,13 +241,21 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
 
   /** Makes `key` the vector space of `db` (queues every memory again after a model change). */
   private async ensureSpace(db: DocumentDatabase, key: string): Promise<void> {
+    // One switch at a time: a status read that overlapped the re-queueing of a model change saw
+    // pending = 0 (before the queue filled) and cleared the re-embedding state.
+    while (this.switching) await this.switching;
     if (this.spaceOf?.db === db && this.spaceOf.key === key) return;
-    const changed = await db.memories.useVectorSpace(key);
-    if (changed) {
-      this.reembedding = true;
-      this.logger.log(`Vector space is now ${key}: re-embedding every memory in the background`);
-    }
-    this.spaceOf = { db, key };
+    this.switching = (async () => {
+      const changed = await db.memories.useVectorSpace(key);
+      if (changed) {
+        this.reembedding = true;
+        this.logger.log(`Vector space is now ${key}: re-embedding every memory in the background`);
+      }
+      this.spaceOf = { db, key };
+    })().finally(() => {
+      this.switching = null;
+    });
+    await this.switching;
   }
 
   private async work(db: DocumentDatabase, p: EmbeddingProvider, key: string, job: EmbeddingJob): Promise<void> {

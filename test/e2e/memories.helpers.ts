@@ -26,7 +26,8 @@ export async function fullAccessApi(t: TestApp): Promise<Api> {
 }
 
 async function fullToken(t: TestApp): Promise<string> {
-  return (await createToken(t, { preset: 'full' })).plaintext;
+  // Unlimited: these suites drive hundreds of requests a minute (rate limits: token-rate-limits.spec.ts).
+  return (await createToken(t, { preset: 'full', rate_limit_per_minute: 0 })).plaintext;
 }
 
 /** Creates a memory and returns the response body's memory. */
