@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { Subscription } from 'rxjs';
@@ -12,6 +12,7 @@ import { EmbeddingProvider } from './embedding-provider.port';
 import { hasLocalModel, LocalEmbeddingProvider } from './local-embedding.provider';
 import { NoneEmbeddingProvider } from './none-embedding.provider';
 import { OpenAiEmbeddingProvider } from './openai-embedding.provider';
+import { MetricsService } from '../observability/metrics.service';
 
 /** Jobs taken per round, and how long a taken job is ours before another worker may take it. */
 const BATCH = 8;
@@ -68,6 +69,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     private readonly cfg: AppConfig,
     private readonly backends: BackendsService,
     private readonly index: MemoryIndex,
+    @Optional() private readonly metrics?: MetricsService, // absent in the command-line tool
   ) {}
 
   get provider(): EmbeddingProvider {
@@ -75,6 +77,10 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   }
 
   onModuleInit(): void {
+    this.metrics?.gauge('memstore_embedding_queue_depth', 'Memories waiting for an embedding of the current model', async (set) => {
+      const pending = (await this.status().catch(() => null))?.pending;
+      if (typeof pending === 'number') set(pending);
+    });
     this.current = this.build(this.settings.current());
     this.sub = this.settings.changes.subscribe((s) => {
       const next = this.build(s);

@@ -68,8 +68,11 @@ export class MemoriesController {
   @Get('memories')
   @RequireScopes('memory:read')
   @ApiOperation({ summary: 'List or search memories' })
-  list(@Query() query: ListMemoriesQueryDto): Promise<MemoryListResponseDto> {
-    return this.memories.list(query);
+  async list(@Query() query: ListMemoriesQueryDto, @Res({ passthrough: true }) res: Response): Promise<MemoryListResponseDto> {
+    const page = await this.memories.list(query);
+    // The mode the search really ran in (hybrid falls back to keyword without a model): /metrics labels by it.
+    if (page.search_mode) res.locals.searchMode = page.search_mode;
+    return page;
   }
 
   @Post('memories')

@@ -34,7 +34,7 @@ export function accessLog(metrics: MetricsService, writeLog: boolean) {
       if (status === 429) metrics.throttled.inc({ route });
       if (status === 401 && req.method === 'POST' && route === '/api/login') metrics.loginFailures.inc();
       if (req.method === 'GET' && route === '/api/memories' && status < 400 && typeof req.query?.q === 'string' && req.query.q !== '') {
-        metrics.observeSearch(typeof req.query.mode === 'string' ? req.query.mode : undefined, seconds);
+        metrics.observeSearch((res.locals.searchMode as string | undefined) ?? (typeof req.query.mode === 'string' ? req.query.mode : undefined), seconds);
       }
       if (!writeLog) return;
       const principal = req.principal;

@@ -11,6 +11,7 @@ import { ImportQueryDto } from './dto/import-query.dto';
 import { ImportReportDto } from './dto/import-report.dto';
 import { ExportService } from './export.service';
 import { discard, ImportService } from './import.service';
+import { AuditService } from '../audit/audit.service';
 
 const UPLOAD_TYPES = ['application/zip', 'application/x-ndjson', 'application/jsonl', 'text/markdown', 'text/plain', 'application/octet-stream'];
 
@@ -23,7 +24,14 @@ export class PortabilityController {
     private readonly exporter: ExportService,
     private readonly importer: ImportService,
     private readonly memories: MemoriesService,
+    private readonly audit: AuditService,
   ) {}
+
+  /** An import that changed memories is an audit entry (counts only; a dry run changes nothing). */
+  private async audited(req: Request, dryRun: boolean | undefined, r: { created: number; updated: number; skipped: number; invalid: number }): Promise<void> {
+    if (dryRun) return;
+    await this.audit.record('memory.import', { req, detail: { created: r.created, updated: r.updated, skipped: r.skipped, invalid: r.invalid } });
+  }
 
   /** A zip of every memory matching the filters: `memories/<id>.md`, `SHA256SUMS`, `manifest.json`. Streamed. */
   @Get('export')
@@ -75,7 +83,9 @@ export class PortabilityController {
     try {
       const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload' };
       if (!q.progress) {
-        res.status(200).json(await this.importer.importFile(file, opts));
+        const report = await this.importer.importFile(file, opts);
+        await this.audited(req, q.dry_run, report);
+        res.status(200).json(report);
         return;
       }
       res.status(200);
@@ -86,6 +96,7 @@ export class PortabilityController {
       };
       try {
         const report = await this.importer.importFile(file, { ...opts, onItem: (item, processed) => write({ type: 'item', processed, ...item }) });
+        await this.audited(req, q.dry_run, report);
         await write({ type: 'report', ...report });
       } catch (e) {
         const status = e instanceof AppError ? e.status : 500;

@@ -94,10 +94,15 @@ describe.each(testBackends())('audit log on $name', (backend) => {
     expect(one).toEqual([expect.objectContaining({ action: 'memory.delete', outcome: 'success', target: ids[0], actor: { kind: 'token', id: tokenId, name: 'cleaner' } })]);
     const bulk = await added(() => request(t.http).post('/api/memories/bulk-delete').set('Authorization', bearer).send({ ids: [ids[1], ids[2], 'ffffffffffffffffffffffff'] }).expect(200));
     expect(bulk).toEqual([expect.objectContaining({ action: 'memory.bulk_delete', actor: { kind: 'token', id: tokenId, name: 'cleaner' }, detail: { requested: 3, deleted: 2, ids: [ids[1], ids[2]] } })]);
+    // An import that changes memories is recorded with its counts (a dry run is not).
+    const jsonl = Buffer.from(JSON.stringify({ content: 'imported by the cleaner', title: 'imp' }) + '\n');
+    const importing = (q: string) => request(t.http).post(`/api/import?format=jsonl${q}`).set('Authorization', bearer).set('Content-Type', 'application/x-ndjson').send(jsonl).expect(200);
+    expect(await added(() => importing('&dry_run=true'))).toEqual([]);
+    expect(await added(() => importing(''))).toEqual([expect.objectContaining({ action: 'memory.import', outcome: 'success', actor: { kind: 'token', id: tokenId, name: 'cleaner' }, detail: { created: 1, updated: 0, skipped: 0, invalid: 0 } })]);
     // Reads and writes are not audited.
     expect(await added(() => request(t.http).get('/api/memories').set('Authorization', bearer).expect(200))).toEqual([]);
     // Filters: by actor, and by action.
-    expect((await all(`&actor=${tokenId}`)).map((e) => e.action)).toEqual(['memory.bulk_delete', 'memory.delete']);
+    expect((await all(`&actor=${tokenId}`)).map((e) => e.action)).toEqual(['memory.import', 'memory.bulk_delete', 'memory.delete']);
     expect((await all('&action=memory.delete')).map((e) => e.target)).toEqual([ids[0]]);
   });
 

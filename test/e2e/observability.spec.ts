@@ -138,6 +138,8 @@ describe('GET /metrics', () => {
     expect(after).toMatch(/memstore_http_request_duration_seconds_bucket\{le="0\.1",method="GET",route="\/api\/memories\/:memory_id",status="404"\} \d/);
     expect(sample(after, 'memstore_search_duration_seconds_count', { mode: 'keyword' }) - sample(before, 'memstore_search_duration_seconds_count', { mode: 'keyword' })).toBe(1);
     expect(sample(after, 'memstore_memories', { backend: 'sqlite' })).toBe(1);
+    // The embedding queue's depth (memories waiting for a vector), read at scrape time.
+    expect(after).toMatch(/^memstore_embedding_queue_depth \d+$/m);
     // Raw URLs (ids) never become labels.
     expect(after).not.toContain('ffffffffffffffffffffffff');
   });
