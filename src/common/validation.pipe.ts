@@ -46,6 +46,14 @@ export class AppValidationPipe implements PipeTransform {
       throw RequestValidationError.one([root], 'Input should be a JSON object', 'model_attributes_type', value ?? null);
     }
     const known = knownProperties(metatype);
+    if (type === 'query' && value !== null && typeof value === 'object') {
+      // A query parameter the route does not know is refused (a typo such as `limt=5` would
+      // otherwise be silently ignored), as /openapi.json says: the parameters listed are all there are.
+      const extra = Object.keys(value).find((k) => !known.has(k));
+      if (extra !== undefined) {
+        throw RequestValidationError.one([root, extra], `Unknown query parameter '${extra}'`, 'extra_forbidden', (value as Record<string, unknown>)[extra]);
+      }
+    }
     // Only the DTO's own properties reach class-transformer (which is slow on huge objects and
     // recurses into whatever it gets); `whitelist` would drop the rest afterwards anyway.
     const input = value !== null && typeof value === 'object' && !Array.isArray(value) ? pick(value as Record<string, unknown>, known, root, type === 'query' || type === 'param') : value;

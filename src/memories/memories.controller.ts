@@ -6,6 +6,7 @@ import {
   ApiHeader,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiParam,
   ApiOperation,
   ApiPreconditionFailedResponse,
   ApiProduces,
@@ -41,6 +42,8 @@ const NOT_FOUND = { description: 'Memory not found (also for an id that is not 2
 const IF_MATCH = {
   name: 'If-Match',
   required: false,
+  // What ifMatchVersion accepts: *, or a version's ETag ("3", W/"3" or 3), first of a list.
+  schema: { type: 'string', pattern: '^\\s*(\\*|(W/)?"?[1-9][0-9]{0,14}"?)\\s*(,.*)?$' },
   description: 'ETag of the version the change is based on (e.g. "3"); another current version → 412 with current_version',
 };
 const IDEMPOTENCY_KEY = {
@@ -194,6 +197,7 @@ export class MemoriesController {
   }
 
   @Get('memories/:memory_id/versions/:version')
+  @ApiParam({ name: 'version', schema: { type: 'integer', minimum: 1, maximum: 9999999999 }, description: 'A kept version number' })
   @RequireScopes('memory:read')
   @ApiOperation({ summary: 'Fetch one kept version of a memory' })
   @ApiNotFoundResponse({ description: 'Memory not found, or that version is not kept' })
@@ -206,6 +210,7 @@ export class MemoriesController {
 
   /** Makes a kept version current again, as a new version (the versions in between stay in the history). */
   @Post('memories/:memory_id/versions/:version/restore')
+  @ApiParam({ name: 'version', schema: { type: 'integer', minimum: 1, maximum: 9999999999 }, description: 'A kept version number' })
   @HttpCode(200)
   @Audited('memory.restore', { detail: (req) => ({ version: Number(req.params.version) }) })
   @RequireScopes('memory:write')

@@ -77,7 +77,7 @@ function errorSchemas(): Record<string, unknown> {
 }
 
 interface Op {
-  parameters?: Array<{ in?: string }>;
+  parameters?: Array<{ in?: string; schema?: Record<string, unknown> }>;
   requestBody?: unknown;
   responses: Record<string, { description?: string; content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
 }
@@ -132,7 +132,9 @@ export function addErrorResponses(document: OpenAPIObject, ruleOf: (operationId:
       if (!isPublic || unsafe) statuses.add('403');
       if (hasPath) statuses.add('404');
       if (unsafe) ['413', '415', '422'].forEach((s) => statuses.add(s));
-      if (hasQuery) statuses.add('422');
+      // A query, or a path or header parameter with rules of its own (e.g. a version number), is checked: 422.
+      const checked = (op.parameters ?? []).some((p) => p.in !== 'query' && p.schema && ('pattern' in p.schema || 'minimum' in p.schema));
+      if (hasQuery || checked) statuses.add('422');
       if (!isPublic || op.responses['429']) statuses.add('429');
       if (!NO_BACKEND.has(path)) statuses.add('503');
 

@@ -355,7 +355,7 @@ async function* lines(stream: Readable, max: number): AsyncIterable<{ line: numb
 function openZip(file: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) =>
     yauzl.open(file, { lazyEntries: true, autoClose: false, strictFileNames: false, validateEntrySizes: true }, (err, zip) => {
-      if (err || !zip) reject(new AppError(400, `The upload is not a readable zip archive: ${err?.message ?? 'unknown error'}`));
+      if (err || !zip) reject(RequestValidationError.one(['body'], `The upload is not a readable zip archive: ${err?.message ?? 'unknown error'}`, 'value_error', null));
       else resolve(zip);
     }),
   );

@@ -194,7 +194,7 @@ describe.each(testBackends())('export / import on $name', (backend) => {
   });
 
   it('refuses uploads it cannot take, with the error envelope', async () => {
-    const bad = await importRaw(api, 'PK\x03\x04 not really a zip').expect(400);
+    const bad = await importRaw(api, 'PK\x03\x04 not really a zip').expect(422);
     expect(bad.body.error ?? bad.body.detail).toBeDefined();
     await api.post('/api/import').send({ content: 'json' }).expect(415);
     const reader = await createToken(t, { preset: 'read-only' });
