@@ -19,8 +19,8 @@ export function ifMatchVersion(req: Request): number | undefined {
   const raw = req.headers['if-match'];
   if (raw === undefined) return undefined;
   const value = (Array.isArray(raw) ? raw.join(',') : raw).trim();
-  if (value === '*') return undefined;
   const first = value.split(',')[0].trim();
+  if (first === '*') return undefined;
   const m = /^(?:W\/)?"?([1-9][0-9]{0,14})"?$/.exec(first);
   if (!m) {
     throw RequestValidationError.one(['header', 'If-Match'], 'If-Match should be the ETag of a version, e.g. "3" (or *)', 'value_error', value);

@@ -1,9 +1,10 @@
 import { Controller, Get, HttpCode, Logger, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import * as fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { RequireScopes } from '../common/auth/decorators';
-import { AppError } from '../common/errors';
+import { AppError, RequestValidationError } from '../common/errors';
 import { sendError } from '../common/http-exception.filter';
 import { MemoriesService } from '../memories/memories.service';
 import { ExportQueryDto } from './dto/export-query.dto';
@@ -81,6 +82,9 @@ export class PortabilityController {
     }
     const file = await this.importer.receive(req);
     try {
+      if ((await fs.promises.stat(file)).size === 0) {
+        throw RequestValidationError.one(['body'], 'The request body is empty: send the file to import as the body', 'missing', null);
+      }
       const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload' };
       if (!q.progress) {
         const report = await this.importer.importFile(file, opts);
