@@ -53,9 +53,20 @@ function installed() {
   }
 }
 
+/** npm's `cafile` (passed to install scripts as npm_config_cafile): trusted besides Node's own roots, as npm trusts it. */
+function tlsOptions() {
+  const cafile = process.env.npm_config_cafile;
+  if (!cafile) return {};
+  try {
+    return { ca: [...require('node:tls').rootCertificates, fs.readFileSync(cafile, 'utf8')] };
+  } catch {
+    return {};
+  }
+}
+
 function download(url, redirects = 3) {
   return new Promise((resolve, reject) => {
-    const req = https.get(url, { timeout: 30000 }, (res) => {
+    const req = https.get(url, { timeout: 30000, ...tlsOptions() }, (res) => {
       if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location && redirects > 0) {
         res.resume();
         resolve(download(new URL(res.headers.location, url).toString(), redirects - 1));
