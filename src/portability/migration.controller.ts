@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly } from '../common/auth/decorators';
 import { MigrationJob, MigrationJobService, MigrationOffer } from './migration-job.service';
 
@@ -21,6 +21,7 @@ export class MigrationController {
   @HttpCode(202)
   @AdminOnly()
   @ApiOperation({ summary: 'Copy the memories of the earlier backends to the active ones' })
+  @ApiConflictResponse({ description: 'Nothing to copy (the backends have not changed), or a copy is already running' })
   async start(): Promise<{ ok: true; job: MigrationJob }> {
     return { ok: true, job: await this.jobs.start() };
   }

@@ -96,7 +96,7 @@ export class SchemaFieldDto {
 }
 
 export class SchemaSectionDto {
-  @ApiProperty({ enum: ['docdb', 'objstore'], example: 'objstore' }) id: string;
+  @ApiProperty({ enum: ['docdb', 'objstore', 'embeddings'], example: 'objstore' }) id: string;
   @ApiProperty({ example: 'Object store' }) title: string;
   @ApiProperty({ example: 'Where each memory is kept as a markdown file.' }) description: string;
   @ApiProperty({ type: [SchemaFieldDto] }) fields: SchemaFieldDto[];
