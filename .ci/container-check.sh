@@ -66,7 +66,8 @@ echo "started healthy in ${start_ms} ms"
 [ "$(podman exec "$name" id -u)" != 0 ] || fail "runs as root"
 podman exec "$name" sh -c 'touch /app/x 2>/dev/null' && fail "the root filesystem is writable"
 podman exec "$name" sh -c 'touch /data/.w && rm /data/.w' || fail "the data volume is not writable"
-podman logs "$name" 2>&1 | head -1 | python3 -c 'import json,sys; l=json.loads(sys.stdin.readline()); assert l["level"] and l["message"]' \
+# (The first service line: a native library, e.g. onnxruntime, may print a plain line of its own first.)
+podman logs "$name" 2>&1 | grep -m1 '^{' | python3 -c 'import json,sys; l=json.loads(sys.stdin.readline()); assert l["level"] and l["message"]' \
   || fail "the log is not JSON lines"
 
 jar="$ci/cookies"
