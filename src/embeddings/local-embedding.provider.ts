@@ -86,6 +86,10 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
 
   private started(): Promise<Worker> {
     if (this.unavailable) return Promise.reject(new EmbeddingUnavailableError(this.unavailable));
+    // onnxruntime-node 1.30's Linux build starts Microsoft's telemetry client (HTTPS uploads when a CA
+    // bundle is readable) unless ORT_DISABLE_TELEMETRY is set in the process environment (a worker's
+    // process.env is a copy, so it is set here, before the worker starts; an operator's value wins).
+    process.env.ORT_DISABLE_TELEMETRY ??= '1';
     this.worker ??= new Promise<Worker>((resolve, reject) => {
       const files = localModelFiles(this.dir);
       const worker = workerFor({ onnx: files.onnx, tokenizer: files.tokenizer, maxTokens: this.meta.maxTokens ?? 512, pooling: this.meta.pooling ?? 'cls' });

@@ -18,9 +18,13 @@ async function main(): Promise<void> {
   let run: (text: string) => Promise<Float32Array>;
   try {
     const ort = await import('onnxruntime-node');
+    // onnxruntime's own logger writes coloured plain-text warnings straight to the process's stderr
+    // (e.g. its telemetry start-up warnings in a container), which breaks JSON log lines: only its
+    // errors are printed (the environment's level, read once at the first session; the session's too).
+    ort.env.logLevel = 'error';
     const { Tokenizer } = (await import('@huggingface/tokenizers')) as unknown as { Tokenizer: new (json: object, cfg: object) => { encode(t: string): { ids: number[] } } };
     const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(tokenizerFile, 'utf8')) as object, {});
-    const session = await ort.InferenceSession.create(onnx, { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential' });
+    const session = await ort.InferenceSession.create(onnx, { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3 });
     run = async (text) => {
       let ids = tokenizer.encode(text).ids;
       // The tokenizer ignores tokenizer.json's truncation: keep the first tokens and the final [SEP].

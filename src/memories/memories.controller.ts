@@ -49,6 +49,8 @@ const IF_MATCH = {
 const IDEMPOTENCY_KEY = {
   name: 'Idempotency-Key',
   required: false,
+  // What the interceptor accepts (idempotency.interceptor.ts KEY): 1 to 255 printable ASCII characters, no spaces.
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
   description: 'Same key + same body within 24 h replays the first response (header Idempotent-Replayed: true); same key + another body → 422',
 };
 const PRECONDITION = { description: 'If-Match does not name the current version; the body has current_version' };

@@ -192,6 +192,29 @@ describe('OpenAPI document', () => {
       expect(component('TestBackendsDto').properties.target).toMatchObject({ nullable: true });
     });
 
+    it('history and audit paging are integers with their bounds; since is a date-time wherever it is taken', () => {
+      expect(queryParam('/api/memories/{memory_id}/versions', 'limit')).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
+      expect(queryParam('/api/memories/{memory_id}/versions', 'page')).toMatchObject({ type: 'integer', minimum: 1, maximum: 100000 });
+      expect(queryParam('/api/audit', 'limit')).toMatchObject({ type: 'integer', minimum: 1, maximum: 200 });
+      expect(queryParam('/api/audit', 'cursor')).toMatchObject({ type: 'string', pattern: expect.any(String) });
+      for (const path of ['/api/memories', '/api/export', '/api/audit']) expect(queryParam(path, 'since')).toMatchObject({ type: 'string', format: 'date-time' });
+    });
+
+    it('the Idempotency-Key header schema is what the service accepts', async () => {
+      for (const path of ['/api/memories', '/api/memories/bulk-delete']) {
+        const header = (doc.paths[path].post.parameters as Array<{ name: string; in: string; schema: Record<string, unknown> }>).find((x) => x.in === 'header' && x.name === 'Idempotency-Key')!;
+        expect(header.schema).toMatchObject({ type: 'string', minLength: 1, maxLength: 255, pattern: expect.any(String) });
+      }
+      const header = (doc.paths['/api/memories'].post.parameters as Array<{ name: string; schema: { pattern: string } }>).find((x) => x.name === 'Idempotency-Key')!;
+      const pattern = new RegExp(header.schema.pattern);
+      const admin = await adminAgent(t);
+      for (const [key, accepted] of [['retry-7f3a~!', true], ['two words', false], ['naïve', false]] as const) {
+        expect([key, pattern.test(key)]).toEqual([key, accepted]);
+        const res = await admin.post('/api/memories').set('Idempotency-Key', key).send({ content: `Idempotency key ${key}` });
+        expect([key, res.status]).toEqual([key, accepted ? 201 : 422]);
+      }
+    });
+
     it('rate_limit_per_minute is an integer >= 0 on create and update, and shown on the token record', () => {
       for (const name of ['CreateTokenDto', 'UpdateTokenDto']) expect(component(name).properties.rate_limit_per_minute).toMatchObject({ type: 'integer', minimum: 0 });
       expect(component('TokenDto').properties.rate_limit_per_minute).toMatchObject({ type: 'integer' });

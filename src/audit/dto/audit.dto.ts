@@ -10,14 +10,14 @@ export class AuditQueryDto {
   @IsInt()
   @Min(1)
   @Max(200)
-  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 50 })
   limit?: number;
 
   /** `next_cursor` of the previous page. */
   @IsOptional()
   @IsString()
   @Matches(/^[0-9a-z]{9}[0-9a-f]{12}$/, { message: 'cursor must be a next_cursor value from a previous page' })
-  @ApiPropertyOptional({ description: 'next_cursor of the previous page' })
+  @ApiPropertyOptional({ description: 'next_cursor of the previous page', pattern: '^[0-9a-z]{9}[0-9a-f]{12}$' })
   cursor?: string;
 
   @IsOptional()
@@ -34,7 +34,7 @@ export class AuditQueryDto {
 
   @IsOptional()
   @IsISO8601({ strict: true })
-  @ApiPropertyOptional({ description: 'Only entries at or after this time (ISO 8601)', example: '2026-01-31T00:00:00Z' })
+  @ApiPropertyOptional({ format: 'date-time', description: 'Only entries at or after this time (ISO 8601)', example: '2026-01-31T00:00:00Z' })
   since?: string;
 }
 

@@ -51,7 +51,7 @@ export class ListMemoriesQueryDto {
   days?: number;
 
   /** Only memories created at or after this ISO-8601 date-time. */
-  @ApiPropertyOptional({ example: '2026-11-01T00:00:00.000Z', description: 'An ISO-8601 date or date-time that exists (2026-02-31 is refused)' })
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-11-01T00:00:00.000Z', description: 'An ISO-8601 date or date-time that exists (2026-02-31 is refused)' })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'Input should be a valid datetime (a real date, ISO 8601)', context: { type: 'datetime_parsing', ctx: {} } })
   since?: string;

@@ -63,13 +63,13 @@ export class VersionResponseDto {
 }
 
 export class VersionListQueryDto {
-  @ApiPropertyOptional({ type: Number, default: 20, minimum: 1, maximum: 100 })
+  @ApiPropertyOptional({ type: 'integer', default: 20, minimum: 1, maximum: 100 })
   @IsOptional()
   @QueryInt({ min: 1, max: 100 })
   limit: number = 20;
 
   /** 1-based page. */
-  @ApiPropertyOptional({ type: Number, default: 1, minimum: 1 })
+  @ApiPropertyOptional({ type: 'integer', default: 1, minimum: 1, maximum: 100000 })
   @IsOptional()
   @QueryInt({ min: 1, max: 100000 })
   page: number = 1;
