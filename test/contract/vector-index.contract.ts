@@ -56,7 +56,8 @@ export function vectorIndexContract(name: string, open: () => Promise<{ index: M
       expect((await index.embeddingProgress(KEY)).pending).toBe(3);
       const jobs = await index.claimEmbeddingJobs('w1', 10, 60_000);
       expect(jobs.map((j) => j.id).sort()).toEqual([a.id, doc(0).id.replace(/.$/, '2'), doc(0).id.replace(/.$/, '3')].sort());
-      expect(jobs.find((j) => j.id === a.id)?.text).toBe('Jogging\nstarted jogging after the move');
+      // Content first, then the title (libs/search-query/fusion.ts memoryEmbeddingText).
+      expect(jobs.find((j) => j.id === a.id)?.text).toBe('started jogging after the move\nJogging');
       for (const j of jobs) await index.storeVector(j, KEY, unit(1, 0, 0, 0));
       expect(await index.embeddingProgress(KEY)).toMatchObject({ pending: 0, embedded: 3, failing: 0 });
     });

@@ -1,5 +1,5 @@
 import type { FilterQuery } from 'mongoose';
-import { fuse, FUSION_CANDIDATES, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
+import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryPage, SearchQuery } from '../ports/memory.model';
 import type { MongoModels } from './mongo-document-database';
 import type { MemoryRecord } from './mongo.schemas';
@@ -66,7 +66,7 @@ export async function claimJobs(m: MongoModels, owner: string, max: number, leas
       { returnDocument: 'after', includeResultMetadata: false },
     )) as unknown as { _id: string; title: string | null; content: string; emb_gen?: number; emb_attempts?: number } | null;
     if (!r) break;
-    jobs.push({ id: r._id, text: r.title ? `${r.title}\n${r.content}` : r.content, gen: r.emb_gen ?? 1, attempts: r.emb_attempts ?? 0 });
+    jobs.push({ id: r._id, text: memoryEmbeddingText(r.title, r.content), gen: r.emb_gen ?? 1, attempts: r.emb_attempts ?? 0 });
   }
   return jobs;
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { fuse, FUSION_CANDIDATES, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
+import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
@@ -295,13 +295,8 @@ export function claimJobs(db: Database.Database, stmt: Stmt, owner: string, max:
     const rows = stmt(
       `SELECT m.id, m.title, m.content, q.gen, q.attempts FROM embedding_queue q JOIN memories m ON m.seq = q.seq WHERE q.seq IN (SELECT value FROM json_each(?))`,
     ).all(JSON.stringify(due)) as Array<{ id: string; title: string | null; content: string; gen: number; attempts: number }>;
-    return rows.map((r) => ({ id: r.id, text: embeddingText(r.title, r.content), gen: r.gen, attempts: r.attempts }));
+    return rows.map((r) => ({ id: r.id, text: memoryEmbeddingText(r.title, r.content), gen: r.gen, attempts: r.attempts }));
   }).immediate();
-}
-
-/** What a memory's vector is computed from: its title and its content. */
-export function embeddingText(title: string | null, content: string): string {
-  return title ? `${title}\n${content}` : content;
 }
 
 export function storeJobVector(db: Database.Database, stmt: Stmt, job: EmbeddingJob, key: string, vector: Float32Array): void {
