@@ -292,10 +292,14 @@ export function claimJobs(db: Database.Database, stmt: Stmt, owner: string, max:
     if (due.length === 0) return [];
     const lease = stmt('UPDATE embedding_queue SET lease_owner = ?, lease_until = ? WHERE seq = ?');
     for (const seq of due) lease.run(owner, now + leaseMs, seq);
+    // With the content of the memory just before it in its session (memoryEmbeddingText).
     const rows = stmt(
-      `SELECT m.id, m.title, m.content, q.gen, q.attempts FROM embedding_queue q JOIN memories m ON m.seq = q.seq WHERE q.seq IN (SELECT value FROM json_each(?))`,
-    ).all(JSON.stringify(due)) as Array<{ id: string; title: string | null; content: string; gen: number; attempts: number }>;
-    return rows.map((r) => ({ id: r.id, text: memoryEmbeddingText(r.title, r.content), gen: r.gen, attempts: r.attempts }));
+      `SELECT m.id, m.title, m.content, q.gen, q.attempts,
+         (SELECT p.content FROM memories p WHERE p.project IS m.project AND p.agent IS m.agent AND p.created_at <= m.created_at AND p.created_at >= m.created_at - @gap AND p.seq < m.seq
+          ORDER BY p.created_at DESC, p.seq DESC LIMIT 1) AS previous
+       FROM embedding_queue q JOIN memories m ON m.seq = q.seq WHERE q.seq IN (SELECT value FROM json_each(@due))`,
+    ).all({ due: JSON.stringify(due), gap: SESSION_GAP_MS }) as Array<{ id: string; title: string | null; content: string; previous: string | null; gen: number; attempts: number }>;
+    return rows.map((r) => ({ id: r.id, text: memoryEmbeddingText(r.title, r.content, r.previous), gen: r.gen, attempts: r.attempts }));
   }).immediate();
 }
 
