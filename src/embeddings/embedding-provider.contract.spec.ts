@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { defaultModelDir } from '../config/app-config';
 import { dot, EmbeddingProvider, EmbeddingUnavailableError } from './embedding-provider.port';
+import { MEMORY_TEXT_FORMAT } from '../../libs/search-query/fusion';
 import { hasLocalModel, LocalEmbeddingProvider } from './local-embedding.provider';
 import { NoneEmbeddingProvider } from './none-embedding.provider';
 import { OpenAiEmbeddingProvider } from './openai-embedding.provider';
@@ -28,7 +29,7 @@ function providerContract(name: string, open: () => Promise<{ provider: Embeddin
       expect(v).toBeInstanceOf(Float32Array);
       expect(v.length).toBe(p.dimensions);
       expect(Math.sqrt(dot(v, v))).toBeCloseTo(1, 4);
-      expect(p.key).toBe(`${p.provider}:${p.model}`);
+      expect(p.key).toBe(`${p.provider}:${p.model}#${MEMORY_TEXT_FORMAT}`);
       expect(p.unavailable).toBeNull();
     });
 

@@ -1,3 +1,5 @@
+import { MEMORY_TEXT_FORMAT } from '../../libs/search-query/fusion';
+
 /** What a text is embedded as: a search query, or a memory (some models prefix queries). */
 export type EmbeddingKind = 'query' | 'document';
 
@@ -22,9 +24,13 @@ export abstract class EmbeddingProvider {
   /** `urgent`: a request waits on it (a search, a duplicate hint): it goes before background work. */
   abstract embed(text: string, kind: EmbeddingKind, urgent?: boolean): Promise<Float32Array>;
 
-  /** Identifies the vector space: vectors of another key are not comparable and are recomputed. */
+  /**
+   * Identifies the vector space: vectors of another key are not comparable and are recomputed.
+   * It names the model and the form of the embedded text (MEMORY_TEXT_FORMAT), so a change of
+   * either re-embeds every memory in the background.
+   */
   get key(): string | null {
-    return this.unavailable === null && this.model !== null ? `${this.provider}:${this.model}` : null;
+    return this.unavailable === null && this.model !== null ? `${this.provider}:${this.model}#${MEMORY_TEXT_FORMAT}` : null;
   }
 
   async close(): Promise<void> {}

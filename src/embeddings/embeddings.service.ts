@@ -8,6 +8,7 @@ import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { EmbeddingJob, MemoryFilter } from '../backends/ports/memory.model';
 import { AppConfig } from '../config/app-config';
 import { ResolvedSettings, SettingsService } from '../config/settings.service';
+import { memoryEmbeddingText } from '../../libs/search-query/fusion';
 import { EmbeddingProvider } from './embedding-provider.port';
 import { hasLocalModel, LocalEmbeddingProvider } from './local-embedding.provider';
 import { NoneEmbeddingProvider } from './none-embedding.provider';
@@ -144,7 +145,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     const key = p.key;
     if (key === null || !this.cfg.duplicateHints) return [];
     try {
-      const text = `${title ? `${title}\n` : ''}${content.slice(0, DUPLICATE_HINT_CHARS)}`;
+      const text = memoryEmbeddingText(title, content.slice(0, DUPLICATE_HINT_CHARS));
       const v = await p.embed(text, 'document', true);
       const hits = await this.index.similar(v, key, DUPLICATE_HINTS + 1, filter);
       return hits.filter((h) => h.id !== excludeId && h.score >= DUPLICATE_THRESHOLD).slice(0, DUPLICATE_HINTS);

@@ -56,9 +56,25 @@ export function vectorIndexContract(name: string, open: () => Promise<{ index: M
       expect((await index.embeddingProgress(KEY)).pending).toBe(3);
       const jobs = await index.claimEmbeddingJobs('w1', 10, 60_000);
       expect(jobs.map((j) => j.id).sort()).toEqual([a.id, doc(0).id.replace(/.$/, '2'), doc(0).id.replace(/.$/, '3')].sort());
-      expect(jobs.find((j) => j.id === a.id)?.text).toBe('Jogging\nstarted jogging after the move');
+      // Content first, then the title (libs/search-query/fusion.ts memoryEmbeddingText).
+      expect(jobs.find((j) => j.id === a.id)?.text).toBe('started jogging after the move\nJogging');
       for (const j of jobs) await index.storeVector(j, KEY, unit(1, 0, 0, 0));
       expect(await index.embeddingProgress(KEY)).toMatchObject({ pending: 0, embedded: 3, failing: 0 });
+    });
+
+    it('embeds a memory with the memory written just before it in its session (same project and agent, within 30 minutes), and no other', async () => {
+      const question = doc(11, { title: 'Mel', content: 'Mel: do you still run on Sundays?' });
+      const answer = doc(12, { title: 'Caro', content: 'Caro: yes, twice a week now' });
+      const otherProject = doc(13, { project: 'q', title: 'x', content: 'unrelated' });
+      clock += 31 * 60_000;
+      const later = doc(14, { title: 'Caro', content: 'Caro: a new day' });
+      for (const d of [question, answer, otherProject, later]) await index.insert(d);
+      const jobs = await index.claimEmbeddingJobs('w1', 10, 60_000);
+      const text = (d: MemoryDoc) => jobs.find((j) => j.id === d.id)?.text;
+      expect(text(question)).toBe('Mel: do you still run on Sundays?\nMel');
+      expect(text(answer)).toBe('Caro: yes, twice a week now\nCaro\nMel: do you still run on Sundays?');
+      expect(text(otherProject)).toBe('unrelated\nx');
+      expect(text(later)).toBe('Caro: a new day\nCaro');
     });
 
     it('leases a job to one worker at a time, and gives it back after a failure with its error and backoff', async () => {

@@ -1,5 +1,5 @@
 import type { FilterQuery } from 'mongoose';
-import { fuse, FUSION_CANDIDATES, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
+import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryPage, SearchQuery } from '../ports/memory.model';
 import type { MongoModels } from './mongo-document-database';
 import type { MemoryRecord } from './mongo.schemas';
@@ -64,11 +64,26 @@ export async function claimJobs(m: MongoModels, owner: string, max: number, leas
       { $set: { emb_lease_until: now + leaseMs, emb_owner: owner } } as never,
       // No projection: FerretDB does not implement one on findAndModify.
       { returnDocument: 'after', includeResultMetadata: false },
-    )) as unknown as { _id: string; title: string | null; content: string; emb_gen?: number; emb_attempts?: number } | null;
+    )) as unknown as { _id: string; title: string | null; content: string; project?: string | null; agent?: string | null; createdAt: Date; emb_gen?: number; emb_attempts?: number } | null;
     if (!r) break;
-    jobs.push({ id: r._id, text: r.title ? `${r.title}\n${r.content}` : r.content, gen: r.emb_gen ?? 1, attempts: r.emb_attempts ?? 0 });
+    jobs.push({ id: r._id, text: memoryEmbeddingText(r.title, r.content, await previousContent(m, r)), gen: r.emb_gen ?? 1, attempts: r.emb_attempts ?? 0 });
   }
   return jobs;
+}
+
+/** The content of the memory just before `r` in its session (same project and agent, at most SESSION_GAP_MS earlier): memoryEmbeddingText's context. */
+async function previousContent(m: MongoModels, r: { _id: string; project?: string | null; agent?: string | null; createdAt: Date }): Promise<string | null> {
+  const at = new Date(r.createdAt);
+  const p = (await m.memories.collection.findOne(
+    {
+      project: r.project ?? null,
+      agent: r.agent ?? null,
+      createdAt: { $gte: new Date(at.getTime() - SESSION_GAP_MS) },
+      $or: [{ createdAt: { $lt: at } }, { createdAt: at, _id: { $lt: r._id } }],
+    } as never,
+    { projection: { content: 1 }, sort: { createdAt: -1, _id: -1 } },
+  )) as unknown as { content?: string } | null;
+  return p?.content ?? null;
 }
 
 export async function storeVector(m: MongoModels, job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { fuse, FUSION_CANDIDATES, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
+import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
@@ -292,16 +292,15 @@ export function claimJobs(db: Database.Database, stmt: Stmt, owner: string, max:
     if (due.length === 0) return [];
     const lease = stmt('UPDATE embedding_queue SET lease_owner = ?, lease_until = ? WHERE seq = ?');
     for (const seq of due) lease.run(owner, now + leaseMs, seq);
+    // With the content of the memory just before it in its session (memoryEmbeddingText).
     const rows = stmt(
-      `SELECT m.id, m.title, m.content, q.gen, q.attempts FROM embedding_queue q JOIN memories m ON m.seq = q.seq WHERE q.seq IN (SELECT value FROM json_each(?))`,
-    ).all(JSON.stringify(due)) as Array<{ id: string; title: string | null; content: string; gen: number; attempts: number }>;
-    return rows.map((r) => ({ id: r.id, text: embeddingText(r.title, r.content), gen: r.gen, attempts: r.attempts }));
+      `SELECT m.id, m.title, m.content, q.gen, q.attempts,
+         (SELECT p.content FROM memories p WHERE p.project IS m.project AND p.agent IS m.agent AND p.created_at <= m.created_at AND p.created_at >= m.created_at - @gap AND p.seq < m.seq
+          ORDER BY p.created_at DESC, p.seq DESC LIMIT 1) AS previous
+       FROM embedding_queue q JOIN memories m ON m.seq = q.seq WHERE q.seq IN (SELECT value FROM json_each(@due))`,
+    ).all({ due: JSON.stringify(due), gap: SESSION_GAP_MS }) as Array<{ id: string; title: string | null; content: string; previous: string | null; gen: number; attempts: number }>;
+    return rows.map((r) => ({ id: r.id, text: memoryEmbeddingText(r.title, r.content, r.previous), gen: r.gen, attempts: r.attempts }));
   }).immediate();
-}
-
-/** What a memory's vector is computed from: its title and its content. */
-export function embeddingText(title: string | null, content: string): string {
-  return title ? `${title}\n${content}` : content;
 }
 
 export function storeJobVector(db: Database.Database, stmt: Stmt, job: EmbeddingJob, key: string, vector: Float32Array): void {
