@@ -15,6 +15,7 @@
  *          --seed-concurrency 16  --only search,list  --profile  --keep
  *          --data-dir DIR (reuse a data dir seeded earlier by the same --n/--seed; seeds it if empty)
  *          --search-workers N (MEMSTORE_SEARCH_WORKERS for the service; default: its own default)
+ *          --embeddings none|local|openai (MEMSTORE_EMBEDDING_PROVIDER for the service; default: its own)
  * See bench/README.md.
  */
 const { spawn, fork } = require('node:child_process');
@@ -48,6 +49,7 @@ function parseArgs(argv) {
     keep: false,
     dataDir: null,
     searchWorkers: null,
+    embeddings: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -74,6 +76,7 @@ function parseArgs(argv) {
       case '--keep': opts.keep = true; break;
       case '--data-dir': opts.dataDir = path.resolve(val()); break;
       case '--search-workers': opts.searchWorkers = Math.floor(num(0)); break;
+      case '--embeddings': opts.embeddings = val(); break;
       case '--help': case '-h':
         console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 18).join('\n').replace(/^ \* ?/gm, ''));
         process.exit(0);
@@ -140,7 +143,7 @@ class Child {
   }
 }
 
-function serviceEnv(dataDir, port, searchWorkers) {
+function serviceEnv(dataDir, port, searchWorkers, embeddings = null) {
   // The service reads only MEMSTORE_* settings: drop any inherited ones (a MEMSTORE_DOCDB_URI in
   // the caller's shell would silently benchmark MongoDB instead of the embedded default).
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEMSTORE_')));
@@ -155,15 +158,17 @@ function serviceEnv(dataDir, port, searchWorkers) {
     MEMSTORE_LOG_LEVEL: 'error',
     // The service's default (one per core beyond the first, at most 2) unless --search-workers.
     ...(searchWorkers === null ? {} : { MEMSTORE_SEARCH_WORKERS: String(searchWorkers) }),
+    // --embeddings none: keyword-only (seeding 100k without embedding every memory locally).
+    ...(embeddings === null ? {} : { MEMSTORE_EMBEDDING_PROVIDER: embeddings }),
   };
 }
 
-async function startService(dataDir, profile, searchWorkers = null) {
+async function startService(dataDir, profile, searchWorkers = null, embeddings = null) {
   const port = await freePort();
   const args = profile ? [path.join(__dirname, 'server-wrapper.js'), MAIN] : [MAIN];
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: serviceEnv(dataDir, port, searchWorkers),
+    env: serviceEnv(dataDir, port, searchWorkers, embeddings),
     stdio: ['ignore', 'pipe', 'pipe', ...(profile ? ['ipc'] : [])],
   });
   const child = new Child('service', proc);
@@ -431,7 +436,7 @@ async function main() {
     targets: { searchP99Ms: SEARCH_TARGET_P99_MS, searchThroughputRatio: SEARCH_TARGET_RATIO },
   };
   try {
-    service = await startService(dataDir, opts.profile, opts.searchWorkers);
+    service = await startService(dataDir, opts.profile, opts.searchWorkers, opts.embeddings ?? null);
     log(`service pid ${service.pid} on 127.0.0.1:${service.port}, RSS at start ${fmtMb(rssBytes(service.pid))} MB, search workers: ${opts.searchWorkers ?? 'service default'}`);
     report.rssAtStart = rssBytes(service.pid);
     const cookie = await signIn(service.port);

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Subject } from 'rxjs';
@@ -226,6 +227,17 @@ export class SettingsService {
    */
   serviceKey(): Buffer {
     return Buffer.from(this.svcKey);
+  }
+
+  private svcKeyObject?: KeyObject;
+
+  /**
+   * The service key as a KeyObject, made once: an HMAC under a Buffer key imports the key on every
+   * call (~30-50 µs on our 2-core machine against ~5 µs with a KeyObject), and every API request
+   * hashes its token's secret.
+   */
+  serviceKeyObject(): KeyObject {
+    return (this.svcKeyObject ??= createSecretKey(Buffer.from(this.svcKey)));
   }
 
   private value(k: SettingKey): string | null {

@@ -1,3 +1,4 @@
+import { createSecretKey, randomBytes } from 'node:crypto';
 import { hashSecret, newTokenId, newTokenSecret, parseToken, plaintextToken, sameHash } from './token-secret';
 
 describe('token secrets', () => {
@@ -7,6 +8,13 @@ describe('token secrets', () => {
     expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(Buffer.from(secret, 'base64url')).toHaveLength(32);
     expect(newTokenSecret()).not.toBe(secret);
+  });
+
+  it('hashes a secret the same under the key as a Buffer or as a KeyObject (tokens stored earlier stay valid)', () => {
+    const key = randomBytes(32);
+    const secret = newTokenSecret();
+    expect(hashSecret(createSecretKey(key), secret)).toBe(hashSecret(key, secret));
+    expect(hashSecret(createSecretKey(key), secret)).not.toBe(hashSecret(randomBytes(32), secret));
   });
 
   it('parses the id up to the next "_" and keeps the rest (with its own "_") as the secret', () => {

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const TOKEN_PREFIX = 'mem_tok_';
 export const TOKEN_ID_RE = /^[0-9a-f]{16}$/;
@@ -32,7 +32,7 @@ export function parseToken(plaintext: string): { id: string; secret: string } | 
  * Keyed hash of a secret: HMAC-SHA256 under the service key. A fast keyed hash is right for
  * 256-bit random secrets (no dictionary to attack), and keeps every request to one HMAC.
  */
-export function hashSecret(key: Buffer, secret: string): string {
+export function hashSecret(key: Buffer | KeyObject, secret: string): string {
   return createHmac('sha256', key).update(secret, 'utf8').digest('hex');
 }
 

@@ -66,7 +66,7 @@ export class TokensService extends TokenAuthenticator {
     const record: TokenRecord = {
       id,
       name: (dto.name ?? '').trim(),
-      secretHash: hashSecret(this.settings.serviceKey(), secret),
+      secretHash: hashSecret(this.settings.serviceKeyObject(), secret),
       scopes,
       createdAt: new Date(now),
       expiresAt,
@@ -124,7 +124,7 @@ export class TokensService extends TokenAuthenticator {
     const parsed = parseToken(bearer);
     if (!parsed) throw new UnauthorizedError('Malformed API token: expected mem_tok_<id>_<secret>');
     const record = await this.repo.findById(parsed.id);
-    const presented = hashSecret(this.settings.serviceKey(), parsed.secret);
+    const presented = hashSecret(this.settings.serviceKeyObject(), parsed.secret);
     if (!record || !sameHash(presented, record.secretHash)) throw new UnauthorizedError('Invalid API token');
     const now = Date.now();
     if (record.revokedAt) throw new UnauthorizedError('API token has been revoked');

@@ -77,6 +77,74 @@ describe('SqliteMemoryIndex', () => {
     expect(await ids(['x', 'y'])).toEqual([a.id]);
   });
 
+  it('upgrades a tag table without the filter columns in place and pages tag + column filters from it', async () => {
+    const first = new SqliteMemoryIndex(db);
+    const a = memoryDoc({ tags: ['x'], type: 'fact', project: 'p' });
+    const b = memoryDoc({ tags: ['x', 'y'], type: 'fact', project: 'q' });
+    const c = memoryDoc({ tags: ['x'], type: 'note', project: 'p' });
+    for (const d of [a, b, c]) await first.insert(d);
+    // The layout before the filter columns (tag, created_at, id, seq).
+    db.exec(`DROP TABLE memory_tags;
+             CREATE TABLE memory_tags (tag TEXT NOT NULL, created_at INTEGER NOT NULL, id TEXT NOT NULL,
+               seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE, PRIMARY KEY (tag, created_at, id)) WITHOUT ROWID;
+             CREATE INDEX memory_tags_by_memory ON memory_tags (seq, tag);
+             INSERT INTO memory_tags SELECT j.value, m.created_at, m.id, m.seq FROM memories m, json_each(m.tags) j;`);
+    const upgraded = new SqliteMemoryIndex(db);
+    const page = (filter: object) => upgraded.list({ filter, limit: 10, offset: 0 });
+    expect((await page({ tags: ['x'], type: 'fact' })).rows.map((r) => r.id)).toEqual([b.id, a.id]);
+    expect(await page({ tags: ['x'], project: 'p' })).toMatchObject({ total: 2, rows: [{ id: c.id }, { id: a.id }] });
+    expect(await page({ tags: ['y', 'x'], type: 'fact', project: 'q' })).toMatchObject({ total: 1, rows: [{ id: b.id }] });
+  });
+
+  it('answers every combination of filters as a plain filter of all memories would, also after writes change them', async () => {
+    const index = new SqliteMemoryIndex(db);
+    // A small deterministic corpus where each filter value is shared by many memories.
+    let r = 7;
+    const rnd = (n: number) => (r = (r * 1103515245 + 12345) % 2147483648) % n;
+    const types = ['fact', 'note', 'decision'] as const;
+    const scopes = ['global', 'project'] as const;
+    const agents = [null, 'a1', 'a2'];
+    const projects = [null, 'p1', 'p2'];
+    const tagPool = ['t1', 't2', 't3'];
+    const docs = Array.from({ length: 120 }, () =>
+      memoryDoc({
+        type: types[rnd(3)],
+        scope: scopes[rnd(2)],
+        agent: agents[rnd(3)],
+        project: projects[rnd(3)],
+        tags: tagPool.filter(() => rnd(2) === 0),
+      }),
+    );
+    for (const d of docs) await index.insert(d);
+    // Writes that move memories between filters: their tag rows must follow.
+    for (let i = 0; i < docs.length; i += 5) {
+      docs[i] = { ...docs[i], type: types[rnd(3)], project: projects[rnd(3)], agent: agents[rnd(3)], tags: tagPool.filter(() => rnd(2) === 0), version: 2 };
+      await index.replace(docs[i]);
+    }
+    const newestFirst = [...docs].sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime() || (x.id < y.id ? 1 : -1));
+    const filters: Array<Record<string, unknown>> = [];
+    for (const type of [undefined, 'fact']) for (const scope of [undefined, 'project']) for (const agent of [undefined, 'a1']) for (const project of [undefined, 'p2'])
+      for (const tags of [undefined, ['t1'], ['t2', 't3']]) filters.push({ type, scope, agent, project, tags });
+    for (const f of filters) {
+      const filter = Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined));
+      const want = newestFirst.filter(
+        (d) =>
+          (f.type === undefined || d.type === f.type) &&
+          (f.scope === undefined || d.scope === f.scope) &&
+          (f.agent === undefined || d.agent === f.agent) &&
+          (f.project === undefined || d.project === f.project) &&
+          ((f.tags as string[] | undefined) ?? []).every((t) => d.tags.includes(t)),
+      );
+      const first = await index.list({ filter, limit: 4, offset: 0 });
+      expect({ filter, total: first.total, ids: first.rows.map((x) => x.id) }).toEqual({ filter, total: want.length, ids: want.slice(0, 4).map((d) => d.id) });
+      if (want.length > 4) {
+        const last = first.rows[first.rows.length - 1];
+        const next = await index.list({ filter, limit: 4, offset: 0, after: { createdAt: last.createdAt, id: last.id } });
+        expect({ filter, ids: next.rows.map((x) => x.id) }).toEqual({ filter, ids: want.slice(4, 8).map((d) => d.id) });
+      }
+    }
+  });
+
   it('reports a closed database as 503 Document database unavailable', async () => {
     const index = new SqliteMemoryIndex(db);
     db.close();

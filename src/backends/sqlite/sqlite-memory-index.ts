@@ -355,8 +355,8 @@ export class SqliteMemoryIndex extends MemoryIndex {
   }
 
   private writeTags(seq: number, doc: MemoryDoc): void {
-    const ins = this.stmt('INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq) VALUES (?, ?, ?, ?)');
-    for (const t of doc.tags) ins.run(t, doc.createdAt.getTime(), doc.id, seq);
+    const ins = this.stmt('INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq, type, scope, agent, project) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+    for (const t of doc.tags) ins.run(t, doc.createdAt.getTime(), doc.id, seq, doc.type, doc.scope, doc.agent ?? null, doc.project ?? null);
   }
 
   /** Runs a synchronous SQLite call, translating driver errors into ours. */
