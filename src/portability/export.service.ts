@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { once } from 'node:events';
-import { finished } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { ListCursor, MemoryFilter } from '../backends/ports/memory.model';
@@ -115,7 +114,7 @@ export class ExportService {
       sums.end();
       await once(sums, 'finish');
       const now = new Date();
-      zip.addFile(sumsFile, CHECKSUMS_FILE, now);
+      await zip.addFile(sumsFile, CHECKSUMS_FILE, now);
       const manifest: ExportManifest = {
         format: ARCHIVE_FORMAT,
         format_version: ARCHIVE_FORMAT_VERSION,
@@ -129,12 +128,11 @@ export class ExportService {
       };
       await zip.add(MANIFEST_FILE, Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), now);
       await zip.end();
-      // The checksum file is read by yazl after end(); remove the temp dir once the archive is out.
-      finished(zip.output, () => void fs.promises.rm(tmp, { recursive: true, force: true }));
+      await fs.promises.rm(tmp, { recursive: true, force: true });
       return manifest;
     } catch (e) {
       sums.destroy();
-      (zip.output as unknown as { destroy(err?: Error): void }).destroy(e as Error);
+      zip.destroy(e as Error);
       await fs.promises.rm(tmp, { recursive: true, force: true });
       this.logger.warn(`Export stopped: ${(e as Error).message}`);
       throw e;
