@@ -21,12 +21,14 @@ import {
 import { ZipStreamWriter } from './zip-writer';
 
 /**
- * Hook for the version history (issue 9): where the store keeps earlier versions of a memory,
- * bind this and the export writes them as `history/<id>/<version>.md` and fills the manifest's
- * `history`. Without a binding the manifest says `history: null`.
+ * Hook for the version history (issue 9): the export writes each memory's earlier versions as
+ * `history/<id>/<version>.md` (right after `memories/<id>.md`) and fills the manifest's `history`.
+ * Bound to the store's history (StoredHistorySource) in PortabilityModule; without a binding the
+ * manifest says `history: null`.
  */
 export abstract class MemoryHistorySource {
-  abstract versions(id: string): AsyncIterable<{ version: number | string; markdown: Buffer; at: Date }>;
+  /** Earlier versions of memory `id` (whose current version is `current`), oldest first. */
+  abstract versions(id: string, current: number): AsyncIterable<{ version: number | string; markdown: Buffer; at: Date }>;
 }
 
 export interface ExportRequest {
@@ -98,7 +100,7 @@ export class ExportService {
           await line(sha256(bytes), name);
           count++;
           if (this.history) {
-            for await (const v of this.history.versions(row.id)) {
+            for await (const v of this.history.versions(row.id, row.version)) {
               const vname = `${HISTORY_DIR}${row.id}/${v.version}.md`;
               await zip.add(vname, v.markdown, v.at);
               await line(sha256(v.markdown), vname);

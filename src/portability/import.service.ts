@@ -11,7 +11,8 @@ import { AppError, ConflictError, RequestValidationError } from '../common/error
 import { AppConfig } from '../config/app-config';
 import { MemoriesService, sameMemory } from '../memories/memories.service';
 import { InputChecker } from '../memories/memory-input';
-import { CHECKSUMS_FILE, HISTORY_DIR, MANIFEST_FILE, sha256 } from './archive-format';
+import { MarkdownParseError, parseMarkdown } from '../memories/memory-markdown';
+import { CHECKSUMS_FILE, HISTORY_DIR, MANIFEST_FILE, MEMORIES_DIR, sha256 } from './archive-format';
 import { Candidate, derivedId, ImportInvalid, memoryFromJson, memoryFromMarkdown } from './import-parser';
 
 export const ON_CONFLICT = ['skip', 'overwrite', 'new_id'] as const;
@@ -39,6 +40,8 @@ export interface ImportReport {
   updated: number;
   skipped: number;
   invalid: number;
+  /** Earlier versions restored into memories' history (`history/<id>/<n>.md` of an export; not counted in created). */
+  versions: number;
   /** One entry per file, in order (at most ITEMS_IN_REPORT; the NDJSON progress stream has every one). */
   items: ImportItem[];
   items_omitted: number;
@@ -71,7 +74,11 @@ interface Entry {
   mtime: Date | null;
   invalid?: string;
   skip?: string;
+  /** An earlier version from an export's `history/<id>/<version>.md`. */
+  history?: { id: string; version: number };
 }
+
+const HISTORY_FILE = /^history\/([0-9a-f]{24})\/([1-9][0-9]{0,9})\.md$/;
 
 /**
  * Imports memories (issue 12, point 2) from an export zip, a zip of plain markdown notes, a
@@ -121,16 +128,25 @@ export class ImportService {
       updated: 0,
       skipped: 0,
       invalid: 0,
+      versions: 0,
       items: [],
       items_omitted: 0,
     };
     const now = new Date();
     const entries =
       format === 'zip' ? this.zipEntries(file) : format === 'jsonl' ? this.jsonlEntries(fs.createReadStream(file), opts.filename) : this.singleMarkdown(file, opts.filename);
+    // The memory last imported: an export writes a memory's history right after it, so a dry run
+    // can tell that the memory of a version would exist (without remembering every id).
+    const last = { id: '', wouldExist: false };
     for await (const e of entries) {
-      const item = await this.one(e, opts, now);
+      const item = e.history && !e.invalid ? await this.oneVersion(e, e.history, opts, last) : await this.one(e, opts, now);
+      if (!e.history) last.id = item.id ?? '';
+      // Its history is restored only when this import created it or found it unchanged (an
+      // updated memory keeps the store's own history; a new_id copy has none).
+      if (!e.history) last.wouldExist = (item.status === 'created' && item.reason === null) || (item.status === 'skipped' && item.reason?.startsWith('unchanged:') === true && item.id === e.file.slice(MEMORIES_DIR.length, -3));
       report.processed++;
-      report[item.status]++;
+      if (e.history && item.status === 'created') report.versions++;
+      else report[item.status]++;
       if (report.items.length < ITEMS_IN_REPORT) report.items.push(item);
       else report.items_omitted++;
       await opts.onItem?.(item, report.processed);
@@ -178,6 +194,37 @@ export class ImportService {
     }
     const copied = doc.id !== c.doc.id ? `new id (the archive's ${c.doc.id} exists)` : null;
     return item(replace ? 'updated' : 'created', doc.id, copied);
+  }
+
+  /**
+   * An earlier version (`history/<id>/<n>.md`): restored into the history of memory <id> when that
+   * memory exists and does not keep version n yet; idempotent like the memories themselves.
+   */
+  private async oneVersion(e: Entry, h: { id: string; version: number }, opts: ImportOptions, last: { id: string; wouldExist: boolean }): Promise<ImportItem> {
+    const item = (status: ImportStatus, reason: string | null): ImportItem => ({ file: e.file, status, id: h.id, reason });
+    let past: MemoryDoc;
+    try {
+      past = parseMarkdown(e.text ?? '');
+    } catch (err) {
+      if (err instanceof MarkdownParseError) return item('invalid', `version ${h.version}: ${err.message}`);
+      throw err;
+    }
+    if (past.id !== h.id || past.version !== h.version) return item('invalid', `the file is version ${past.version} of ${past.id}, not what its path says`);
+    const problem = this.check({ ...past, updatedAt: past.updatedAt, createdAt: past.updatedAt });
+    if (problem) return item('invalid', problem);
+    if (last.id !== h.id || !last.wouldExist) return item('skipped', `its memory (memories/${h.id}.md) was not imported as it is in this archive`);
+    if (opts.dryRun) {
+      const current = await this.index.get(h.id);
+      if (!current) return item('created', `earlier version ${h.version}`);
+      if (h.version >= current.version) return item('skipped', `version ${h.version} is not earlier than the current version ${current.version}`);
+      const kept = await this.index.history(h.id, 1000, 0);
+      return kept.rows.some((r) => r.version === h.version) ? item('skipped', `unchanged: version ${h.version} is already kept`) : item('created', `earlier version ${h.version}`);
+    }
+    const res = await this.memories.putPastVersion(past);
+    if (res === 'added') return item('created', `earlier version ${h.version}`);
+    if (res === 'kept') return item('skipped', `unchanged: version ${h.version} is already kept`);
+    if (res === 'current') return item('skipped', `version ${h.version} is not earlier than the memory's current version`);
+    return item('skipped', 'its memory is not in the store');
   }
 
   /** The create limits (content size, title, tags), as a reason; null when fine. */
@@ -247,9 +294,14 @@ export class ImportService {
         const base = name.split('/').pop()!;
         if (name.split('/').some((s) => s.startsWith('.') || s === '__MACOSX')) continue; // .obsidian/, .git/, macOS resource forks
         const mtime = entry.getLastModDate();
+        let history: Entry['history'];
         if (name.startsWith(HISTORY_DIR)) {
-          yield { file: name, mtime, skip: 'earlier version (history): not imported, the current version is' };
-          continue;
+          const m = HISTORY_FILE.exec(name);
+          if (!m) {
+            yield { file: name, mtime, skip: `not a memory version (${HISTORY_DIR}<id>/<version>.md)` };
+            continue;
+          }
+          history = { id: m[1], version: Number(m[2]) };
         }
         if (/\.jsonl$|\.ndjson$/i.test(base)) {
           const stream = await openEntry(zip, entry);
@@ -277,7 +329,7 @@ export class ImportService {
           continue;
         }
         const text = await readUtf8(bytes);
-        yield text === null ? { file: name, mtime, invalid: 'not UTF-8 text' } : { file: name, text, mtime };
+        yield text === null ? { file: name, mtime, invalid: 'not UTF-8 text' } : { file: name, text, mtime, history };
       }
     } finally {
       zip.close();

@@ -66,7 +66,7 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     const zip = await exportZip(api);
     const entries = await unzip(zip);
     const manifest = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
-    expect(manifest).toMatchObject({ format: 'memstore-export', format_version: 1, service: 'memory-store', count: before.length, filters: {}, history: null });
+    expect(manifest).toMatchObject({ format: 'memstore-export', format_version: 1, service: 'memory-store', count: before.length, filters: {}, history: { dir: 'history/', versions: 0 } });
     expect(manifest.service_version).toMatch(/^\d+\.\d+\.\d+/);
     const sums = entries.get('SHA256SUMS')!.toString('utf8');
     expect(createHash('sha256').update(sums).digest('hex')).toBe(manifest.checksums.sha256);
@@ -99,6 +99,50 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     expect(second.body).toMatchObject({ created: 0, updated: 0, skipped: before.length, invalid: 0 });
     expect(second.body.items.every((i: { reason: string }) => i.reason.startsWith('unchanged'))).toBe(true);
     expect(await allMemories(api)).toEqual(before);
+  });
+
+  it('exports the kept versions as history/<id>/<n>.md and an import into an empty store brings the version history back', async () => {
+    const m = await createMemory(api, { title: 'v one', content: 'first body', project: 'history-p', tags: ['h'] });
+    await api.patch(`/api/memories/${m.id}`, { title: 'v two', content: 'second body' }).expect(200);
+    await api.patch(`/api/memories/${m.id}`, { content: 'third body — ünï' }).expect(200);
+    const plain = await createMemory(api, { content: 'never changed', project: 'history-p' });
+    const versionsBefore = (await api.get(`/api/memories/${m.id}/versions`).expect(200)).body;
+    expect(versionsBefore.total).toBe(3);
+    const v1Before = (await api.get(`/api/memories/${m.id}/versions/1`).expect(200)).body;
+    const v2Before = (await api.get(`/api/memories/${m.id}/versions/2`).expect(200)).body;
+
+    const zip = await exportZip(api, '?project=history-p');
+    const entries = await unzip(zip);
+    const manifest = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
+    expect(manifest).toMatchObject({ count: 2, history: { dir: 'history/', versions: 2 } });
+    expect([...entries.keys()].filter((k) => k.startsWith('history/')).sort()).toEqual([`history/${m.id}/1.md`, `history/${m.id}/2.md`]);
+    const sums = entries.get('SHA256SUMS')!.toString('utf8');
+    for (const n of [1, 2]) {
+      const body = entries.get(`history/${m.id}/${n}.md`)!;
+      expect(sums).toContain(`${createHash('sha256').update(body).digest('hex')}  history/${m.id}/${n}.md`);
+    }
+    expect(entries.get(`history/${m.id}/1.md`)!.toString('utf8')).toContain('first body');
+    expect(manifest.checksums.files).toBe(4);
+
+    await api.post('/api/memories/bulk-delete', { ids: [m.id, plain.id] }).expect(200);
+    const dry = await importRaw(api, zip, '?dry_run=true').expect(200);
+    expect(dry.body).toMatchObject({ created: 2, versions: 2, skipped: 0, invalid: 0 });
+    const first = await importRaw(api, zip).expect(200);
+    expect(first.body).toMatchObject({ processed: 4, created: 2, versions: 2, updated: 0, skipped: 0, invalid: 0 });
+    const versionsAfter = (await api.get(`/api/memories/${m.id}/versions`).expect(200)).body;
+    expect(versionsAfter).toEqual(versionsBefore);
+    expect((await api.get(`/api/memories/${m.id}/versions/1`).expect(200)).body).toEqual(v1Before);
+    expect((await api.get(`/api/memories/${m.id}/versions/2`).expect(200)).body).toEqual(v2Before);
+    // Restoring an imported version works like any other.
+    const restored = await api.post(`/api/memories/${m.id}/versions/1/restore`).expect(200);
+    expect(restored.body.memory).toMatchObject({ version: 4, title: 'v one', content: 'first body' });
+    await api.delete(`/api/memories/${m.id}`).expect(200);
+    await importRaw(api, zip).expect(200);
+
+    // Importing the same archive again changes nothing.
+    const again = await importRaw(api, zip).expect(200);
+    expect(again.body).toMatchObject({ created: 0, versions: 0, skipped: 4, invalid: 0 });
+    expect((await api.get(`/api/memories/${m.id}/versions`).expect(200)).body).toEqual(versionsBefore);
   });
 
   it('exports only what the filters select, and records them in the manifest', async () => {
