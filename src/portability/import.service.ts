@@ -54,6 +54,8 @@ export interface ImportOptions {
   /** Name of the upload (used for file-name titles of a single markdown file and in reasons). */
   filename: string;
   onItem?(item: ImportItem, processed: number): void | Promise<void>;
+  /** Files written at once (default IMPORT_CONCURRENCY; 1 = one after the other). */
+  concurrency?: number;
 }
 
 /** Too large an upload: 413 in the error envelope. */
@@ -64,6 +66,13 @@ export class PayloadTooLargeError extends AppError {
 }
 
 const ITEMS_IN_REPORT = 1000;
+/** Files written at once by an import (see importFile). */
+export const IMPORT_CONCURRENCY = 8;
+
+interface LastMemory {
+  id: string;
+  item: Promise<ImportItem | null>;
+}
 /** Front matter and slack allowed beyond the content limit in one markdown file. */
 const FILE_SLACK = 64 * 1024;
 
@@ -82,9 +91,10 @@ const HISTORY_FILE = /^history\/([0-9a-f]{24})\/([1-9][0-9]{0,9})\.md$/;
 
 /**
  * Imports memories (issue 12, point 2) from an export zip, a zip of plain markdown notes, a
- * single markdown file or JSONL. One file at a time, so memory stays flat; each memory is written
- * through MemoriesService.putExact (object + index, rolled back together), so a bad file is
- * reported and skipped, never half-written, and never stops the rest.
+ * single markdown file or JSONL. Files are read one at a time and written a few at once (bounded,
+ * so memory stays flat); each memory is written through MemoriesService.putExact (object + index,
+ * rolled back together), so a bad file is reported and skipped, never half-written, and never
+ * stops the rest.
  */
 @Injectable()
 export class ImportService {
@@ -135,38 +145,83 @@ export class ImportService {
     const now = new Date();
     const entries =
       format === 'zip' ? this.zipEntries(file) : format === 'jsonl' ? this.jsonlEntries(fs.createReadStream(file), opts.filename) : this.singleMarkdown(file, opts.filename);
-    // The memory last imported: an export writes a memory's history right after it, so a dry run
-    // can tell that the memory of a version would exist (without remembering every id).
-    const last = { id: '', wouldExist: false };
-    for await (const e of entries) {
-      const item = e.history && !e.invalid ? await this.oneVersion(e, e.history, opts, last) : await this.one(e, opts, now);
-      if (!e.history) last.id = item.id ?? '';
-      // Its history is restored only when this import created it or found it unchanged (an
-      // updated memory keeps the store's own history; a new_id copy has none).
-      if (!e.history) last.wouldExist = (item.status === 'created' && item.reason === null) || (item.status === 'skipped' && item.reason?.startsWith('unchanged:') === true && item.id === e.file.slice(MEMORIES_DIR.length, -3));
+    // Up to `concurrency` files are written at once (object puts and index writes overlap);
+    // the report and the progress stream still list them in archive order. Two files of the same
+    // memory id never run at the same time (a per-id lock), so a duplicate in one archive is
+    // seen as imported, never raced; an earlier version waits for its memory.
+    const width = Math.max(1, opts.concurrency ?? IMPORT_CONCURRENCY);
+    const locks = new Map<string, Promise<void>>();
+    const inFlight: Array<{ e: Entry; item: Promise<ImportItem> }> = [];
+    // The memory last dispatched: an export writes a memory's history right after it.
+    let last: LastMemory = { id: '', item: Promise.resolve(null) };
+    const emit = async ({ e, item: pending }: { e: Entry; item: Promise<ImportItem> }) => {
+      const item = await pending;
       report.processed++;
       if (e.history && item.status === 'created') report.versions++;
       else report[item.status]++;
       if (report.items.length < ITEMS_IN_REPORT) report.items.push(item);
       else report.items_omitted++;
       await opts.onItem?.(item, report.processed);
+    };
+    try {
+      for await (const e of entries) {
+        let item: Promise<ImportItem>;
+        if (e.history && !e.invalid) {
+          const h = e.history;
+          const memory = last;
+          item = this.locked(locks, h.id, () => this.oneVersion(e, h, opts, memory));
+        } else {
+          const parsed = this.parse(e, now);
+          item = 'status' in parsed ? Promise.resolve(parsed) : this.locked(locks, parsed.doc.id, () => this.apply(e, parsed, opts));
+          if (!('status' in parsed) && e.file.startsWith(MEMORIES_DIR)) last = { id: parsed.doc.id, item };
+        }
+        item.catch(() => undefined);
+        inFlight.push({ e, item });
+        if (inFlight.length >= width) await emit(inFlight.shift()!);
+      }
+      while (inFlight.length > 0) await emit(inFlight.shift()!);
+    } catch (err) {
+      // A backend failure: let the writes already started finish (each is whole or rolled back).
+      await Promise.allSettled(inFlight.map((f) => f.item));
+      throw err;
     }
     return report;
   }
 
-  private async one(e: Entry, opts: ImportOptions, now: Date): Promise<ImportItem> {
-    const item = (status: ImportStatus, id: string | null, reason: string | null): ImportItem => ({ file: e.file, status, id, reason });
-    if (e.skip) return item('skipped', null, e.skip);
-    if (e.invalid) return item('invalid', null, e.invalid);
-    let c: Candidate;
+  /** Runs fn after every earlier task of the same id has settled. */
+  private locked<T>(locks: Map<string, Promise<void>>, id: string, fn: () => Promise<T>): Promise<T> {
+    const prev = locks.get(id);
+    const run = prev ? prev.then(fn) : fn();
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    locks.set(id, settled);
+    void settled.then(() => {
+      if (locks.get(id) === settled) locks.delete(id);
+    });
+    return run;
+  }
+
+  /** The memory a file holds, or its report item when it is skipped or invalid as it stands. */
+  private parse(e: Entry, now: Date): Candidate | ImportItem {
+    const item = (status: ImportStatus, reason: string): ImportItem => ({ file: e.file, status, id: null, reason });
+    if (e.skip) return item('skipped', e.skip);
+    if (e.invalid) return item('invalid', e.invalid);
     try {
-      c = e.json ? memoryFromJson(e.json.value, now, e.file) : memoryFromMarkdown(e.file, e.text ?? '', e.mtime, now);
+      const c = e.json ? memoryFromJson(e.json.value, now, e.file) : memoryFromMarkdown(e.file, e.text ?? '', e.mtime, now);
       const problem = this.check(c.doc);
       if (problem) throw new ImportInvalid(problem);
+      return c;
     } catch (err) {
-      if (err instanceof ImportInvalid) return item('invalid', null, err.message);
+      if (err instanceof ImportInvalid) return item('invalid', err.message);
       throw err;
     }
+  }
+
+  /** Writes one parsed memory (or reports why not). */
+  private async apply(e: Entry, c: Candidate, opts: ImportOptions): Promise<ImportItem> {
+    const item = (status: ImportStatus, id: string | null, reason: string | null): ImportItem => ({ file: e.file, status, id, reason });
     let doc = c.doc;
     let existing = await this.index.get(doc.id);
     if (existing && same(existing, doc, c.exact)) return item('skipped', doc.id, 'unchanged: already imported');
@@ -200,7 +255,7 @@ export class ImportService {
    * An earlier version (`history/<id>/<n>.md`): restored into the history of memory <id> when that
    * memory exists and does not keep version n yet; idempotent like the memories themselves.
    */
-  private async oneVersion(e: Entry, h: { id: string; version: number }, opts: ImportOptions, last: { id: string; wouldExist: boolean }): Promise<ImportItem> {
+  private async oneVersion(e: Entry, h: { id: string; version: number }, opts: ImportOptions, memory: LastMemory): Promise<ImportItem> {
     const item = (status: ImportStatus, reason: string | null): ImportItem => ({ file: e.file, status, id: h.id, reason });
     let past: MemoryDoc;
     try {
@@ -212,7 +267,11 @@ export class ImportService {
     if (past.id !== h.id || past.version !== h.version) return item('invalid', `the file is version ${past.version} of ${past.id}, not what its path says`);
     const problem = this.check({ ...past, updatedAt: past.updatedAt, createdAt: past.updatedAt });
     if (problem) return item('invalid', problem);
-    if (last.id !== h.id || !last.wouldExist) return item('skipped', `its memory (memories/${h.id}.md) was not imported as it is in this archive`);
+    // Restored only when this import created its memory or found it unchanged (an updated memory
+    // keeps the store's own history; a new_id copy starts its own).
+    const m = memory.id === h.id ? await memory.item.catch(() => null) : null;
+    const asArchived = m !== null && m.id === h.id && ((m.status === 'created' && m.reason === null) || (m.status === 'skipped' && m.reason?.startsWith('unchanged:') === true));
+    if (!asArchived) return item('skipped', `its memory (memories/${h.id}.md) was not imported as it is in this archive`);
     if (opts.dryRun) {
       const current = await this.index.get(h.id);
       if (!current) return item('created', `earlier version ${h.version}`);

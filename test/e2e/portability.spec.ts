@@ -237,6 +237,28 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     expect((await importRaw(api, lines, '?filename=batch.jsonl', 'application/x-ndjson').expect(200)).body).toMatchObject({ created: 0, skipped: 2, invalid: 2 });
   });
 
+  it('writes several files at once but reports them in file order; the same id twice in one upload is imported once', async () => {
+    const id = (i: number) => `bbbbbbbbbbbbbbbbbbbb${String(i).padStart(4, '0')}`;
+    const line = (i: number, content = `parallel ${i}`) => JSON.stringify({ id: id(i), content, project: 'parallel-p', created_at: '2024-03-01T00:00:00.000Z', updated_at: '2024-03-01T00:00:00.000Z' });
+    const lines: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      lines.push(line(i));
+      if (i % 10 === 3) lines.push('{broken');
+      if (i % 10 === 6) lines.push(line(i)); // the same memory again, right behind it
+      if (i === 20) lines.push(line(5, 'a different memory with the id of line 6')); // conflicts with an earlier one
+    }
+    const res = await importRaw(api, lines.join('\n'), '?filename=par.jsonl', 'application/x-ndjson').expect(200);
+    expect(res.body.items.map((i: { file: string }) => i.file)).toEqual(lines.map((_, n) => `par.jsonl:${n + 1}`));
+    expect(res.body).toMatchObject({ processed: lines.length, created: 40, updated: 0, skipped: 5, invalid: 4 });
+    const skipped = res.body.items.filter((i: { status: string }) => i.status === 'skipped');
+    expect(skipped.filter((i: { reason: string }) => i.reason.startsWith('unchanged'))).toHaveLength(4);
+    expect(skipped.filter((i: { reason: string }) => /exists \(on_conflict=skip\)/.test(i.reason))).toHaveLength(1);
+    expect((await api.get('/api/memories?project=parallel-p&limit=1').expect(200)).body.total).toBe(40);
+    expect((await api.get(`/api/memories/${id(5)}`).expect(200)).body.memory).toMatchObject({ content: 'parallel 5', version: 1 });
+    // Again: nothing changes.
+    expect((await importRaw(api, lines.join('\n'), '?filename=par.jsonl', 'application/x-ndjson').expect(200)).body).toMatchObject({ created: 0, updated: 0, skipped: 45, invalid: 4 });
+  });
+
   it('refuses uploads it cannot take, with the error envelope', async () => {
     const bad = await importRaw(api, 'PK\x03\x04 not really a zip').expect(422);
     expect(bad.body.error ?? bad.body.detail).toBeDefined();
