@@ -328,23 +328,22 @@ export class ImportService {
   }
 
   private async *zipEntries(file: string): AsyncIterable<Entry> {
-    // First pass: the checksum list, if the archive has one (an export of ours).
-    const sums = new Map<string, string>();
-    {
-      const zip = await openZip(file);
-      try {
-        for await (const entry of walk(zip)) {
-          if (entry.fileName !== CHECKSUMS_FILE || entry.uncompressedSize > 64 * 1024 * 1024) continue;
-          for (const l of (await readEntry(zip, entry)).toString('utf8').split('\n')) {
-            const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(l);
-            if (m) sums.set(m[2], m[1]);
-          }
-        }
-      } finally {
-        zip.close();
+    // First pass: find the checksum list, if the archive has one (an export of ours). It is read
+    // alongside the entries (an export lists them in the same order), so it is never held whole.
+    const sumsZip = await openZip(file);
+    let sums: ChecksumList | null = null;
+    try {
+      for await (const entry of walk(sumsZip)) {
+        if (entry.fileName === CHECKSUMS_FILE && entry.uncompressedSize <= 64 * 1024 * 1024) sums = new ChecksumList(() => openEntry(sumsZip, entry));
       }
+    } catch (e) {
+      sumsZip.close();
+      throw e;
     }
-    const zip = await openZip(file);
+    const zip = await openZip(file).catch((e: unknown) => {
+      sumsZip.close();
+      throw e;
+    });
     const max = this.cfg.limits.contentMaxBytes + FILE_SLACK;
     try {
       for await (const entry of walk(zip)) {
@@ -382,7 +381,7 @@ export class ImportService {
           yield { file: name, mtime, invalid: `cannot be read from the archive: ${(e as Error).message}` };
           continue;
         }
-        const expected = sums.get(name);
+        const expected = await sums?.digest(name);
         if (expected && expected !== sha256(bytes)) {
           yield { file: name, mtime, invalid: `checksum does not match ${CHECKSUMS_FILE}` };
           continue;
@@ -392,9 +391,67 @@ export class ImportService {
       }
     } finally {
       zip.close();
+      await sums?.close();
+      sumsZip.close();
     }
   }
 }
+
+/**
+ * The digests of an archive's SHA256SUMS, read line by line as the entries come: an export writes
+ * both in the same order, so each lookup is the next line and memory stays flat. An archive in
+ * another order (or a name the list lacks) makes it read the whole list into a map once.
+ */
+class ChecksumList {
+  private stream: Readable | null = null;
+  private lines: AsyncIterator<{ line: number; text: string; tooLong: boolean }> | null = null;
+  private ahead: { name: string; digest: string } | null = null;
+  private ended = false;
+  private all: Map<string, string> | null = null;
+
+  constructor(private readonly open: () => Promise<Readable>) {}
+
+  async digest(name: string): Promise<string | undefined> {
+    if (this.all) return this.all.get(name);
+    const next = await this.peek();
+    if (next && next.name === name) {
+      this.ahead = null;
+      return next.digest;
+    }
+    this.all = new Map();
+    for await (const l of lines(await this.open(), 4096)) {
+      const m = CHECKSUM_LINE.exec(l.text);
+      if (m) this.all.set(m[2], m[1]);
+    }
+    await this.close();
+    return this.all.get(name);
+  }
+
+  async close(): Promise<void> {
+    this.stream?.destroy();
+    this.stream = null;
+    this.lines = null;
+  }
+
+  private async peek(): Promise<{ name: string; digest: string } | null> {
+    if (this.ahead || this.ended) return this.ahead;
+    if (!this.lines) {
+      this.stream = await this.open();
+      this.lines = lines(this.stream, 4096)[Symbol.asyncIterator]();
+    }
+    for (;;) {
+      const r = await this.lines.next();
+      if (r.done) {
+        this.ended = true;
+        return null;
+      }
+      const m = CHECKSUM_LINE.exec(r.value.text);
+      if (m) return (this.ahead = { name: m[2], digest: m[1] });
+    }
+  }
+}
+
+const CHECKSUM_LINE = /^([0-9a-f]{64}) [ *](.+)$/;
 
 /** Removes an upload and its temp directory. */
 export async function discard(file: string): Promise<void> {

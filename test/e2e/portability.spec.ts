@@ -145,6 +145,23 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     expect((await api.get(`/api/memories/${m.id}/versions`).expect(200)).body).toEqual(versionsBefore);
   });
 
+  it('checks each file against SHA256SUMS, in the export order and in any other order', async () => {
+    const ms = [];
+    for (let i = 0; i < 4; i++) ms.push(await createMemory(api, { content: `checked ${i}`, project: 'sums-p' }));
+    const entries = await unzip(await exportZip(api, '?project=sums-p'));
+    const names = [...entries.keys()];
+    const victim = `memories/${ms[2].id}.md`;
+    const tampered = new Map(entries);
+    tampered.set(victim, Buffer.concat([entries.get(victim)!, Buffer.from('tampered\n')]));
+    await api.post('/api/memories/bulk-delete', { ids: ms.map((m) => m.id) }).expect(200);
+    for (const order of [names, [...names].reverse()]) {
+      const zip = await makeZip(Object.fromEntries(order.map((n) => [n, tampered.get(n)!])));
+      const res = await importRaw(api, zip, '?dry_run=true').expect(200);
+      expect(res.body).toMatchObject({ created: 3, invalid: 1 });
+      expect(res.body.items.find((i: { status: string }) => i.status === 'invalid')).toMatchObject({ file: victim, reason: 'checksum does not match SHA256SUMS' });
+    }
+  });
+
   it('exports only what the filters select, and records them in the manifest', async () => {
     const a = await createMemory(api, { content: 'filtered in', project: 'export-p', tags: ['keep'], type: 'task' });
     await createMemory(api, { content: 'filtered out', project: 'export-p', tags: ['other'] });
