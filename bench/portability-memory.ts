@@ -1,9 +1,12 @@
 /**
  * Memory use of export and import at 100,000 memories (issue 12). Not a test: run it by hand,
- *   node --expose-gc -r ts-node/register/transpile-only bench/portability-memory.ts [--n 100000] [--export-only]
- * It seeds N memories into a fresh embedded data directory through MemoriesService, exports them
- * to a zip (ExportService, as GET /api/export does), imports the zip into a second fresh data
- * directory (ImportService, as POST /api/import does), and samples RSS and heap every 100 ms.
+ *   node --expose-gc -r ts-node/register/transpile-only bench/portability-memory.ts [--n 100000] [--export-only] [--compare-serial]
+ * It seeds N memories into a fresh embedded data directory through MemoriesService (every 10th
+ * with two earlier versions, so the archive has history), exports them to a zip (ExportService,
+ * as GET /api/export does), imports the zip into a second fresh data directory (ImportService, as
+ * POST /api/import does), and samples RSS and heap every 100 ms. --compare-serial first imports
+ * into another fresh directory one file at a time (concurrency 1, the old behaviour), in the same
+ * process, so the two import times are comparable on a noisy machine.
  */
 import { NestFactory } from '@nestjs/core';
 import * as fs from 'node:fs';
@@ -61,12 +64,26 @@ async function main(): Promise<void> {
       docs.push({ id: newMemoryId(at.getTime()), title: `Memory ${i}`, type: 'note', scope: 'global', tags: [`t${i % 50}`], agent: null, project: `p${i % 20}`, content: `Memory number ${i}. ${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(8)}`, createdAt: at, updatedAt: at, version: 1 });
     }
     await Promise.all(docs.map((d) => svc.putExact(d, false)));
+    for (const d of docs.filter((_, k) => k % 10 === 0)) {
+      await svc.update(d.id, { content: `${d.content} (second)` });
+      await svc.update(d.id, { content: `${d.content} (third)` });
+    }
     if (start % 10000 === 0) console.log(`seeded ${start} (${((Date.now() - seedStart) / 1000).toFixed(0)} s)`);
   }
   console.log(`seeded ${n} memories in ${((Date.now() - seedStart) / 1000).toFixed(0)} s`);
 
   await measure(`export of ${n}`, async () => {
-    const { output, done } = await a.get(ExportService).start({ filter: {}, filters: {} });
+    // Heap after a full GC at 10 % and at 90 % of the export: what the export retains, without garbage.
+    const gc = (global as { gc?: () => void }).gc;
+    const retained: string[] = [];
+    const onProgress = (count: number, total: number) => {
+      if (gc && (count === Math.floor(total / 10) || count === Math.floor((total * 9) / 10))) {
+        gc();
+        retained.push(`${count}: ${MB(process.memoryUsage().heapUsed)}`);
+      }
+    };
+    const { output, done } = await a.get(ExportService).start({ filter: {}, filters: {}, onProgress });
+    void done.then(() => console.log(`export heap after GC at ${retained.join(', at ')}`));
     await Promise.all([pipeline(output, fs.createWriteStream(zipFile)), done]);
   });
   console.log(`archive: ${MB(fs.statSync(zipFile).size)}`);
@@ -76,9 +93,18 @@ async function main(): Promise<void> {
     fs.rmSync(root, { recursive: true, force: true });
     return;
   }
+  if (process.argv.includes('--compare-serial')) {
+    const s = await open(path.join(root, 's'));
+    const serial = await measure(`import of ${n}, one file at a time`, () =>
+      s.get(ImportService).importFile(zipFile, { onConflict: 'skip', dryRun: false, format: 'auto', filename: 'export.zip', concurrency: 1 }),
+    );
+    console.log(`import report: created ${serial.created}, versions ${serial.versions}, skipped ${serial.skipped}, invalid ${serial.invalid}`);
+    await s.close();
+    fs.rmSync(path.join(root, 's'), { recursive: true, force: true });
+  }
   const b = await open(path.join(root, 'b'));
   const report = await measure(`import of ${n}`, () => b.get(ImportService).importFile(zipFile, { onConflict: 'skip', dryRun: false, format: 'auto', filename: 'export.zip' }));
-  console.log(`import report: created ${report.created}, skipped ${report.skipped}, invalid ${report.invalid}`);
+  console.log(`import report: created ${report.created}, versions ${report.versions}, skipped ${report.skipped}, invalid ${report.invalid}`);
   await b.close();
   fs.rmSync(root, { recursive: true, force: true });
 }

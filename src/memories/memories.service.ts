@@ -278,6 +278,31 @@ export class MemoriesService {
     this.embeddings.wake();
   }
 
+  /**
+   * Restores an earlier version of an existing memory into its history (import of an export's
+   * `history/<id>/<n>.md`, issue 12): its own immutable object, then the history entry, rolled back
+   * together. 'kept' when the memory already keeps version n (nothing written), 'current' when n is
+   * not below the current version, 'missing' when the memory does not exist.
+   */
+  async putPastVersion(past: MemoryDoc): Promise<'added' | 'kept' | 'current' | 'missing'> {
+    const current = await this.index.get(past.id);
+    if (!current) return 'missing';
+    if (past.version >= current.version) return 'current';
+    const kept = await this.index.history(past.id, 1000, 0);
+    if (kept.rows.some((r) => r.version === past.version)) return 'kept';
+    const doc: MemoryDoc = { ...past, createdAt: current.createdAt, objectKey: versionKey(past.id, past.version) };
+    await this.writeObject(doc);
+    try {
+      // A memory without history rows shows its current state as its only version: keep it listed.
+      await this.index.addHistory(past.id, kept.total === 0 ? [this.entryOf(current), this.entryOf(doc)] : [this.entryOf(doc)]);
+    } catch (e) {
+      await this.dropObject(doc, 'a failed history write');
+      throw e;
+    }
+    this.settle(doc.objectKey!);
+    return 'added';
+  }
+
   async bulkDelete(ids: string[]): Promise<{ deleted: string[]; missing: string[] }> {
     if (ids.length > this.cfg.limits.bulkDeleteMax) {
       throw RequestValidationError.one(['body', 'ids'], `List should have at most ${this.cfg.limits.bulkDeleteMax} items`, 'too_long', null, {

@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { once } from 'node:events';
-import { finished } from 'node:stream';
 import { createHash } from 'node:crypto';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { ListCursor, MemoryFilter } from '../backends/ports/memory.model';
@@ -22,12 +21,14 @@ import {
 import { ZipStreamWriter } from './zip-writer';
 
 /**
- * Hook for the version history (issue 9): where the store keeps earlier versions of a memory,
- * bind this and the export writes them as `history/<id>/<version>.md` and fills the manifest's
- * `history`. Without a binding the manifest says `history: null`.
+ * Hook for the version history (issue 9): the export writes each memory's earlier versions as
+ * `history/<id>/<version>.md` (right after `memories/<id>.md`) and fills the manifest's `history`.
+ * Bound to the store's history (StoredHistorySource) in PortabilityModule; without a binding the
+ * manifest says `history: null`.
  */
 export abstract class MemoryHistorySource {
-  abstract versions(id: string): AsyncIterable<{ version: number | string; markdown: Buffer; at: Date }>;
+  /** Earlier versions of memory `id` (whose current version is `current`), oldest first. */
+  abstract versions(id: string, current: number): AsyncIterable<{ version: number | string; markdown: Buffer; at: Date }>;
 }
 
 export interface ExportRequest {
@@ -99,7 +100,7 @@ export class ExportService {
           await line(sha256(bytes), name);
           count++;
           if (this.history) {
-            for await (const v of this.history.versions(row.id)) {
+            for await (const v of this.history.versions(row.id, row.version)) {
               const vname = `${HISTORY_DIR}${row.id}/${v.version}.md`;
               await zip.add(vname, v.markdown, v.at);
               await line(sha256(v.markdown), vname);
@@ -115,7 +116,7 @@ export class ExportService {
       sums.end();
       await once(sums, 'finish');
       const now = new Date();
-      zip.addFile(sumsFile, CHECKSUMS_FILE, now);
+      await zip.addFile(sumsFile, CHECKSUMS_FILE, now);
       const manifest: ExportManifest = {
         format: ARCHIVE_FORMAT,
         format_version: ARCHIVE_FORMAT_VERSION,
@@ -129,12 +130,11 @@ export class ExportService {
       };
       await zip.add(MANIFEST_FILE, Buffer.from(JSON.stringify(manifest, null, 2) + '\n'), now);
       await zip.end();
-      // The checksum file is read by yazl after end(); remove the temp dir once the archive is out.
-      finished(zip.output, () => void fs.promises.rm(tmp, { recursive: true, force: true }));
+      await fs.promises.rm(tmp, { recursive: true, force: true });
       return manifest;
     } catch (e) {
       sums.destroy();
-      (zip.output as unknown as { destroy(err?: Error): void }).destroy(e as Error);
+      zip.destroy(e as Error);
       await fs.promises.rm(tmp, { recursive: true, force: true });
       this.logger.warn(`Export stopped: ${(e as Error).message}`);
       throw e;

@@ -11,7 +11,8 @@ import { AppError, ConflictError, RequestValidationError } from '../common/error
 import { AppConfig } from '../config/app-config';
 import { MemoriesService, sameMemory } from '../memories/memories.service';
 import { InputChecker } from '../memories/memory-input';
-import { CHECKSUMS_FILE, HISTORY_DIR, MANIFEST_FILE, sha256 } from './archive-format';
+import { MarkdownParseError, parseMarkdown } from '../memories/memory-markdown';
+import { CHECKSUMS_FILE, HISTORY_DIR, MANIFEST_FILE, MEMORIES_DIR, sha256 } from './archive-format';
 import { Candidate, derivedId, ImportInvalid, memoryFromJson, memoryFromMarkdown } from './import-parser';
 
 export const ON_CONFLICT = ['skip', 'overwrite', 'new_id'] as const;
@@ -39,6 +40,8 @@ export interface ImportReport {
   updated: number;
   skipped: number;
   invalid: number;
+  /** Earlier versions restored into memories' history (`history/<id>/<n>.md` of an export; not counted in created). */
+  versions: number;
   /** One entry per file, in order (at most ITEMS_IN_REPORT; the NDJSON progress stream has every one). */
   items: ImportItem[];
   items_omitted: number;
@@ -51,6 +54,8 @@ export interface ImportOptions {
   /** Name of the upload (used for file-name titles of a single markdown file and in reasons). */
   filename: string;
   onItem?(item: ImportItem, processed: number): void | Promise<void>;
+  /** Files written at once (default IMPORT_CONCURRENCY; 1 = one after the other). */
+  concurrency?: number;
 }
 
 /** Too large an upload: 413 in the error envelope. */
@@ -61,6 +66,13 @@ export class PayloadTooLargeError extends AppError {
 }
 
 const ITEMS_IN_REPORT = 1000;
+/** Files written at once by an import (see importFile). */
+export const IMPORT_CONCURRENCY = 8;
+
+interface LastMemory {
+  id: string;
+  item: Promise<ImportItem | null>;
+}
 /** Front matter and slack allowed beyond the content limit in one markdown file. */
 const FILE_SLACK = 64 * 1024;
 
@@ -71,13 +83,18 @@ interface Entry {
   mtime: Date | null;
   invalid?: string;
   skip?: string;
+  /** An earlier version from an export's `history/<id>/<version>.md`. */
+  history?: { id: string; version: number };
 }
+
+const HISTORY_FILE = /^history\/([0-9a-f]{24})\/([1-9][0-9]{0,9})\.md$/;
 
 /**
  * Imports memories (issue 12, point 2) from an export zip, a zip of plain markdown notes, a
- * single markdown file or JSONL. One file at a time, so memory stays flat; each memory is written
- * through MemoriesService.putExact (object + index, rolled back together), so a bad file is
- * reported and skipped, never half-written, and never stops the rest.
+ * single markdown file or JSONL. Files are read one at a time and written a few at once (bounded,
+ * so memory stays flat); each memory is written through MemoriesService.putExact (object + index,
+ * rolled back together), so a bad file is reported and skipped, never half-written, and never
+ * stops the rest.
  */
 @Injectable()
 export class ImportService {
@@ -121,36 +138,90 @@ export class ImportService {
       updated: 0,
       skipped: 0,
       invalid: 0,
+      versions: 0,
       items: [],
       items_omitted: 0,
     };
     const now = new Date();
     const entries =
       format === 'zip' ? this.zipEntries(file) : format === 'jsonl' ? this.jsonlEntries(fs.createReadStream(file), opts.filename) : this.singleMarkdown(file, opts.filename);
-    for await (const e of entries) {
-      const item = await this.one(e, opts, now);
+    // Up to `concurrency` files are written at once (object puts and index writes overlap);
+    // the report and the progress stream still list them in archive order. Two files of the same
+    // memory id never run at the same time (a per-id lock), so a duplicate in one archive is
+    // seen as imported, never raced; an earlier version waits for its memory.
+    const width = Math.max(1, opts.concurrency ?? IMPORT_CONCURRENCY);
+    const locks = new Map<string, Promise<void>>();
+    const inFlight: Array<{ e: Entry; item: Promise<ImportItem> }> = [];
+    // The memory last dispatched: an export writes a memory's history right after it.
+    let last: LastMemory = { id: '', item: Promise.resolve(null) };
+    const emit = async ({ e, item: pending }: { e: Entry; item: Promise<ImportItem> }) => {
+      const item = await pending;
       report.processed++;
-      report[item.status]++;
+      if (e.history && item.status === 'created') report.versions++;
+      else report[item.status]++;
       if (report.items.length < ITEMS_IN_REPORT) report.items.push(item);
       else report.items_omitted++;
       await opts.onItem?.(item, report.processed);
+    };
+    try {
+      for await (const e of entries) {
+        let item: Promise<ImportItem>;
+        if (e.history && !e.invalid) {
+          const h = e.history;
+          const memory = last;
+          item = this.locked(locks, h.id, () => this.oneVersion(e, h, opts, memory));
+        } else {
+          const parsed = this.parse(e, now);
+          item = 'status' in parsed ? Promise.resolve(parsed) : this.locked(locks, parsed.doc.id, () => this.apply(e, parsed, opts));
+          if (!('status' in parsed) && e.file.startsWith(MEMORIES_DIR)) last = { id: parsed.doc.id, item };
+        }
+        item.catch(() => undefined);
+        inFlight.push({ e, item });
+        if (inFlight.length >= width) await emit(inFlight.shift()!);
+      }
+      while (inFlight.length > 0) await emit(inFlight.shift()!);
+    } catch (err) {
+      // A backend failure: let the writes already started finish (each is whole or rolled back).
+      await Promise.allSettled(inFlight.map((f) => f.item));
+      throw err;
     }
     return report;
   }
 
-  private async one(e: Entry, opts: ImportOptions, now: Date): Promise<ImportItem> {
-    const item = (status: ImportStatus, id: string | null, reason: string | null): ImportItem => ({ file: e.file, status, id, reason });
-    if (e.skip) return item('skipped', null, e.skip);
-    if (e.invalid) return item('invalid', null, e.invalid);
-    let c: Candidate;
+  /** Runs fn after every earlier task of the same id has settled. */
+  private locked<T>(locks: Map<string, Promise<void>>, id: string, fn: () => Promise<T>): Promise<T> {
+    const prev = locks.get(id);
+    const run = prev ? prev.then(fn) : fn();
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    locks.set(id, settled);
+    void settled.then(() => {
+      if (locks.get(id) === settled) locks.delete(id);
+    });
+    return run;
+  }
+
+  /** The memory a file holds, or its report item when it is skipped or invalid as it stands. */
+  private parse(e: Entry, now: Date): Candidate | ImportItem {
+    const item = (status: ImportStatus, reason: string): ImportItem => ({ file: e.file, status, id: null, reason });
+    if (e.skip) return item('skipped', e.skip);
+    if (e.invalid) return item('invalid', e.invalid);
     try {
-      c = e.json ? memoryFromJson(e.json.value, now, e.file) : memoryFromMarkdown(e.file, e.text ?? '', e.mtime, now);
+      const c = e.json ? memoryFromJson(e.json.value, now, e.file) : memoryFromMarkdown(e.file, e.text ?? '', e.mtime, now);
       const problem = this.check(c.doc);
       if (problem) throw new ImportInvalid(problem);
+      return c;
     } catch (err) {
-      if (err instanceof ImportInvalid) return item('invalid', null, err.message);
+      if (err instanceof ImportInvalid) return item('invalid', err.message);
       throw err;
     }
+  }
+
+  /** Writes one parsed memory (or reports why not). */
+  private async apply(e: Entry, c: Candidate, opts: ImportOptions): Promise<ImportItem> {
+    const item = (status: ImportStatus, id: string | null, reason: string | null): ImportItem => ({ file: e.file, status, id, reason });
     let doc = c.doc;
     let existing = await this.index.get(doc.id);
     if (existing && same(existing, doc, c.exact)) return item('skipped', doc.id, 'unchanged: already imported');
@@ -178,6 +249,41 @@ export class ImportService {
     }
     const copied = doc.id !== c.doc.id ? `new id (the archive's ${c.doc.id} exists)` : null;
     return item(replace ? 'updated' : 'created', doc.id, copied);
+  }
+
+  /**
+   * An earlier version (`history/<id>/<n>.md`): restored into the history of memory <id> when that
+   * memory exists and does not keep version n yet; idempotent like the memories themselves.
+   */
+  private async oneVersion(e: Entry, h: { id: string; version: number }, opts: ImportOptions, memory: LastMemory): Promise<ImportItem> {
+    const item = (status: ImportStatus, reason: string | null): ImportItem => ({ file: e.file, status, id: h.id, reason });
+    let past: MemoryDoc;
+    try {
+      past = parseMarkdown(e.text ?? '');
+    } catch (err) {
+      if (err instanceof MarkdownParseError) return item('invalid', `version ${h.version}: ${err.message}`);
+      throw err;
+    }
+    if (past.id !== h.id || past.version !== h.version) return item('invalid', `the file is version ${past.version} of ${past.id}, not what its path says`);
+    const problem = this.check({ ...past, updatedAt: past.updatedAt, createdAt: past.updatedAt });
+    if (problem) return item('invalid', problem);
+    // Restored only when this import created its memory or found it unchanged (an updated memory
+    // keeps the store's own history; a new_id copy starts its own).
+    const m = memory.id === h.id ? await memory.item.catch(() => null) : null;
+    const asArchived = m !== null && m.id === h.id && ((m.status === 'created' && m.reason === null) || (m.status === 'skipped' && m.reason?.startsWith('unchanged:') === true));
+    if (!asArchived) return item('skipped', `its memory (memories/${h.id}.md) was not imported as it is in this archive`);
+    if (opts.dryRun) {
+      const current = await this.index.get(h.id);
+      if (!current) return item('created', `earlier version ${h.version}`);
+      if (h.version >= current.version) return item('skipped', `version ${h.version} is not earlier than the current version ${current.version}`);
+      const kept = await this.index.history(h.id, 1000, 0);
+      return kept.rows.some((r) => r.version === h.version) ? item('skipped', `unchanged: version ${h.version} is already kept`) : item('created', `earlier version ${h.version}`);
+    }
+    const res = await this.memories.putPastVersion(past);
+    if (res === 'added') return item('created', `earlier version ${h.version}`);
+    if (res === 'kept') return item('skipped', `unchanged: version ${h.version} is already kept`);
+    if (res === 'current') return item('skipped', `version ${h.version} is not earlier than the memory's current version`);
+    return item('skipped', 'its memory is not in the store');
   }
 
   /** The create limits (content size, title, tags), as a reason; null when fine. */
@@ -222,23 +328,22 @@ export class ImportService {
   }
 
   private async *zipEntries(file: string): AsyncIterable<Entry> {
-    // First pass: the checksum list, if the archive has one (an export of ours).
-    const sums = new Map<string, string>();
-    {
-      const zip = await openZip(file);
-      try {
-        for await (const entry of walk(zip)) {
-          if (entry.fileName !== CHECKSUMS_FILE || entry.uncompressedSize > 64 * 1024 * 1024) continue;
-          for (const l of (await readEntry(zip, entry)).toString('utf8').split('\n')) {
-            const m = /^([0-9a-f]{64}) [ *](.+)$/.exec(l);
-            if (m) sums.set(m[2], m[1]);
-          }
-        }
-      } finally {
-        zip.close();
+    // First pass: find the checksum list, if the archive has one (an export of ours). It is read
+    // alongside the entries (an export lists them in the same order), so it is never held whole.
+    const sumsZip = await openZip(file);
+    let sums: ChecksumList | null = null;
+    try {
+      for await (const entry of walk(sumsZip)) {
+        if (entry.fileName === CHECKSUMS_FILE && entry.uncompressedSize <= 64 * 1024 * 1024) sums = new ChecksumList(() => openEntry(sumsZip, entry));
       }
+    } catch (e) {
+      sumsZip.close();
+      throw e;
     }
-    const zip = await openZip(file);
+    const zip = await openZip(file).catch((e: unknown) => {
+      sumsZip.close();
+      throw e;
+    });
     const max = this.cfg.limits.contentMaxBytes + FILE_SLACK;
     try {
       for await (const entry of walk(zip)) {
@@ -247,9 +352,14 @@ export class ImportService {
         const base = name.split('/').pop()!;
         if (name.split('/').some((s) => s.startsWith('.') || s === '__MACOSX')) continue; // .obsidian/, .git/, macOS resource forks
         const mtime = entry.getLastModDate();
+        let history: Entry['history'];
         if (name.startsWith(HISTORY_DIR)) {
-          yield { file: name, mtime, skip: 'earlier version (history): not imported, the current version is' };
-          continue;
+          const m = HISTORY_FILE.exec(name);
+          if (!m) {
+            yield { file: name, mtime, skip: `not a memory version (${HISTORY_DIR}<id>/<version>.md)` };
+            continue;
+          }
+          history = { id: m[1], version: Number(m[2]) };
         }
         if (/\.jsonl$|\.ndjson$/i.test(base)) {
           const stream = await openEntry(zip, entry);
@@ -271,19 +381,77 @@ export class ImportService {
           yield { file: name, mtime, invalid: `cannot be read from the archive: ${(e as Error).message}` };
           continue;
         }
-        const expected = sums.get(name);
+        const expected = await sums?.digest(name);
         if (expected && expected !== sha256(bytes)) {
           yield { file: name, mtime, invalid: `checksum does not match ${CHECKSUMS_FILE}` };
           continue;
         }
         const text = await readUtf8(bytes);
-        yield text === null ? { file: name, mtime, invalid: 'not UTF-8 text' } : { file: name, text, mtime };
+        yield text === null ? { file: name, mtime, invalid: 'not UTF-8 text' } : { file: name, text, mtime, history };
       }
     } finally {
       zip.close();
+      await sums?.close();
+      sumsZip.close();
     }
   }
 }
+
+/**
+ * The digests of an archive's SHA256SUMS, read line by line as the entries come: an export writes
+ * both in the same order, so each lookup is the next line and memory stays flat. An archive in
+ * another order (or a name the list lacks) makes it read the whole list into a map once.
+ */
+class ChecksumList {
+  private stream: Readable | null = null;
+  private lines: AsyncIterator<{ line: number; text: string; tooLong: boolean }> | null = null;
+  private ahead: { name: string; digest: string } | null = null;
+  private ended = false;
+  private all: Map<string, string> | null = null;
+
+  constructor(private readonly open: () => Promise<Readable>) {}
+
+  async digest(name: string): Promise<string | undefined> {
+    if (this.all) return this.all.get(name);
+    const next = await this.peek();
+    if (next && next.name === name) {
+      this.ahead = null;
+      return next.digest;
+    }
+    this.all = new Map();
+    for await (const l of lines(await this.open(), 4096)) {
+      const m = CHECKSUM_LINE.exec(l.text);
+      if (m) this.all.set(m[2], m[1]);
+    }
+    await this.close();
+    return this.all.get(name);
+  }
+
+  async close(): Promise<void> {
+    this.stream?.destroy();
+    this.stream = null;
+    this.lines = null;
+  }
+
+  private async peek(): Promise<{ name: string; digest: string } | null> {
+    if (this.ahead || this.ended) return this.ahead;
+    if (!this.lines) {
+      this.stream = await this.open();
+      this.lines = lines(this.stream, 4096)[Symbol.asyncIterator]();
+    }
+    for (;;) {
+      const r = await this.lines.next();
+      if (r.done) {
+        this.ended = true;
+        return null;
+      }
+      const m = CHECKSUM_LINE.exec(r.value.text);
+      if (m) return (this.ahead = { name: m[2], digest: m[1] });
+    }
+  }
+}
+
+const CHECKSUM_LINE = /^([0-9a-f]{64}) [ *](.+)$/;
 
 /** Removes an upload and its temp directory. */
 export async function discard(file: string): Promise<void> {

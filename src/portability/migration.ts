@@ -72,7 +72,8 @@ const MAX_PROBLEMS = 50;
 /**
  * Copies everything from one backend pair to another (issue 12, point 3), through the ports only:
  * every object of the store byte for byte (whatever its layout: current files, versions), every
- * memory of the index (oldest first, so the embedded index keeps its time order), the API tokens
+ * memory of the index (oldest first, so the embedded index keeps its time order) with its version
+ * history rows (the objects they name are among the objects copied), the API tokens
  * and the live admin sessions. Resumable: progress goes to a checkpoint after every batch. The
  * source is only read. At the end it verifies counts and checksums of both sides.
  */
@@ -201,6 +202,9 @@ export async function migrate(source: BackendPair, target: BackendPair, opts: Mi
           }
         }
       }
+      // Their version history (issue 9): the insert recorded each memory's current version; the
+      // earlier ones are copied as they are (addHistory leaves entries already there alone).
+      await copyHistory(source, target, docs);
       state.memories.nextPage--;
       save();
       progress('memories', state.memories.copied + state.memories.existing, total);
@@ -286,6 +290,12 @@ async function verify(
         src.update(`${row.id} ${ha}\n`);
         dst.update(`${row.id} ${hb}\n`);
         if (ha !== hb && ha !== 'gone') problem(hb === 'missing' ? `memory ${row.id} is missing in the target` : `memory ${row.id} differs in the target`);
+        if (a && b && a.version > 1) {
+          const [ra, rb] = await Promise.all([historyDigest(source, row.id), historyDigest(target, row.id)]);
+          src.update(`${row.id} history ${ra}\n`);
+          dst.update(`${row.id} history ${rb}\n`);
+          if (ra !== rb) problem(`the version history of memory ${row.id} differs in the target`);
+        }
         progress('verify', ++done, null);
       }
       if (page.rows.length < PAGE) break;
@@ -294,6 +304,24 @@ async function verify(
     }
     v.memories = { source: src.digest('hex'), target: dst.digest('hex') };
   }
+}
+
+const MAX_VERSIONS = 1000;
+
+/** Copies the history rows of the memories that have earlier versions (version > 1). */
+async function copyHistory(source: BackendPair, target: BackendPair, docs: MemoryDoc[]): Promise<void> {
+  await inParallel(
+    docs.filter((d) => d.version > 1),
+    async (d) => {
+      const { rows } = await source.db.memories.history(d.id, MAX_VERSIONS, 0);
+      if (rows.length > 0) await target.db.memories.addHistory(d.id, rows);
+    },
+  );
+}
+
+async function historyDigest(pair: BackendPair, id: string): Promise<string> {
+  const { rows } = await pair.db.memories.history(id, MAX_VERSIONS, 0);
+  return digest(Buffer.from(JSON.stringify(rows.map((r) => [r.version, r.objectKey, r.title, r.size, r.updatedAt.toISOString(), r.author ? [r.author.kind, r.author.id, r.author.name ?? null] : null]))));
 }
 
 /** fn over items, PARALLEL at a time, results in order. */

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { MemoriesModule } from '../memories/memories.module';
-import { ExportService } from './export.service';
+import { ExportService, MemoryHistorySource } from './export.service';
+import { StoredHistorySource } from './history-source';
 import { ImportService } from './import.service';
 import { MigrationController } from './migration.controller';
 import { MigrationJobService } from './migration-job.service';
@@ -10,7 +11,7 @@ import { PortabilityController } from './portability.controller';
 @Module({
   imports: [MemoriesModule],
   controllers: [PortabilityController, MigrationController],
-  providers: [ExportService, ImportService, MigrationJobService],
+  providers: [ExportService, ImportService, MigrationJobService, { provide: MemoryHistorySource, useClass: StoredHistorySource }],
   exports: [ExportService, ImportService],
 })
 export class PortabilityModule {}

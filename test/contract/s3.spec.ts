@@ -82,6 +82,22 @@ onS3rver('S3 object store on s3rver', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('lists every key across several ListObjectsV2 pages (continuation tokens), with and without a key prefix', async () => {
+    for (const [prefix, label] of [[undefined, 'plain'], ['memstore/', 'prefixed']] as const) {
+      const paged = store({ bucket, prefix, listPageSize: 3 });
+      const keys = Array.from({ length: 11 }, (_, i) => `memories/${label}-${String(i).padStart(2, '0')}.md`);
+      for (const k of keys) await paged.put(k, k, 'text/markdown');
+      await paged.put('other/outside.md', 'x', 'text/markdown');
+      const send = jest.spyOn((paged as unknown as { client: { send: (...a: unknown[]) => unknown } }).client, 'send');
+      expect(await collect(paged.list('memories/'))).toEqual(keys);
+      expect(send).toHaveBeenCalledTimes(4); // 3 + 3 + 3 + 2 keys: the last page is not truncated
+      expect(await collect(paged.list(''))).toEqual([...keys, 'other/outside.md'].sort());
+      for (const k of [...keys, 'other/outside.md']) await paged.delete(k);
+      expect(await collect(paged.list(''))).toEqual([]);
+      await paged.close();
+    }
+  });
+
   it('refuses keys that could be read two ways (400, not a backend error)', async () => {
     for (const key of ['', '/abs.md', 'a/../b.md', 'a//b.md', 'a\\b.md', 'a\u0000b']) {
       const err = await s.put(key, 'x', 'text/plain').catch((e: unknown) => e);

@@ -38,6 +38,14 @@ async function snapshot(t: TestApp, bearer: string): Promise<string[]> {
   return out.sort();
 }
 
+/** The version history of a memory as a reader sees it: the list and each kept version. */
+async function history(t: TestApp, bearer: string, id: string): Promise<unknown[]> {
+  const list = (await request(t.http).get(`/api/memories/${id}/versions`).set('Authorization', `Bearer ${bearer}`).expect(200)).body;
+  const out: unknown[] = [list];
+  for (const r of list.rows) out.push((await request(t.http).get(`/api/memories/${id}/versions/${r.version}`).set('Authorization', `Bearer ${bearer}`).expect(200)).body);
+  return out;
+}
+
 async function sessionCookie(t: TestApp): Promise<string> {
   const res = await request(t.http).post('/api/login').send({ username: 'admin', password: ADMIN_PASSWORD }).expect(200);
   return (res.headers['set-cookie'] as unknown as string[]).map((c) => c.split(';')[0]).join('; ');
@@ -91,6 +99,11 @@ if (!available) {
         }
         await Promise.all(docs.map((d) => svc.putExact(d, false)));
         if (start % 1000 === 0) sample.push({ id: docs[0].id });
+      }
+      // Three memories with earlier versions (v1 → v2 → v3): their history must survive both hops.
+      for (const s of sample.slice(0, 3)) {
+        await svc.update(s.id as string, { content: `second body of ${s.id}` });
+        await svc.update(s.id as string, { title: 'third title', content: `third body of ${s.id}` });
       }
       before = await snapshot(a, bearer);
       expect(before).toHaveLength(N);
@@ -155,6 +168,11 @@ if (!available) {
           const y = await request(b.http).get(`/api/memories/${s.id}`).set('Authorization', `Bearer ${bearer}`).expect(200);
           expect(y.body).toEqual(x.body);
         }
+        for (const s of sample.slice(0, 3)) {
+          const h = await history(b, bearer, s.id as string);
+          expect((h[0] as { total: number }).total).toBe(3);
+          expect(h).toEqual(await history(a, bearer, s.id as string));
+        }
         expect((await request(b.http).get('/api/me').set('Cookie', cookie).expect(200)).body).toMatchObject({ authenticated: true });
         expect((await request(b.http).get('/api/memories?q=colon').set('Authorization', `Bearer ${bearer}`).expect(200)).body.total).toBeGreaterThan(0);
 
@@ -169,10 +187,11 @@ if (!available) {
       const c = await createTestApp({ MEMSTORE_DATA_DIR: dirC, MEMSTORE_SECRET_KEY: SECRET });
       try {
         expect(await snapshot(c, bearer)).toEqual(before);
+        for (const s of sample.slice(0, 3)) expect(await history(c, bearer, s.id as string)).toEqual(await history(a, bearer, s.id as string));
         expect((await request(c.http).get('/api/me').set('Cookie', cookie).expect(200)).body).toMatchObject({ authenticated: true });
         expect((await request(c.http).get('/api/memories?q=colon').set('Authorization', `Bearer ${bearer}`).expect(200)).body.total).toBeGreaterThan(0);
         const files = fs.readdirSync(path.join(dirC, 'objects', 'memories'));
-        expect(files).toHaveLength(N);
+        expect(files).toHaveLength(N + 6); // every memory's file, and 2 earlier versions of 3 memories
       } finally {
         await c.close();
       }
@@ -196,7 +215,7 @@ if (!available) {
         ],
         { MEMSTORE_DATA_DIR: dirB, ...target },
       );
-      expect(res.text).toContain(`objects: ${N} in the source, ${N} copied`);
+      expect(res.text).toContain(`objects: ${N + 6} in the source, ${N + 6} copied`);
       expect(res.text).not.toContain('memories: source');
       expect(res.code).toBe(0);
       const d = await createTestApp({ MEMSTORE_DATA_DIR: tempDir(), MEMSTORE_SECRET_KEY: SECRET, ...target, ...second });

@@ -66,7 +66,7 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     const zip = await exportZip(api);
     const entries = await unzip(zip);
     const manifest = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
-    expect(manifest).toMatchObject({ format: 'memstore-export', format_version: 1, service: 'memory-store', count: before.length, filters: {}, history: null });
+    expect(manifest).toMatchObject({ format: 'memstore-export', format_version: 1, service: 'memory-store', count: before.length, filters: {}, history: { dir: 'history/', versions: 0 } });
     expect(manifest.service_version).toMatch(/^\d+\.\d+\.\d+/);
     const sums = entries.get('SHA256SUMS')!.toString('utf8');
     expect(createHash('sha256').update(sums).digest('hex')).toBe(manifest.checksums.sha256);
@@ -99,6 +99,67 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     expect(second.body).toMatchObject({ created: 0, updated: 0, skipped: before.length, invalid: 0 });
     expect(second.body.items.every((i: { reason: string }) => i.reason.startsWith('unchanged'))).toBe(true);
     expect(await allMemories(api)).toEqual(before);
+  });
+
+  it('exports the kept versions as history/<id>/<n>.md and an import into an empty store brings the version history back', async () => {
+    const m = await createMemory(api, { title: 'v one', content: 'first body', project: 'history-p', tags: ['h'] });
+    await api.patch(`/api/memories/${m.id}`, { title: 'v two', content: 'second body' }).expect(200);
+    await api.patch(`/api/memories/${m.id}`, { content: 'third body — ünï' }).expect(200);
+    const plain = await createMemory(api, { content: 'never changed', project: 'history-p' });
+    const versionsBefore = (await api.get(`/api/memories/${m.id}/versions`).expect(200)).body;
+    expect(versionsBefore.total).toBe(3);
+    const v1Before = (await api.get(`/api/memories/${m.id}/versions/1`).expect(200)).body;
+    const v2Before = (await api.get(`/api/memories/${m.id}/versions/2`).expect(200)).body;
+
+    const zip = await exportZip(api, '?project=history-p');
+    const entries = await unzip(zip);
+    const manifest = JSON.parse(entries.get('manifest.json')!.toString('utf8'));
+    expect(manifest).toMatchObject({ count: 2, history: { dir: 'history/', versions: 2 } });
+    expect([...entries.keys()].filter((k) => k.startsWith('history/')).sort()).toEqual([`history/${m.id}/1.md`, `history/${m.id}/2.md`]);
+    const sums = entries.get('SHA256SUMS')!.toString('utf8');
+    for (const n of [1, 2]) {
+      const body = entries.get(`history/${m.id}/${n}.md`)!;
+      expect(sums).toContain(`${createHash('sha256').update(body).digest('hex')}  history/${m.id}/${n}.md`);
+    }
+    expect(entries.get(`history/${m.id}/1.md`)!.toString('utf8')).toContain('first body');
+    expect(manifest.checksums.files).toBe(4);
+
+    await api.post('/api/memories/bulk-delete', { ids: [m.id, plain.id] }).expect(200);
+    const dry = await importRaw(api, zip, '?dry_run=true').expect(200);
+    expect(dry.body).toMatchObject({ created: 2, versions: 2, skipped: 0, invalid: 0 });
+    const first = await importRaw(api, zip).expect(200);
+    expect(first.body).toMatchObject({ processed: 4, created: 2, versions: 2, updated: 0, skipped: 0, invalid: 0 });
+    const versionsAfter = (await api.get(`/api/memories/${m.id}/versions`).expect(200)).body;
+    expect(versionsAfter).toEqual(versionsBefore);
+    expect((await api.get(`/api/memories/${m.id}/versions/1`).expect(200)).body).toEqual(v1Before);
+    expect((await api.get(`/api/memories/${m.id}/versions/2`).expect(200)).body).toEqual(v2Before);
+    // Restoring an imported version works like any other.
+    const restored = await api.post(`/api/memories/${m.id}/versions/1/restore`).expect(200);
+    expect(restored.body.memory).toMatchObject({ version: 4, title: 'v one', content: 'first body' });
+    await api.delete(`/api/memories/${m.id}`).expect(200);
+    await importRaw(api, zip).expect(200);
+
+    // Importing the same archive again changes nothing.
+    const again = await importRaw(api, zip).expect(200);
+    expect(again.body).toMatchObject({ created: 0, versions: 0, skipped: 4, invalid: 0 });
+    expect((await api.get(`/api/memories/${m.id}/versions`).expect(200)).body).toEqual(versionsBefore);
+  });
+
+  it('checks each file against SHA256SUMS, in the export order and in any other order', async () => {
+    const ms = [];
+    for (let i = 0; i < 4; i++) ms.push(await createMemory(api, { content: `checked ${i}`, project: 'sums-p' }));
+    const entries = await unzip(await exportZip(api, '?project=sums-p'));
+    const names = [...entries.keys()];
+    const victim = `memories/${ms[2].id}.md`;
+    const tampered = new Map(entries);
+    tampered.set(victim, Buffer.concat([entries.get(victim)!, Buffer.from('tampered\n')]));
+    await api.post('/api/memories/bulk-delete', { ids: ms.map((m) => m.id) }).expect(200);
+    for (const order of [names, [...names].reverse()]) {
+      const zip = await makeZip(Object.fromEntries(order.map((n) => [n, tampered.get(n)!])));
+      const res = await importRaw(api, zip, '?dry_run=true').expect(200);
+      expect(res.body).toMatchObject({ created: 3, invalid: 1 });
+      expect(res.body.items.find((i: { status: string }) => i.status === 'invalid')).toMatchObject({ file: victim, reason: 'checksum does not match SHA256SUMS' });
+    }
   });
 
   it('exports only what the filters select, and records them in the manifest', async () => {
@@ -191,6 +252,28 @@ describe.each(testBackends())('export / import on $name', (backend) => {
       updated_at: '2024-02-02T03:04:05.678Z',
     });
     expect((await importRaw(api, lines, '?filename=batch.jsonl', 'application/x-ndjson').expect(200)).body).toMatchObject({ created: 0, skipped: 2, invalid: 2 });
+  });
+
+  it('writes several files at once but reports them in file order; the same id twice in one upload is imported once', async () => {
+    const id = (i: number) => `bbbbbbbbbbbbbbbbbbbb${String(i).padStart(4, '0')}`;
+    const line = (i: number, content = `parallel ${i}`) => JSON.stringify({ id: id(i), content, project: 'parallel-p', created_at: '2024-03-01T00:00:00.000Z', updated_at: '2024-03-01T00:00:00.000Z' });
+    const lines: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      lines.push(line(i));
+      if (i % 10 === 3) lines.push('{broken');
+      if (i % 10 === 6) lines.push(line(i)); // the same memory again, right behind it
+      if (i === 20) lines.push(line(5, 'a different memory with the id of line 6')); // conflicts with an earlier one
+    }
+    const res = await importRaw(api, lines.join('\n'), '?filename=par.jsonl', 'application/x-ndjson').expect(200);
+    expect(res.body.items.map((i: { file: string }) => i.file)).toEqual(lines.map((_, n) => `par.jsonl:${n + 1}`));
+    expect(res.body).toMatchObject({ processed: lines.length, created: 40, updated: 0, skipped: 5, invalid: 4 });
+    const skipped = res.body.items.filter((i: { status: string }) => i.status === 'skipped');
+    expect(skipped.filter((i: { reason: string }) => i.reason.startsWith('unchanged'))).toHaveLength(4);
+    expect(skipped.filter((i: { reason: string }) => /exists \(on_conflict=skip\)/.test(i.reason))).toHaveLength(1);
+    expect((await api.get('/api/memories?project=parallel-p&limit=1').expect(200)).body.total).toBe(40);
+    expect((await api.get(`/api/memories/${id(5)}`).expect(200)).body.memory).toMatchObject({ content: 'parallel 5', version: 1 });
+    // Again: nothing changes.
+    expect((await importRaw(api, lines.join('\n'), '?filename=par.jsonl', 'application/x-ndjson').expect(200)).body).toMatchObject({ created: 0, updated: 0, skipped: 45, invalid: 4 });
   });
 
   it('refuses uploads it cannot take, with the error envelope', async () => {

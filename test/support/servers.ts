@@ -112,21 +112,29 @@ function makeS3rverPutsAtomic(): void {
 }
 
 /**
- * s3rver 3.7 makes ListObjectsV2 continuation tokens with DES, which OpenSSL 3 (Node 18+) refuses,
- * so any listing of more than 1,000 keys fails with 500. Its store is made to answer in one page
- * (issue 12: migrations and exports list thousands of objects). Real S3 pages; the adapter follows
- * NextContinuationToken either way.
+ * s3rver 3.7 makes ListObjectsV2 continuation tokens with single DES, which OpenSSL 3 (Node 18+)
+ * no longer offers, so any listing of more than one page failed with 500. Its bucket controller
+ * is loaded with those two cipher calls switched to triple DES (same 8-byte blocks and IV, so the
+ * token layout is s3rver's own); listings page like real S3 (MaxKeys, default 1,000) and the
+ * adapter's NextContinuationToken loop is exercised. Must run before s3rver is first required.
  */
-function makeS3rverListInOnePage(): void {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const FilesystemStore = require('s3rver/lib/stores/filesystem');
-  if (FilesystemStore.prototype.listObjects.onePage) return;
-  const original = FilesystemStore.prototype.listObjects;
-  const onePage = function listObjects(this: unknown, bucket: string, options: Record<string, unknown>) {
-    return original.call(this, bucket, { ...options, maxKeys: Infinity });
-  };
-  onePage.onePage = true;
-  FilesystemStore.prototype.listObjects = onePage;
+function makeS3rverContinuationTokensWork(): void {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const Module = require('node:module') as { _resolveFilename(r: string, p: unknown): string; new (id: string, parent?: unknown): NodeModule & { _compile(src: string, file: string): void; paths: string[] } } & { _nodeModulePaths(dir: string): string[] };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const file = require.resolve('s3rver/lib/controllers/bucket');
+  if (require.cache[file]) return;
+  const source = fs.readFileSync(file, 'utf8');
+  const patched = source
+    .replace("crypto.createCipheriv('des', key, iv)", "crypto.createCipheriv('des-ede3-cbc', Buffer.concat([key, key, key]), iv)")
+    .replace("crypto.createDecipheriv('des', key, iv)", "crypto.createDecipheriv('des-ede3-cbc', Buffer.concat([key, key, key]), iv)");
+  if (patched === source || patched.includes("'des',")) throw new Error(`s3rver's ${file} changed: update makeS3rverContinuationTokensWork`);
+  const m = new Module(file, module);
+  m.filename = file;
+  m.paths = Module._nodeModulePaths(path.dirname(file));
+  m._compile(patched, file);
+  m.loaded = true;
+  require.cache[file] = m;
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
@@ -136,11 +144,11 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
 }
 
 export async function startS3rver(opts: { port?: number; directory?: string } = {}): Promise<RunningServer> {
+  makeS3rverContinuationTokensWork();
   // s3rver is CommonJS without types.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const S3rver = require('s3rver');
   makeS3rverPutsAtomic();
-  makeS3rverListInOnePage();
   const directory = opts.directory ?? fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-s3rver-'));
   const port = opts.port ?? (await freePort());
   let instance: { run(): Promise<unknown>; close(): Promise<void>; httpServer?: Server } | null = null;

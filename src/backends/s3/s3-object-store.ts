@@ -31,6 +31,8 @@ export interface S3Options {
   connectionTimeoutMs?: number;
   requestTimeoutMs?: number;
   maxAttempts?: number;
+  /** Keys per ListObjectsV2 page (MaxKeys); default the server's (1000 on S3). Tests set it low to exercise paging. */
+  listPageSize?: number;
 }
 
 /** R2's S3 endpoint for an account (CONTRACT §5, /api/derive-endpoint). */
@@ -56,10 +58,12 @@ export class S3ObjectStore extends ObjectStore {
   private readonly client: S3Client;
   private readonly publicBase: string | null;
   private readonly region: string;
+  private readonly listPageSize: number | undefined;
 
   constructor(opts: S3Options) {
     super();
     this.bucket = opts.bucket;
+    this.listPageSize = opts.listPageSize;
     const { endpoint, source } = resolveS3Endpoint(opts);
     this.endpoint = endpoint;
     this.region = opts.region || (source === 'account_id' ? 'auto' : 'us-east-1');
@@ -117,7 +121,7 @@ export class S3ObjectStore extends ObjectStore {
     let token: string | undefined;
     do {
       const page: ListObjectsV2CommandOutput = await this.call(
-        () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token })),
+        () => this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token, MaxKeys: this.listPageSize })),
         prefix,
       );
       for (const o of page.Contents ?? []) if (o.Key) yield o.Key.slice(this.prefix.length);

@@ -24,6 +24,8 @@ export class ImportReportDto {
   updated: number;
   skipped: number;
   invalid: number;
+  /** Earlier versions restored into memories' history (an export's `history/<id>/<n>.md`); these files are not counted in `created`. */
+  versions: number;
   /** One entry per file, at most 1000 (the progress stream has every one). */
   @ApiProperty({ type: [ImportItemDto] })
   items: ImportItemDto[];

@@ -16,6 +16,8 @@ interface ImportReport {
   updated: number;
   skipped: number;
   invalid: number;
+  /** Earlier versions restored into memories' history. */
+  versions?: number;
   items: ImportItem[];
   items_omitted: number;
 }
@@ -157,6 +159,7 @@ function renderReport(r: ImportReport): HTMLElement {
     h('li', null, `${verb('updated')}: `, h('strong', { 'data-count': 'updated' }, String(r.updated))),
     h('li', null, 'Skipped: ', h('strong', { 'data-count': 'skipped' }, String(r.skipped))),
     h('li', null, 'Invalid: ', h('strong', { 'data-count': 'invalid' }, String(r.invalid))),
+    r.versions ? h('li', null, `Earlier versions ${r.dry_run ? 'that would be ' : ''}restored: `, h('strong', { 'data-count': 'versions' }, String(r.versions))) : null,
   );
   const rows = r.items.map((i) => h('tr', { 'data-status': i.status }, h('td', null, h('code', null, i.file)), h('td', null, i.status), h('td', null, i.reason ?? '')));
   return h(
