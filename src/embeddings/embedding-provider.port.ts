@@ -22,6 +22,14 @@ export abstract class EmbeddingProvider {
   /** `urgent`: a request waits on it (a search, a duplicate hint): it goes before background work. */
   abstract embed(text: string, kind: EmbeddingKind, urgent?: boolean): Promise<Float32Array>;
 
+  /**
+   * True while a call that a request waits on (urgent) is running or queued here: duplicate
+   * hints then do not queue behind it (EmbeddingsService.similar). Remote providers: false.
+   */
+  busyWithUrgent(): boolean {
+    return false;
+  }
+
   /** Identifies the vector space: vectors of another key are not comparable and are recomputed. */
   get key(): string | null {
     return this.unavailable === null && this.model !== null ? `${this.provider}:${this.model}` : null;

@@ -26,6 +26,8 @@ const BACKOFF_MAX_MS = 600_000;
 const QUERY_EMBED_TIMEOUT_MS = 3_000;
 /** Query vectors kept (agents repeat searches). */
 const QUERY_CACHE = 256;
+/** Vectors computed for duplicate hints, kept until the queue stores them (by text; ~1.5 KB each). */
+const HINT_VECTORS = 4096;
 
 export interface EmbeddingStatus {
   provider: string;
@@ -63,6 +65,12 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   private switching: Promise<void> | null = null;
   private readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly queryCache = new Map<string, Float32Array>();
+  /** Vectors of new memories computed for their duplicate hints (key: vector space + text); the queue uses them. */
+  private readonly hintVectors = new Map<string, Float32Array>();
+  /** Memory texts being embedded now (hint or queue), so the other waits for the same vector instead of embedding it again. */
+  private readonly inFlight = new Map<string, Promise<Float32Array>>();
+  /** Creates answered without hints because the model was busy with a request (diagnostics, tests). */
+  hintsSkipped = 0;
 
   constructor(
     private readonly settings: SettingsService,
@@ -88,6 +96,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
       const prev = this.current;
       this.current = next;
       this.queryCache.clear();
+      this.hintVectors.clear();
       this.logger.log(`Embedding provider is now ${describe(next)}`);
       void prev.close().catch(() => undefined);
       this.wake();
@@ -136,22 +145,43 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Memories that look like near-copies of a new one (duplicate hints). Embeds a short form of
-   * it (title and the first DUPLICATE_HINT_CHARS of content) to keep create fast.
+   * Memories that look like near-copies of a new one (duplicate hints; README "Hybrid search").
+   * Embeds the memory's own text (title + content, what the queue embeds) and keeps the vector
+   * for the queue, so a memory is embedded once. A create never waits behind another request's
+   * embedding: when the model is busy with one (another create's hint, a search's query), the
+   * hints are skipped (`[]`) and the queue embeds the memory as usual.
    */
   async similar(title: string | null, content: string, filter: MemoryFilter, excludeId: string): Promise<Array<{ id: string; title: string | null; score: number }>> {
     const p = this.current;
     const key = p.key;
     if (key === null || !this.cfg.duplicateHints) return [];
+    if (p.busyWithUrgent()) {
+      this.hintsSkipped++;
+      return [];
+    }
     try {
-      const text = `${title ? `${title}\n` : ''}${content.slice(0, DUPLICATE_HINT_CHARS)}`;
-      const v = await p.embed(text, 'document', true);
+      const text = memoryText(title, content);
+      const v = await this.embedMemory(p, key, text, true);
+      if (this.current === p) {
+        if (this.hintVectors.size >= HINT_VECTORS) this.hintVectors.delete(this.hintVectors.keys().next().value as string);
+        this.hintVectors.set(`${key}\u0000${text}`, v);
+      }
       const hits = await this.index.similar(v, key, DUPLICATE_HINTS + 1, filter);
       return hits.filter((h) => h.id !== excludeId && h.score >= DUPLICATE_THRESHOLD).slice(0, DUPLICATE_HINTS);
     } catch (e) {
       this.logger.warn(`Duplicate hints skipped: ${(e as Error).message}`);
       return [];
     }
+  }
+
+  /** A memory's text embedded once even when its hint and the queue ask at the same time. */
+  private embedMemory(p: EmbeddingProvider, key: string, text: string, urgent: boolean): Promise<Float32Array> {
+    const k = `${key}\u0000${text}`;
+    const running = this.inFlight.get(k);
+    if (running) return running;
+    const started = p.embed(text, 'document', urgent).finally(() => this.inFlight.delete(k));
+    this.inFlight.set(k, started);
+    return started;
   }
 
   async status(): Promise<EmbeddingStatus> {
@@ -267,7 +297,11 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   private async work(db: DocumentDatabase, p: EmbeddingProvider, key: string, job: EmbeddingJob): Promise<void> {
     let vector: Float32Array;
     try {
-      vector = await p.embed(job.text, 'document');
+      // Embedded already for its duplicate hints (same model, same text): not again.
+      const hinted = `${key}\u0000${job.text}`;
+      const known = this.hintVectors.get(hinted);
+      this.hintVectors.delete(hinted);
+      vector = known ?? (await this.embedMemory(p, key, job.text, false));
     } catch (e) {
       const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(job.attempts, 10));
       await db.memories.failEmbeddingJob(job, (e as Error).message, new Date(Date.now() + wait)).catch(() => undefined);
@@ -280,7 +314,11 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
 /** Duplicate hints: at most this many, at least this cosine (bge-small: rephrasings of one note score ~0.85–0.95, unrelated notes of one project < 0.8). */
 export const DUPLICATE_HINTS = 3;
 export const DUPLICATE_THRESHOLD = 0.86;
-export const DUPLICATE_HINT_CHARS = 200;
+
+/** What a memory's vector is computed from, on both backends (the queue's job text): title and content. */
+export function memoryText(title: string | null, content: string): string {
+  return title ? `${title}\n${content}` : content;
+}
 
 function describe(p: EmbeddingProvider): string {
   return p.key ? `${p.provider} (${p.model}, ${p.dimensions ?? '?'} dimensions)` : `none — search is keyword-only (${p.unavailable})`;
