@@ -279,6 +279,14 @@ export class SqliteMemoryIndex extends MemoryIndex {
     return this.searchDelegate.search(query, vectors) ?? this.searchNow(query);
   }
 
+  /** Loads the vectors of the current space now (a serving process, at start: not on its first search). */
+  preloadVectors(): void {
+    this.guard(() => {
+      const key = this.stmt("SELECT value FROM embedding_meta WHERE key = 'vector_space'").pluck().get() as string | undefined;
+      if (key) this.vectors.refresh(this.stmt, key);
+    });
+  }
+
   /** A search worker: vector searches use the main thread's vectors (sent with each search). */
   attachVectors(vectors: SharedVectors): void {
     this.vectors.attach(vectors);

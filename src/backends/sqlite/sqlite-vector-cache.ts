@@ -343,11 +343,26 @@ export class VectorCache {
     }
     const est = new Float32Array(slots.length);
     const codes = this.codes;
-    for (let n = 0; n < slots.length; n++) {
-      const i = slots[n];
-      let s = 0;
-      for (let b = 0, o = i * bytes; b < bytes; b++) s += lut[(b << 8) | codes[o + b]];
-      est[n] = this.alpha[i] * (2 * s - qsum);
+    if (bytes % 4 === 0 && codes.byteOffset % 4 === 0) {
+      // Four bytes per read (little-endian: byte b is bits 8b..8b+7 of its word).
+      const words = new Uint32Array(codes.buffer, codes.byteOffset, codes.length >> 2);
+      const per = bytes >> 2;
+      for (let n = 0; n < slots.length; n++) {
+        const i = slots[n];
+        let s = 0;
+        for (let w = 0, o = i * per, base = 0; w < per; w++, base += 1024) {
+          const x = words[o + w];
+          s += lut[base | (x & 255)] + lut[(base + 256) | ((x >>> 8) & 255)] + lut[(base + 512) | ((x >>> 16) & 255)] + lut[(base + 768) | (x >>> 24)];
+        }
+        est[n] = this.alpha[i] * (2 * s - qsum);
+      }
+    } else {
+      for (let n = 0; n < slots.length; n++) {
+        const i = slots[n];
+        let s = 0;
+        for (let b = 0, o = i * bytes; b < bytes; b++) s += lut[(b << 8) | codes[o + b]];
+        est[n] = this.alpha[i] * (2 * s - qsum);
+      }
     }
     const best = bestIndexes(est, r);
     const out = new Int32Array(best.length);
