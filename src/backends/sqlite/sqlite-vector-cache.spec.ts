@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { createMemorySchema } from './sqlite-memory-schema';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
-import { defaultRerank, VectorCache } from './sqlite-vector-cache';
+import { defaultRerank, RERANK_SHARE, VectorCache } from './sqlite-vector-cache';
 import { toBlob } from './sqlite-vectors';
 
 const DIMS = 384;
@@ -79,12 +79,12 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
     return found / (queries.length * 10);
   };
 
-  it('finds ≥ 0.95 of the exact top 10 through the quantised pass, re-ranking 2 % of 5,000 vectors', () => {
+  it('finds ≥ 0.95 of the exact top 10 through the quantised pass, re-ranking 3 % of 5,000 vectors', () => {
     const { vectors, queries } = corpus(5000, 100);
     store(vectors);
-    // The production rule re-ranks 2 % (at least 1,000) at 100,000 memories; here the quantised
-    // pass runs at any size and re-ranks the same share, so 100 of the 5,000.
-    const fast = new VectorCache({ exactBelow: 0, rerank: (n) => Math.ceil(n * 0.02) });
+    // The production rule re-ranks 3 % (at least 1,000) at 100,000 memories; here the quantised
+    // pass runs at any size and re-ranks the same share, so 150 of the 5,000.
+    const fast = new VectorCache({ exactBelow: 0, rerank: (n) => Math.ceil(n * RERANK_SHARE) });
     const exact = new VectorCache({ exactBelow: Infinity });
     fast.refresh(stmt, KEY);
     exact.refresh(stmt, KEY);
@@ -99,8 +99,8 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
     for (const h of fast.top(queries[0], 10, only, null)) expect(h.seq % 2).toBe(1);
   });
 
-  it('re-ranks at least 1,000 and 2 % of the candidates by default; exact below 10,000', () => {
-    expect(defaultRerank(100_000, 10)).toBe(2000);
+  it('re-ranks at least 1,000 and 3 % of the candidates by default; exact below 10,000', () => {
+    expect(defaultRerank(100_000, 10)).toBe(3000);
     expect(defaultRerank(20_000, 10)).toBe(1000);
     const { vectors, queries } = corpus(3000, 20, 11);
     store(vectors);

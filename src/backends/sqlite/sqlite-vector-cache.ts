@@ -38,8 +38,8 @@ export interface VectorSearchOptions {
 
 /** Exact below this many candidates: ~4 ms of dot products at 384 dimensions on this machine. */
 export const EXACT_BELOW = 10_000;
-/** Re-ranked after the quantised pass: 2 % of the candidates, at least 1,000 (recall@10 ≥ 0.95 of exact; bench/README.md). */
-export const RERANK_SHARE = 0.02;
+/** Re-ranked after the quantised pass: 3 % of the candidates, at least 1,000 (recall@10 ≥ 0.95 of exact; bench/README.md). */
+export const RERANK_SHARE = 0.03;
 export const RERANK_MIN = 1_000;
 export const defaultRerank = (n: number, k: number): number => Math.max(RERANK_MIN, k * 20, Math.ceil(n * RERANK_SHARE));
 
