@@ -26,7 +26,7 @@ const BACKOFF_MAX_MS = 600_000;
 const QUERY_EMBED_TIMEOUT_MS = 3_000;
 /** Query vectors kept (agents repeat searches). */
 const QUERY_CACHE = 256;
-/** Vectors computed for duplicate hints, kept until the queue stores them (by text; ~1.5 KB each). */
+/** Memory vectors just computed (by a hint or the queue), kept so the other one does not embed the same text again (~1.5 KB each). */
 const HINT_VECTORS = 4096;
 
 export interface EmbeddingStatus {
@@ -65,7 +65,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   private switching: Promise<void> | null = null;
   private readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly queryCache = new Map<string, Float32Array>();
-  /** Vectors of new memories computed for their duplicate hints (key: vector space + text); the queue uses them. */
+  /** Vectors of memory texts just computed (key: vector space + text), by a hint or the queue: the other one reuses them. */
   private readonly hintVectors = new Map<string, Float32Array>();
   /** Memory texts being embedded now (hint or queue), so the other waits for the same vector instead of embedding it again. */
   private readonly inFlight = new Map<string, Promise<Float32Array>>();
@@ -162,10 +162,6 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     try {
       const text = memoryText(title, content);
       const v = await this.embedMemory(p, key, text, true);
-      if (this.current === p) {
-        if (this.hintVectors.size >= HINT_VECTORS) this.hintVectors.delete(this.hintVectors.keys().next().value as string);
-        this.hintVectors.set(`${key}\u0000${text}`, v);
-      }
       const hits = await this.index.similar(v, key, DUPLICATE_HINTS + 1, filter);
       return hits.filter((h) => h.id !== excludeId && h.score >= DUPLICATE_THRESHOLD).slice(0, DUPLICATE_HINTS);
     } catch (e) {
@@ -174,14 +170,21 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  /** A memory's text embedded once even when its hint and the queue ask at the same time. */
-  private embedMemory(p: EmbeddingProvider, key: string, text: string, urgent: boolean): Promise<Float32Array> {
+  /** A memory's text embedded once, whether its hint or the queue asks first, or both at once. */
+  private async embedMemory(p: EmbeddingProvider, key: string, text: string, urgent: boolean): Promise<Float32Array> {
     const k = `${key}\u0000${text}`;
+    const known = this.hintVectors.get(k);
+    if (known) return known;
     const running = this.inFlight.get(k);
     if (running) return running;
     const started = p.embed(text, 'document', urgent).finally(() => this.inFlight.delete(k));
     this.inFlight.set(k, started);
-    return started;
+    const v = await started;
+    if (this.current === p) {
+      if (this.hintVectors.size >= HINT_VECTORS) this.hintVectors.delete(this.hintVectors.keys().next().value as string);
+      this.hintVectors.set(k, v);
+    }
+    return v;
   }
 
   async status(): Promise<EmbeddingStatus> {
@@ -298,10 +301,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     let vector: Float32Array;
     try {
       // Embedded already for its duplicate hints (same model, same text): not again.
-      const hinted = `${key}\u0000${job.text}`;
-      const known = this.hintVectors.get(hinted);
-      this.hintVectors.delete(hinted);
-      vector = known ?? (await this.embedMemory(p, key, job.text, false));
+      vector = await this.embedMemory(p, key, job.text, false);
     } catch (e) {
       const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(job.attempts, 10));
       await db.memories.failEmbeddingJob(job, (e as Error).message, new Date(Date.now() + wait)).catch(() => undefined);
