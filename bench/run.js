@@ -533,6 +533,16 @@ async function main() {
         return { hybrid: h, keyword: k, ratio };
       });
     }
+    // Issue 14: semantic recall@10 of the service's vector search against an exact scan, on this data dir.
+    if (results.some((r) => r.name === 'semantic-3' || r.name.startsWith('hybrid-'))) {
+      try {
+        const { measure, line } = require('./vector-recall');
+        report.vectorRecall = await measure({ dataDir, seed: opts.seed, queries: 64, k: 10 });
+        log(line(report.vectorRecall));
+      } catch (e) {
+        log(`Semantic recall not measured: ${e.message}`);
+      }
+    }
     if (report.embedding?.perSec) log(`Embedding throughput: ${report.embedding.perSec.toFixed(0)} memories/s (${report.embedding.model})`);
     const bad = results.concat(baselines).filter((r) => r.errors || r.timeouts || r.non2xx);
     report.clean = bad.length === 0;

@@ -25,6 +25,14 @@ export abstract class EmbeddingProvider {
   abstract embed(text: string, kind: EmbeddingKind, urgent?: boolean): Promise<Float32Array>;
 
   /**
+   * True while a call that a request waits on (urgent) is running or queued here: duplicate
+   * hints then do not queue behind it (EmbeddingsService.similar). Remote providers: false.
+   */
+  busyWithUrgent(): boolean {
+    return false;
+  }
+
+  /**
    * Identifies the vector space: vectors of another key are not comparable and are recomputed.
    * It names the model and the form of the embedded text (MEMORY_TEXT_FORMAT), so a change of
    * either re-embeds every memory in the background.

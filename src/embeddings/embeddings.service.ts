@@ -27,6 +27,8 @@ const BACKOFF_MAX_MS = 600_000;
 const QUERY_EMBED_TIMEOUT_MS = 3_000;
 /** Query vectors kept (agents repeat searches). */
 const QUERY_CACHE = 256;
+/** Memory vectors just computed (by a hint or the queue), kept so the other one does not embed the same text again (~1.5 KB each). */
+const HINT_VECTORS = 4096;
 
 export interface EmbeddingStatus {
   provider: string;
@@ -64,6 +66,12 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   private switching: Promise<void> | null = null;
   private readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly queryCache = new Map<string, Float32Array>();
+  /** Vectors of memory texts just computed (key: vector space + text), by a hint or the queue: the other one reuses them. */
+  private readonly hintVectors = new Map<string, Float32Array>();
+  /** Memory texts being embedded now (hint or queue), so the other waits for the same vector instead of embedding it again. */
+  private readonly inFlight = new Map<string, Promise<Float32Array>>();
+  /** Creates answered without hints because the model was busy with a request (diagnostics, tests). */
+  hintsSkipped = 0;
 
   constructor(
     private readonly settings: SettingsService,
@@ -89,6 +97,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
       const prev = this.current;
       this.current = next;
       this.queryCache.clear();
+      this.hintVectors.clear();
       this.logger.log(`Embedding provider is now ${describe(next)}`);
       void prev.close().catch(() => undefined);
       this.wake();
@@ -137,22 +146,48 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Memories that look like near-copies of a new one (duplicate hints). Embeds a short form of
-   * it (title and the first DUPLICATE_HINT_CHARS of content) to keep create fast.
+   * Memories that look like near-copies of a new one (duplicate hints; README "Hybrid search").
+   * Embeds the memory's own text (memoryEmbeddingText without session context) and keeps the
+   * vector for the queue, which reuses it when its job text is the same (a memory with no previous
+   * memory in its session), so such a memory is embedded once. A create never waits behind another request's
+   * embedding: when the model is busy with one (another create's hint, a search's query), the
+   * hints are skipped (`[]`) and the queue embeds the memory as usual.
    */
   async similar(title: string | null, content: string, filter: MemoryFilter, excludeId: string): Promise<Array<{ id: string; title: string | null; score: number }>> {
     const p = this.current;
     const key = p.key;
     if (key === null || !this.cfg.duplicateHints) return [];
+    if (p.busyWithUrgent()) {
+      this.hintsSkipped++;
+      return [];
+    }
     try {
-      const text = memoryEmbeddingText(title, content.slice(0, DUPLICATE_HINT_CHARS));
-      const v = await p.embed(text, 'document', true);
+      // The queue's text when the memory has no session context yet (else the queue embeds again).
+      const text = memoryEmbeddingText(title, content);
+      const v = await this.embedMemory(p, key, text, true);
       const hits = await this.index.similar(v, key, DUPLICATE_HINTS + 1, filter);
       return hits.filter((h) => h.id !== excludeId && h.score >= DUPLICATE_THRESHOLD).slice(0, DUPLICATE_HINTS);
     } catch (e) {
       this.logger.warn(`Duplicate hints skipped: ${(e as Error).message}`);
       return [];
     }
+  }
+
+  /** A memory's text embedded once, whether its hint or the queue asks first, or both at once. */
+  private async embedMemory(p: EmbeddingProvider, key: string, text: string, urgent: boolean): Promise<Float32Array> {
+    const k = `${key}\u0000${text}`;
+    const known = this.hintVectors.get(k);
+    if (known) return known;
+    const running = this.inFlight.get(k);
+    if (running) return running;
+    const started = p.embed(text, 'document', urgent).finally(() => this.inFlight.delete(k));
+    this.inFlight.set(k, started);
+    const v = await started;
+    if (this.current === p) {
+      if (this.hintVectors.size >= HINT_VECTORS) this.hintVectors.delete(this.hintVectors.keys().next().value as string);
+      this.hintVectors.set(k, v);
+    }
+    return v;
   }
 
   async status(): Promise<EmbeddingStatus> {
@@ -268,7 +303,8 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   private async work(db: DocumentDatabase, p: EmbeddingProvider, key: string, job: EmbeddingJob): Promise<void> {
     let vector: Float32Array;
     try {
-      vector = await p.embed(job.text, 'document');
+      // Embedded already for its duplicate hints (same model, same text): not again.
+      vector = await this.embedMemory(p, key, job.text, false);
     } catch (e) {
       const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(job.attempts, 10));
       await db.memories.failEmbeddingJob(job, (e as Error).message, new Date(Date.now() + wait)).catch(() => undefined);
@@ -281,7 +317,6 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
 /** Duplicate hints: at most this many, at least this cosine (bge-small: rephrasings of one note score ~0.85–0.95, unrelated notes of one project < 0.8). */
 export const DUPLICATE_HINTS = 3;
 export const DUPLICATE_THRESHOLD = 0.86;
-export const DUPLICATE_HINT_CHARS = 200;
 
 function describe(p: EmbeddingProvider): string {
   return p.key ? `${p.provider} (${p.model}, ${p.dimensions ?? '?'} dimensions)` : `none — search is keyword-only (${p.unavailable})`;

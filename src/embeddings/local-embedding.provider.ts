@@ -43,6 +43,8 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
   private nextId = 1;
   private readonly waiting: { urgent: Array<() => void>; background: Array<() => void> } = { urgent: [], background: [] };
   private busy = false;
+  /** Urgent calls running or waiting. */
+  private urgentCalls = 0;
 
   constructor(readonly dir: string) {
     super();
@@ -59,7 +61,20 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
     this.unavailable = hasLocalModel(dir) ? null : `no local model in ${dir} (run \`npm run fetch-model\`, or set MEMSTORE_EMBEDDING_MODEL_DIR)`;
   }
 
+  override busyWithUrgent(): boolean {
+    return this.urgentCalls > 0;
+  }
+
   override async embed(text: string, kind: EmbeddingKind, urgent = kind === 'query'): Promise<Float32Array> {
+    if (urgent) this.urgentCalls++;
+    try {
+      return await this.embedInTurn(text, kind, urgent);
+    } finally {
+      if (urgent) this.urgentCalls--;
+    }
+  }
+
+  private async embedInTurn(text: string, kind: EmbeddingKind, urgent: boolean): Promise<Float32Array> {
     if (this.busy) await new Promise<void>((resolve) => this.waiting[urgent ? 'urgent' : 'background'].push(resolve));
     this.busy = true;
     try {

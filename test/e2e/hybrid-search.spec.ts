@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { adminAgent, createTestApp, TestApp } from '../support/app';
 import { testBackends } from '../support/backends';
+import { EmbeddingsService } from '../../src/embeddings/embeddings.service';
 import { Api, createMemory, fullAccessApi } from './memories.helpers';
 
 /**
@@ -107,6 +108,38 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     expect(copy.body.similar.length).toBeLessThanOrEqual(3);
     const fresh = await api.post('/api/memories', { content: 'The office plants need water on Mondays.', project: 'ops' }).expect(201);
     expect(fresh.body.similar).toEqual([]);
+  });
+
+  it('embeds a new memory once for its hints and its vector, and a create does not queue behind another request\'s embedding', async () => {
+    const embeddings = t.app.get(EmbeddingsService);
+    const provider = embeddings.provider;
+    // A request's embedding (a search's query) makes the model busy for hints until it is done.
+    expect(provider.busyWithUrgent()).toBe(false);
+    const query = provider.embed('when does the accountant need the receipts', 'query');
+    expect(provider.busyWithUrgent()).toBe(true);
+    await query;
+    expect(provider.busyWithUrgent()).toBe(false);
+
+    const embed = jest.spyOn(provider, 'embed');
+    const skippedBefore = embeddings.hintsSkipped;
+    try {
+      // Twelve creates at once: one at a time gets hints from the model, the others skip them.
+      // (One agent each: no memory has a previous one in its session, so the queue's job text is
+      // the hint's text; with session context the queue embeds the longer text itself.)
+      const bodies = Array.from({ length: 12 }, (_, i) => ({ title: `Receipt ${i}`, content: `Receipt number ${i} of the tax folder: a parking ticket from stop ${i * 7}.`, project: 'hints', agent: `clerk-${i}` }));
+      const ownText = (b: { title: string; content: string }) => `${b.content}\n${b.title}`;
+      const created = await Promise.all(bodies.map((b) => api.post('/api/memories', b).expect(201)));
+      await settle();
+      const hinted = created.filter((r) => r.body.similar.length > 0 || embed.mock.calls.some(([text, kind, urgent]) => kind === 'document' && urgent && text === ownText(r.body.memory)));
+      expect(hinted.length + (embeddings.hintsSkipped - skippedBefore)).toBe(12);
+      // Every memory's text was embedded exactly once (hint and queue share the vector) ...
+      for (const b of bodies) expect(embed.mock.calls.filter(([text]) => text === ownText(b))).toHaveLength(1);
+      // ... and every one of them is searchable by meaning.
+      const found = await search('parking ticket receipt', { project: 'hints', mode: 'semantic', limit: '20' });
+      expect(found.rows).toHaveLength(12);
+    } finally {
+      embed.mockRestore();
+    }
   });
 
   it('a model change re-embeds every memory with progress on /api/status while search keeps working', async () => {

@@ -8,7 +8,8 @@ import { createMemorySchema, resetMemorySchema } from './sqlite-memory-schema';
 import { DbRow, Params, previewOf, ROW_COLUMNS, StatementCache, toRow } from './sqlite-memory-rows';
 import { DEFAULT_EXACT_RANKING_BUDGET, DEFAULT_TERM_WINDOW, rankedFullTextSearch, RankingOptions } from './sqlite-ranking';
 import { SqliteMemoryVersions } from './sqlite-memory-versions';
-import { claimJobs, failJob, progress, similarTo, storeJobVector, useVectorSpace, VectorCache, vectorSearch } from './sqlite-vectors';
+import { SharedVectors, VectorCache } from './sqlite-vector-cache';
+import { claimJobs, failJob, progress, similarTo, storeJobVector, useVectorSpace, vectorSearch } from './sqlite-vectors';
 
 export { PREVIEW_CHARS, previewOf } from './sqlite-memory-rows';
 export { DEFAULT_EXACT_RANKING_BUDGET, DEFAULT_TERM_WINDOW } from './sqlite-ranking';
@@ -38,9 +39,12 @@ export interface SqliteMemoryIndexOptions {
   maintenanceIdleMs?: number | null;
 }
 
-/** Runs searches elsewhere (SqliteSearchPool); null when it cannot take one now (then the index searches itself). */
+/**
+ * Runs searches elsewhere (SqliteSearchPool); null when it cannot take one now (then the index
+ * searches itself). `vectors`: this process's one copy of the vectors, shared with the worker.
+ */
 export interface SearchDelegate {
-  search(query: SearchQuery): Promise<MemoryPage> | null;
+  search(query: SearchQuery, vectors?: SharedVectors | null): Promise<MemoryPage> | null;
 }
 
 const MMAP_BYTES = 1024 * 1024 * 1024;
@@ -59,7 +63,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
   private readonly ranking: RankingOptions;
   private readonly maintenance: FtsMaintenance;
   private searchDelegate: SearchDelegate | null = null;
-  /** This connection's copy of the vectors (sqlite-vectors.ts). */
+  /** The process's vectors (sqlite-vector-cache.ts): read from the table here on the main connection, shared with the search workers. */
   private readonly vectors = new VectorCache();
 
   constructor(
@@ -265,13 +269,33 @@ export class SqliteMemoryIndex extends MemoryIndex {
 
   /** Search (CONTRACT §3); the ranking is described in sqlite-ranking.ts. */
   override async search(query: SearchQuery): Promise<MemoryPage> {
-    return this.searchDelegate?.search(query) ?? this.searchNow(query);
+    if (!this.searchDelegate) return this.searchNow(query);
+    let vectors: SharedVectors | null = null;
+    if (isVectorSearch(query)) {
+      // The worker searches this thread's copy, brought up to date first (one copy per process).
+      this.guard(() => this.vectors.refresh(this.stmt, query.vectorKey as string));
+      vectors = this.vectors.share();
+    }
+    return this.searchDelegate.search(query, vectors) ?? this.searchNow(query);
+  }
+
+  /** Loads the vectors of the current space now (a serving process, at start: not on its first search). */
+  preloadVectors(): void {
+    this.guard(() => {
+      const key = this.stmt("SELECT value FROM embedding_meta WHERE key = 'vector_space'").pluck().get() as string | undefined;
+      if (key) this.vectors.refresh(this.stmt, key);
+    });
+  }
+
+  /** A search worker: vector searches use the main thread's vectors (sent with each search). */
+  attachVectors(vectors: SharedVectors): void {
+    this.vectors.attach(vectors);
   }
 
   /** The search itself, synchronously on this index's connection (what a search worker runs). */
   searchNow(query: SearchQuery): MemoryPage {
     return this.guard(() =>
-      query.vector && query.vectorKey && query.mode !== 'keyword' ? vectorSearch(this.stmt, this.vectors, this.ranking, query) : rankedFullTextSearch(this.stmt, this.ranking, query),
+      isVectorSearch(query) ? vectorSearch(this.stmt, this.vectors, this.ranking, query) : rankedFullTextSearch(this.stmt, this.ranking, query),
     );
   }
 
@@ -367,4 +391,8 @@ export class SqliteMemoryIndex extends MemoryIndex {
       throw translateSqliteError(e, { conflict: 'A memory with this id already exists' });
     }
   }
+}
+
+function isVectorSearch(query: SearchQuery): boolean {
+  return Boolean(query.vector && query.vectorKey && query.mode !== 'keyword');
 }

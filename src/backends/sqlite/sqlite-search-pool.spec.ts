@@ -73,6 +73,34 @@ describe('SqliteSearchPool', () => {
     expect((await database.memories.search({ text: 'zyzzyva', filter: {}, limit: 5, offset: 0 })).total).toBe(0);
   });
 
+  it('runs vector searches on the workers over the main thread\'s one copy of the vectors, new vectors included', async () => {
+    const KEY = 'local:test-4';
+    const unit = (...xs: number[]) => {
+      const n = Math.hypot(...xs);
+      return Float32Array.from(xs, (x) => x / n);
+    };
+    await database.memories.useVectorSpace(KEY);
+    const jobs = await database.memories.claimEmbeddingJobs('test', 100, 60_000);
+    expect(jobs).toHaveLength(60);
+    for (const [i, j] of jobs.entries()) await database.memories.storeVector(j, KEY, unit(1, (i % 7) / 7, (i % 5) / 5, 0.1));
+    const pool = database.searchWorkers() as SqliteSearchPool;
+    await waitReady(pool, 2);
+    const vq = (text: string, vector: Float32Array, mode: 'semantic' | 'hybrid', filter = {}): SearchQuery => ({ text, filter, limit: 5, offset: 0, mode, vector, vectorKey: KEY });
+    const vqs = [vq('deploy', unit(1, 0.5, 0.2, 0.1), 'hybrid'), vq('cache', unit(0.2, 1, 0, 0), 'semantic'), vq('token', unit(1, 0, 1, 0), 'hybrid', { project: 'atlas' })];
+    for (const q of vqs) {
+      const page = await database.memories.search(q);
+      expect(page.rows).toHaveLength(5);
+      expect(page).toEqual(database.memories.searchNow(q));
+    }
+    // A vector stored just before is found by the next search on a worker (the copy is the main thread's).
+    await database.memories.insert(doc(2000, { content: 'nothing alike' }));
+    const [job] = await database.memories.claimEmbeddingJobs('test', 10, 60_000);
+    await database.memories.storeVector(job, KEY, unit(0, 0, 0, 1));
+    const page = await database.memories.search(vq('nothing', unit(0, 0, 0, 1), 'semantic'));
+    expect(page.rows[0]).toMatchObject({ id: doc(2000).id });
+    expect(page.rows[0].score).toBeCloseTo(1, 5);
+  });
+
   it('closes its workers with the database; searches after that fail as on a closed database', async () => {
     const pool = database.searchWorkers() as SqliteSearchPool;
     await waitReady(pool, 2);

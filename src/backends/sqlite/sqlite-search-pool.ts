@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { AppError, BackendName, BackendUnavailableError } from '../../common/errors';
 import type { MemoryPage, SearchQuery } from '../ports/memory.model';
 import type { SearchDelegate, SqliteMemoryIndexOptions } from './sqlite-memory-index';
+import type { SharedVectors } from './sqlite-vector-cache';
 
 /** What a search worker is started with (sqlite-search-worker.ts). */
 export interface SearchWorkerData {
@@ -96,7 +97,7 @@ export class SqliteSearchPool implements SearchDelegate {
     return this.slots.size;
   }
 
-  search(query: SearchQuery): Promise<MemoryPage> | null {
+  search(query: SearchQuery, vectors: SharedVectors | null = null): Promise<MemoryPage> | null {
     if (this.closed) return null;
     if (!this.started) void this.start();
     // The ready worker with the fewest searches in flight.
@@ -109,7 +110,8 @@ export class SqliteSearchPool implements SearchDelegate {
       // An idle worker does not keep the process alive; one with a search in flight does.
       if (slot.pending.size === 0) slot.worker.ref();
       slot.pending.set(id, { resolve, reject });
-      slot.worker.postMessage({ id, query });
+      // SharedArrayBuffers are shared, not copied: the worker searches the main thread's vectors.
+      slot.worker.postMessage(vectors ? { id, query, vectors } : { id, query });
     });
   }
 

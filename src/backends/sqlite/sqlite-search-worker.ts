@@ -1,7 +1,8 @@
 /**
  * A search worker thread (see SqliteSearchPool): its own connection to the SQLite file, used for
  * searches only. Messages in: `{ id, query }` (answered `{ id, page }` or `{ id, error }`) and
- * `{ close: true }`. Posts `{ ready: true }` once the file is open, or `{ failed }` when it cannot be.
+ * `{ close: true }`; a vector search carries the main thread's shared vectors (`vectors`).
+ * Posts `{ ready: true }` once the file is open, or `{ failed }` when it cannot be.
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -9,6 +10,7 @@ import type { SearchQuery } from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { SearchWorkerData, serializeError } from './sqlite-search-pool';
+import type { SharedVectors } from './sqlite-vector-cache';
 
 function main(): void {
   const port = parentPort;
@@ -30,13 +32,14 @@ function main(): void {
   // One read transaction per search: every statement of it reads the same snapshot, as it does on
   // the main thread (where a search is one synchronous call between writes).
   const search = db.transaction((query: SearchQuery) => index.searchNow(query));
-  port.on('message', (msg: { id: number; query: SearchQuery } | { close: true }) => {
+  port.on('message', (msg: { id: number; query: SearchQuery; vectors?: SharedVectors } | { close: true }) => {
     if ('close' in msg) {
       if (db.open) db.close();
       port.close();
       return;
     }
     try {
+      if (msg.vectors) index.attachVectors(msg.vectors);
       port.postMessage({ id: msg.id, page: search(msg.query) });
     } catch (e) {
       // Translated here, as on the main thread (BEGIN itself can fail outside the index's guard).

@@ -1,0 +1,407 @@
+import type { Stmt } from './sqlite-memory-rows';
+
+/**
+ * The vectors of the current space, in memory, ONE copy per process: the main thread's cache
+ * reads them from memory_vectors into SharedArrayBuffers and hands a `SharedVectors` view to the
+ * search workers with each vector search (SharedArrayBuffers cross postMessage by reference).
+ *
+ * Layout (slot i): `data` float32 [i*dims, (i+1)*dims), `codes` the sign bits of (vector −
+ * centre), one bit per dimension packed in bytes, `alpha` mean |vector − centre| (the scale of
+ * the binary approximation), `seqs` the memory's seq or −1 for a free slot. Slots are only
+ * appended (a re-embedded memory gets a new slot, its old one is freed), so a worker reading
+ * slots [0, count) never sees a half-written vector; a larger store or a reload makes new
+ * buffers (`gen` moves) and workers still holding the old ones finish their search on them.
+ *
+ * Search (top): exact dot products when the candidates are few (≤ exactBelow: a small store, or
+ * a filtered subset), else a quantised pass — an asymmetric estimate of every candidate's dot
+ * product from its sign bits (the float query against the bits, by per-byte lookup tables: 48
+ * lookups for 384 dimensions) — then an exact re-rank of the best `rerank(n)` by that estimate.
+ * bench/vector-recall.js and sqlite-vector-cache.spec.ts measure recall@10 against the exact scan.
+ */
+export interface SharedVectors {
+  key: string;
+  gen: number;
+  dims: number;
+  count: number;
+  data: SharedArrayBuffer;
+  codes: SharedArrayBuffer;
+  alpha: SharedArrayBuffer;
+  seqs: SharedArrayBuffer;
+}
+
+export interface VectorSearchOptions {
+  /** Exact scan when the candidates are at most this many (default EXACT_BELOW). */
+  exactBelow?: number;
+  /** Candidates re-ranked exactly after the quantised pass, for n candidates and k wanted. */
+  rerank?: (n: number, k: number) => number;
+}
+
+/** Exact below this many candidates: ~4 ms of dot products at 384 dimensions on this machine. */
+export const EXACT_BELOW = 10_000;
+/** Re-ranked after the quantised pass: 3 % of the candidates, at least 1,000 (recall@10 ≥ 0.95 of exact; bench/README.md). */
+export const RERANK_SHARE = 0.03;
+export const RERANK_MIN = 1_000;
+export const defaultRerank = (n: number, k: number): number => Math.max(RERANK_MIN, k * 20, Math.ceil(n * RERANK_SHARE));
+
+/** Every buffer of the main thread's cache is a SharedArrayBuffer (the empty ones too). */
+function shared(a: { buffer: ArrayBufferLike }): SharedArrayBuffer {
+  return a.buffer instanceof SharedArrayBuffer ? a.buffer : new SharedArrayBuffer(0);
+}
+
+export class VectorCache {
+  private key: string | null = null;
+  private version = -1;
+  private stamp = 0;
+  private dims = 0;
+  private bytes = 0;
+  private gen = 0;
+  private count = 0;
+  private capacity = 0;
+  private data: Float32Array<ArrayBufferLike> = new Float32Array(0);
+  private codes: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
+  private alpha: Float32Array<ArrayBufferLike> = new Float32Array(0);
+  private seqs: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  /** seq → slot (may hold stale slots of an older gen: check seqs[slot] === seq). */
+  private slot = new Map<number, number>();
+  /** Slots [0, indexed) are in `slot`. */
+  private indexed = 0;
+  /** Memories whose vector is of another space or size (counted in `rows`). */
+  private other = new Set<number>();
+  /** Rows of memory_vectors seen (any space), to notice deletions. */
+  private rows = 0;
+  /** The centre the sign bits are taken around, and how many vectors it was computed from. */
+  private centre: Float32Array<ArrayBufferLike> = new Float32Array(0);
+  private centreOf = 0;
+  /** A reader (search worker): its vectors come from the main thread (attach), never from the table. */
+  private reader = false;
+  private readonly exactBelow: number;
+  private readonly rerank: (n: number, k: number) => number;
+
+  constructor(opts: VectorSearchOptions = {}) {
+    this.exactBelow = opts.exactBelow ?? EXACT_BELOW;
+    this.rerank = opts.rerank ?? defaultRerank;
+  }
+
+  get size(): number {
+    let n = 0;
+    for (let i = 0; i < this.count; i++) if (this.seqs[i] >= 0) n++;
+    return n;
+  }
+
+  /** Bytes of vectors held (diagnostics). */
+  get byteLength(): number {
+    return this.data.byteLength + this.codes.byteLength + this.alpha.byteLength + this.seqs.byteLength;
+  }
+
+  /** The view a search worker searches (sqlite-search-pool.ts); null before the first refresh. */
+  share(): SharedVectors | null {
+    if (this.key === null) return null;
+    return {
+      key: this.key,
+      gen: this.gen,
+      dims: this.dims,
+      count: this.count,
+      data: shared(this.data),
+      codes: shared(this.codes),
+      alpha: shared(this.alpha),
+      seqs: shared(this.seqs),
+    };
+  }
+
+  /** Searches on the main thread's vectors from now on (a search worker, per search). */
+  attach(v: SharedVectors): void {
+    this.reader = true;
+    if (v.key !== this.key || v.gen !== this.gen) {
+      this.key = v.key;
+      this.gen = v.gen;
+      this.dims = v.dims;
+      this.bytes = Math.ceil(v.dims / 8);
+      this.data = new Float32Array(v.data);
+      this.codes = new Uint8Array(v.codes);
+      this.alpha = new Float32Array(v.alpha);
+      this.seqs = new Int32Array(v.seqs);
+      this.capacity = this.seqs.length;
+      this.slot.clear();
+      this.indexed = 0;
+    }
+    this.count = v.count;
+  }
+
+  /** Brings the copy up to date with the table for vector space `key` (main thread; a reader's is the main thread's). */
+  refresh(stmt: Stmt, key: string): void {
+    if (this.reader) return;
+    const version = Number((stmt("SELECT value FROM embedding_meta WHERE key = 'vector_version'").pluck().get() as string | undefined) ?? 0);
+    if (key === this.key && version === this.version) return;
+    if (key !== this.key) this.reset(key);
+    const total = Number((stmt("SELECT value FROM embedding_meta WHERE key = 'vector_rows'").pluck().get() as string | undefined) ?? 0);
+    const expected = stmt('SELECT count(*) FROM memory_vectors WHERE stamp > ?').pluck().get(this.stamp) as number;
+    const first = this.count;
+    // Row by row into the shared buffers (no second copy of the table in memory while loading).
+    for (const r of stmt('SELECT seq, model, stamp, vec FROM memory_vectors WHERE stamp > ? ORDER BY stamp').iterate(this.stamp) as Iterable<{ seq: number; model: string; stamp: number; vec: Buffer }>) {
+      this.stamp = Math.max(this.stamp, r.stamp);
+      const known = this.live(r.seq) !== undefined;
+      if (!known && !this.other.has(r.seq)) this.rows++;
+      if (r.model !== key || r.vec.byteLength % 4 !== 0 || (this.dims !== 0 && r.vec.byteLength !== this.dims * 4)) {
+        this.free(r.seq);
+        this.other.add(r.seq);
+        continue;
+      }
+      this.other.delete(r.seq);
+      if (this.dims === 0) {
+        this.dims = r.vec.byteLength / 4;
+        this.bytes = Math.ceil(this.dims / 8);
+      }
+      this.free(r.seq);
+      if (this.count >= this.capacity) this.reserve(this.count + Math.max(1, expected));
+      // Byte copy: the driver's buffer need not be 4-byte aligned.
+      new Uint8Array(this.data.buffer, this.count * this.dims * 4, this.dims * 4).set(r.vec);
+      this.seqs[this.count++] = r.seq;
+    }
+    // Sign bits around the mean vector, recomputed for all while the store doubles (up to 50k);
+    // else only the new slots are encoded. (Workers see slots up to the count of their last
+    // share(), which is taken after this refresh.)
+    if (this.count > first) {
+      if (this.centreOf === 0 || (this.count >= 2 * this.centreOf && this.centreOf < 50_000)) this.recentre();
+      else for (let i = first; i < this.count; i++) this.alpha[i] = this.encode(this.data, i * this.dims, this.codes, i * this.bytes);
+    }
+    if (total !== this.rows) this.dropDeleted(stmt);
+    this.version = version;
+  }
+
+  private reset(key: string): void {
+    this.key = key;
+    this.version = -1;
+    this.stamp = 0;
+    this.dims = 0;
+    this.bytes = 0;
+    this.count = 0;
+    this.capacity = 0;
+    this.data = new Float32Array(0);
+    this.codes = new Uint8Array(0);
+    this.alpha = new Float32Array(0);
+    this.seqs = new Int32Array(0);
+    this.slot.clear();
+    this.indexed = 0;
+    this.other.clear();
+    this.rows = 0;
+    this.centre = new Float32Array(0);
+    this.centreOf = 0;
+    this.gen++;
+  }
+
+  /** Rows were deleted: free the slots of memories whose vector is gone. */
+  private dropDeleted(stmt: Stmt): void {
+    const present = new Set(stmt('SELECT seq FROM memory_vectors').pluck().all() as number[]);
+    for (let i = 0; i < this.count; i++) if (this.seqs[i] >= 0 && !present.has(this.seqs[i])) this.free(this.seqs[i]);
+    for (const s of this.other) if (!present.has(s)) this.other.delete(s);
+    this.rows = present.size;
+  }
+
+  /** New (shared) buffers for at least `need` slots, keeping the live ones (compacted); gen moves. */
+  private reserve(need: number): void {
+    if (need <= this.capacity) return;
+    const live: number[] = [];
+    for (let i = 0; i < this.count; i++) if (this.seqs[i] >= 0) live.push(i);
+    const capacity = Math.max(1024, Math.ceil((live.length + need - this.count) * 1.25));
+    const data = new Float32Array(new SharedArrayBuffer(capacity * this.dims * 4));
+    const codes = new Uint8Array(new SharedArrayBuffer(capacity * this.bytes));
+    const alpha = new Float32Array(new SharedArrayBuffer(capacity * 4));
+    const seqs = new Int32Array(new SharedArrayBuffer(capacity * 4)).fill(-1);
+    live.forEach((from, to) => {
+      data.set(this.data.subarray(from * this.dims, (from + 1) * this.dims), to * this.dims);
+      codes.set(this.codes.subarray(from * this.bytes, (from + 1) * this.bytes), to * this.bytes);
+      alpha[to] = this.alpha[from];
+      seqs[to] = this.seqs[from];
+    });
+    this.data = data;
+    this.codes = codes;
+    this.alpha = alpha;
+    this.seqs = seqs;
+    this.capacity = capacity;
+    this.count = live.length;
+    this.slot.clear();
+    this.indexed = 0;
+    this.gen++;
+  }
+
+  /** Recomputes the centre from the vectors held, and every code (in new buffers). */
+  private recentre(): void {
+    const dims = this.dims;
+    const sum = new Float64Array(dims);
+    let n = 0;
+    for (let i = 0; i < this.count; i++) {
+      if (this.seqs[i] < 0) continue;
+      for (let j = 0, o = i * dims; j < dims; j++) sum[j] += this.data[o + j];
+      n++;
+    }
+    this.centre = Float32Array.from(sum, (s) => s / n);
+    this.centreOf = n;
+    const codes = new Uint8Array(new SharedArrayBuffer(this.capacity * this.bytes));
+    const alpha = new Float32Array(new SharedArrayBuffer(this.capacity * 4));
+    for (let i = 0; i < this.count; i++) alpha[i] = this.encode(this.data, i * dims, codes, i * this.bytes);
+    this.codes = codes;
+    this.alpha = alpha;
+    this.gen++;
+  }
+
+  /** Writes the sign bits of (v − centre) at codes[out..]; returns mean |v − centre|. */
+  private encode(v: Float32Array, off: number, codes: Uint8Array, out: number): number {
+    let abs = 0;
+    for (let b = 0; b < this.bytes; b++) {
+      let byte = 0;
+      for (let t = 0; t < 8; t++) {
+        const j = b * 8 + t;
+        if (j >= this.dims) break;
+        const d = v[off + j] - this.centre[j];
+        abs += Math.abs(d);
+        if (d > 0) byte |= 1 << t;
+      }
+      codes[out + b] = byte;
+    }
+    return abs / this.dims;
+  }
+
+  private free(seq: number): void {
+    const i = this.live(seq);
+    if (i !== undefined) this.seqs[i] = -1;
+  }
+
+  /** The slot of `seq`, if it has a live one. */
+  private live(seq: number): number | undefined {
+    for (; this.indexed < this.count; this.indexed++) {
+      const s = this.seqs[this.indexed];
+      if (s >= 0) this.slot.set(s, this.indexed);
+    }
+    const i = this.slot.get(seq);
+    return i !== undefined && i < this.count && this.seqs[i] === seq ? i : undefined;
+  }
+
+  cosine(seq: number, q: Float32Array): number | undefined {
+    if (q.length !== this.dims) return undefined;
+    const i = this.live(seq);
+    return i === undefined ? undefined : dotAt(q, this.data, i * this.dims);
+  }
+
+  /** The `k` closest vectors, among `only` when given and never those in `except`. */
+  top(q: Float32Array, k: number, only: Iterable<number> | null, except: Set<number> | null): Array<{ seq: number; score: number }> {
+    if (q.length !== this.dims || k <= 0 || this.count === 0) return [];
+    // The candidate slots.
+    let slots: Int32Array;
+    if (only) {
+      const list: number[] = [];
+      for (const seq of only) {
+        const i = this.live(seq);
+        if (i !== undefined && !except?.has(seq)) list.push(i);
+      }
+      slots = Int32Array.from(list);
+    } else {
+      const all = new Int32Array(this.count);
+      let n = 0;
+      for (let i = 0; i < this.count; i++) {
+        const s = this.seqs[i];
+        if (s >= 0 && !except?.has(s)) all[n++] = i;
+      }
+      slots = all.subarray(0, n);
+    }
+    if (slots.length > this.exactBelow) {
+      const r = this.rerank(slots.length, k);
+      if (r < slots.length) slots = this.prefilter(q, slots, r);
+    }
+    return this.exact(q, slots, k);
+  }
+
+  /** Exact dot products over `slots`; the best `k`. */
+  private exact(q: Float32Array, slots: Int32Array, k: number): Array<{ seq: number; score: number }> {
+    const scores = new Float32Array(slots.length);
+    const dims = this.dims;
+    for (let n = 0; n < slots.length; n++) scores[n] = dotAt(q, this.data, slots[n] * dims);
+    const order = bestIndexes(scores, k);
+    const out: Array<{ seq: number; score: number }> = [];
+    for (const n of order) {
+      const seq = this.seqs[slots[n]];
+      if (seq >= 0) out.push({ seq, score: scores[n] });
+    }
+    out.sort((a, b) => b.score - a.score || b.seq - a.seq);
+    return out.slice(0, k);
+  }
+
+  /** The ~`r` slots with the best estimated dot product (sign bits against the float query). */
+  private prefilter(q: Float32Array, slots: Int32Array, r: number): Int32Array {
+    const bytes = this.bytes;
+    // lut[b*256 + v]: the sum of q over the dimensions whose bit is set in byte value v of byte b.
+    // dot(q, v − c) ≈ alpha · Σ q_j·(±1) = alpha · (2·Σ_{bit set} q_j − Σ q_j).
+    const lut = new Float32Array(bytes * 256);
+    let qsum = 0;
+    for (let b = 0; b < bytes; b++) {
+      for (let t = 0; t < 8; t++) {
+        const j = b * 8 + t;
+        const w = j < this.dims ? q[j] : 0;
+        qsum += w;
+        const bit = 1 << t;
+        for (let v = bit; v < 256; v++) if (v & bit) lut[b * 256 + v] += w;
+      }
+    }
+    const est = new Float32Array(slots.length);
+    const codes = this.codes;
+    if (bytes % 4 === 0 && codes.byteOffset % 4 === 0) {
+      // Four bytes per read (little-endian: byte b is bits 8b..8b+7 of its word).
+      const words = new Uint32Array(codes.buffer, codes.byteOffset, codes.length >> 2);
+      const per = bytes >> 2;
+      for (let n = 0; n < slots.length; n++) {
+        const i = slots[n];
+        let s = 0;
+        for (let w = 0, o = i * per, base = 0; w < per; w++, base += 1024) {
+          const x = words[o + w];
+          s += lut[base | (x & 255)] + lut[(base + 256) | ((x >>> 8) & 255)] + lut[(base + 512) | ((x >>> 16) & 255)] + lut[(base + 768) | (x >>> 24)];
+        }
+        est[n] = this.alpha[i] * (2 * s - qsum);
+      }
+    } else {
+      for (let n = 0; n < slots.length; n++) {
+        const i = slots[n];
+        let s = 0;
+        for (let b = 0, o = i * bytes; b < bytes; b++) s += lut[(b << 8) | codes[o + b]];
+        est[n] = this.alpha[i] * (2 * s - qsum);
+      }
+    }
+    const best = bestIndexes(est, r);
+    const out = new Int32Array(best.length);
+    for (let n = 0; n < best.length; n++) out[n] = slots[best[n]];
+    return out;
+  }
+}
+
+/** Indexes of (about, never fewer than min(k, n)) the k largest scores: a histogram threshold, O(n). */
+function bestIndexes(scores: Float32Array, k: number): number[] {
+  const n = scores.length;
+  if (n <= k) return Array.from({ length: n }, (_, i) => i);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const s = scores[i];
+    if (s < lo) lo = s;
+    if (s > hi) hi = s;
+  }
+  const B = 2048;
+  const width = (hi - lo) / B || 1;
+  const counts = new Uint32Array(B + 1);
+  for (let i = 0; i < n; i++) counts[Math.min(B, Math.floor((scores[i] - lo) / width))]++;
+  let cut = B;
+  let seen = counts[B];
+  while (cut > 0 && seen < k) seen += counts[--cut];
+  const threshold = lo + cut * width;
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) if (Math.min(B, Math.floor((scores[i] - lo) / width)) >= cut || scores[i] >= threshold + width) out.push(i);
+  if (out.length > 4 * k) {
+    // A bucket with many ties: keep the best k exactly.
+    out.sort((a, b) => scores[b] - scores[a]);
+    out.length = k;
+  }
+  return out;
+}
+
+function dotAt(q: Float32Array, data: Float32Array, off: number): number {
+  let s = 0;
+  for (let j = 0; j < q.length; j++) s += q[j] * data[off + j];
+  return s;
+}

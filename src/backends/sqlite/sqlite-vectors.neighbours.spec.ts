@@ -1,0 +1,78 @@
+import Database from 'better-sqlite3';
+import { FusionCandidate, SESSION_GAP_MS } from '../../../libs/search-query';
+import { MemoryDoc } from '../ports/memory.model';
+import { StatementCache, Stmt } from './sqlite-memory-rows';
+import { SqliteMemoryIndex } from './sqlite-memory-index';
+import { addNeighbours } from './sqlite-vectors';
+
+/**
+ * Session neighbours of hybrid candidates (fusion.ts) are found by probing only between
+ * candidates; this pins them to the definition — the memory just before and just after each
+ * candidate in its project and agent, kept when it is a candidate and within SESSION_GAP_MS —
+ * computed here the plain way, on memories with sessions, gaps, equal timestamps and imported
+ * (older, higher-seq) ones.
+ */
+describe('hybrid session neighbours', () => {
+  let db: Database.Database;
+  let stmt: Stmt;
+
+  beforeAll(async () => {
+    db = new Database(':memory:');
+    const index = new SqliteMemoryIndex(db, { maintenanceIdleMs: null });
+    let s = 99;
+    const r = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    let at = Date.UTC(2026, 0, 1);
+    const docs: MemoryDoc[] = [];
+    for (let i = 0; i < 600; i++) {
+      // Mostly minutes apart, sometimes a new session; now and then the same instant; 5 % imported from the past.
+      at += r() < 0.1 ? 2 * SESSION_GAP_MS : r() < 0.1 ? 0 : Math.floor(r() * 10 * 60_000);
+      const when = new Date(r() < 0.05 ? at - Math.floor(r() * 20) * 60_000 : at);
+      docs.push({
+        id: (0x6a000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16),
+        title: null, type: 'note', scope: 'global', tags: [],
+        agent: ['a', 'b', null][Math.floor(r() * 3)], project: ['p', 'q', null][Math.floor(r() * 3)],
+        content: `memory ${i}`, createdAt: when, updatedAt: when, version: 1, objectKey: null, author: null,
+      });
+    }
+    await index.insertMany(docs);
+    const statements = new StatementCache(db);
+    stmt = (sql) => statements.get(sql);
+  });
+  afterAll(() => db.close());
+
+  /** The definition, one lookup per side per candidate. */
+  function reference(keys: number[]): Map<number, number[]> {
+    const set = new Set(keys);
+    const out = new Map<number, number[]>();
+    const before = db.prepare('SELECT seq, created_at FROM memories WHERE project IS @project AND agent IS @agent AND created_at <= @at AND seq < @seq ORDER BY created_at DESC, seq DESC LIMIT 1');
+    const after = db.prepare('SELECT seq, created_at FROM memories WHERE project IS @project AND agent IS @agent AND created_at >= @at AND seq > @seq ORDER BY created_at, seq LIMIT 1');
+    for (const seq of keys) {
+      const r = db.prepare('SELECT seq, project, agent, created_at FROM memories WHERE seq = ?').get(seq) as { seq: number; project: string | null; agent: string | null; created_at: number };
+      const p = { project: r.project, agent: r.agent, at: r.created_at, seq: r.seq };
+      const near: number[] = [];
+      for (const n of [before.get(p), after.get(p)] as Array<{ seq: number; created_at: number } | undefined>) {
+        if (n && Math.abs(n.created_at - r.created_at) <= SESSION_GAP_MS && set.has(n.seq)) near.push(n.seq);
+      }
+      if (near.length > 0) out.set(seq, near);
+    }
+    return out;
+  }
+
+  it('finds the same neighbours as the definition for dense, sparse and clustered candidate sets', () => {
+    let s = 7;
+    const r = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    let linked = 0;
+    for (let trial = 0; trial < 60; trial++) {
+      const keys = new Set<number>();
+      const start = 1 + Math.floor(r() * 500);
+      const density = [0.9, 0.5, 0.1][trial % 3];
+      for (let k = start; keys.size < 100 && k <= 600; k++) if (r() < density) keys.add(k);
+      const candidates = new Map<number, FusionCandidate<number>>([...keys].map((k) => [k, { key: k, order: k }]));
+      addNeighbours(stmt, candidates);
+      const got = new Map([...candidates.values()].filter((c) => c.neighbours).map((c) => [c.key, c.neighbours]));
+      expect(got).toEqual(reference([...keys]));
+      linked += got.size;
+    }
+    expect(linked).toBeGreaterThan(100); // not a comparison of empty maps
+  });
+});
