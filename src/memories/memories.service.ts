@@ -83,15 +83,7 @@ export class MemoriesService {
       objectKey: versionKey(id, 1),
       author: opts.author ?? null,
     };
-    await this.writeObject(doc);
-    try {
-      await this.index.insert(doc);
-    } catch (e) {
-      await this.dropObject(doc, 'a failed index write');
-      throw e;
-    }
-    this.settle(doc.objectKey!);
-    this.embeddings.wake();
+    await this.insertNew(doc);
     return doc;
   }
 
@@ -267,14 +259,19 @@ export class MemoriesService {
     }
     const version = normalized.version && normalized.version >= 1 ? normalized.version : 1;
     const fresh: MemoryDoc = { ...normalized, version, objectKey: versionKey(doc.id, version) };
-    await this.writeObject(fresh);
+    await this.insertNew(fresh);
+  }
+
+  /** A new memory: its object, then its index row (the object is removed when the row cannot be written). */
+  private async insertNew(doc: MemoryDoc): Promise<void> {
+    await this.writeObject(doc);
     try {
-      await this.index.insert(fresh);
+      await this.index.insert(doc);
     } catch (e) {
-      await this.dropObject(fresh, 'a failed index write');
+      await this.dropObject(doc, 'a failed index write');
       throw e;
     }
-    this.settle(fresh.objectKey!);
+    this.settle(doc.objectKey!);
     this.embeddings.wake();
   }
 
