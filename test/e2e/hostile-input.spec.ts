@@ -311,14 +311,20 @@ describe('hostile input: bounded work and 4xx answers', () => {
   });
 
   describe('query parameters', () => {
-    it.each(['2026-02-31', '2026-02-30T10:00:00Z', '2026-13-01', '2026-04-31T00:00:00.000Z', '2025-02-29'])('since=%s (a date that does not exist) is 422', async (since) => {
+    it.each(['2026-02-31', '2026-02-30T10:00:00Z', '2026-13-01', '2026-04-31T00:00:00.000Z', '2025-02-29', '0086-02-30T10:00:00Z', '0100-02-29'])('since=%s (a date that does not exist) is 422', async (since) => {
       const res = await api.get(`/api/memories?since=${encodeURIComponent(since)}`);
       expect(res.status).toBe(422);
       expect(res.body.detail[0]).toMatchObject({ loc: ['query', 'since'], type: 'datetime_parsing' });
     });
 
-    it.each(['2024-02-29', '2026-02-28T23:59:59.999Z', '2026-11-01'])('since=%s is accepted', async (since) => {
+    it.each(['2024-02-29', '2026-02-28T23:59:59.999Z', '2026-11-01', '0086-01-09T23:01:38-13:35', '0004-02-29', '0000-01-01T00:00:00Z'])('since=%s is accepted', async (since) => {
       await api.get(`/api/memories?since=${encodeURIComponent(since)}`).expect(200);
+    });
+
+    it('a since before the year 1000 (a real date) keeps every memory, as an earlier since does', async () => {
+      const all = await api.get('/api/memories?limit=1').expect(200);
+      const early = await api.get(`/api/memories?limit=1&since=${encodeURIComponent('0086-01-09T23:01:38-13:35')}`).expect(200);
+      expect(early.body.total).toBe(all.body.total);
     });
 
     it.each([

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsRealDateTime } from '../../common/iso-date';
 import { AUDIT_ACTIONS } from '../audit.service';
 
 export class AuditQueryDto {
@@ -33,7 +34,7 @@ export class AuditQueryDto {
   actor?: string;
 
   @IsOptional()
-  @IsISO8601({ strict: true })
+  @IsRealDateTime()
   @ApiPropertyOptional({ format: 'date-time', description: 'Only entries at or after this time (ISO 8601)', example: '2026-01-31T00:00:00Z' })
   since?: string;
 }

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsRealDateTime } from '../../common/iso-date';
 import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from '../../backends/ports/memory.model';
 import { OneOf, QueryInt } from './validators';
 
@@ -53,7 +54,7 @@ export class ListMemoriesQueryDto {
   /** Only memories created at or after this ISO-8601 date-time. */
   @ApiPropertyOptional({ format: 'date-time', example: '2026-11-01T00:00:00.000Z', description: 'An ISO-8601 date or date-time that exists (2026-02-31 is refused)' })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'Input should be a valid datetime (a real date, ISO 8601)', context: { type: 'datetime_parsing', ctx: {} } })
+  @IsRealDateTime({ message: 'Input should be a valid datetime (a real date, ISO 8601)', context: { type: 'datetime_parsing', ctx: {} } })
   since?: string;
 
   /** Page size, 1 to 200. */
