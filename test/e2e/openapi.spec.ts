@@ -95,6 +95,13 @@ describe('OpenAPI document', () => {
   });
   afterAll(async () => t.close());
 
+  it('each tag of a create or update declares the enforced limit (64 characters), so schema-valid tags are accepted', () => {
+    for (const name of ['CreateMemoryDto', 'UpdateMemoryDto']) {
+      const tags = (doc.components.schemas[name] as { properties: Record<string, { type?: string; items?: { type?: string; maxLength?: number } }> }).properties.tags;
+      expect({ name, tags }).toMatchObject({ name, tags: { type: 'array', items: { type: 'string', maxLength: 64 } } });
+    }
+  });
+
   it('declares version 1.0.0, a bearer scheme, a session scheme and tags', () => {
     expect(doc.info.version).toBe('1.0.0');
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });

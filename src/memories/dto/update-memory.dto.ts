@@ -42,7 +42,7 @@ export class UpdateMemoryDto {
   @IsString(STRING)
   project?: string | null;
 
-  @ApiPropertyOptional({ type: [String], nullable: true, description: '[] clears the tags' })
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', maxLength: 64 }, nullable: true, description: '[] clears the tags; each at most 64 characters after trimming' })
   @IsOptional()
   @IsArray(LIST)
   @IsString({ each: true, ...STRING })
