@@ -112,10 +112,11 @@ export class MemoriesService {
    * swap re-reads and re-applies the change (bounded); with If-Match it answers 412.
    */
   async update(id: string, dto: UpdateMemoryDto, opts: WriteOptions = {}): Promise<MemoryDoc> {
+    const patch = this.checkPatch(dto); // bad input is refused before the memory or its version is looked at
     for (let round = 0; ; round++) {
       const old = await this.indexed(id);
       this.checkIfMatch(old.version, opts.ifMatch);
-      const next = this.applyPatch(old, dto);
+      const next: MemoryDoc = { ...old, ...patch };
       if (sameMemory(old, next)) return old;
       const done = await this.commit(old, next, opts.author ?? null);
       if (done) return done;
@@ -126,18 +127,19 @@ export class MemoriesService {
     }
   }
 
-  private applyPatch(old: MemoryDoc, dto: UpdateMemoryDto): MemoryDoc {
+  /** The checked, normalised fields a PATCH sets (absent or null fields are left out). */
+  private checkPatch(dto: UpdateMemoryDto): Partial<MemoryDoc> {
     const check = new InputChecker(this.cfg.limits);
-    const next: MemoryDoc = { ...old, tags: [...old.tags] };
-    if (dto.content != null) next.content = check.content(dto.content);
-    if (dto.title != null) next.title = check.text('title', dto.title);
-    if (dto.agent != null) next.agent = check.text('agent', dto.agent);
-    if (dto.project != null) next.project = check.text('project', dto.project);
-    if (dto.type != null) next.type = dto.type;
-    if (dto.scope != null) next.scope = dto.scope;
-    if (dto.tags != null) next.tags = check.tags(dto.tags);
+    const patch: Partial<MemoryDoc> = {};
+    if (dto.content != null) patch.content = check.content(dto.content);
+    if (dto.title != null) patch.title = check.text('title', dto.title);
+    if (dto.agent != null) patch.agent = check.text('agent', dto.agent);
+    if (dto.project != null) patch.project = check.text('project', dto.project);
+    if (dto.type != null) patch.type = dto.type;
+    if (dto.scope != null) patch.scope = dto.scope;
+    if (dto.tags != null) patch.tags = check.tags(dto.tags);
     check.throwIfAny();
-    return next;
+    return patch;
   }
 
   /**

@@ -65,6 +65,9 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     expect(stale.body).toMatchObject({ ok: false, current_version: 2 });
     expect((await api.delete(`/api/memories/${id}`).set('If-Match', 'W/"1"').expect(412)).body.current_version).toBe(2);
     expect((await api.patch(`/api/memories/${id}`, { title: 'x' }).set('If-Match', 'nonsense').expect(422)).body.ok).toBe(false);
+    // Bad input is refused as bad input even when the If-Match version is stale too (found by the fuzz step).
+    const both = await api.patch(`/api/memories/${id}`, { agent: 'a'.repeat(201) }).set('If-Match', '"1"').expect(422);
+    expect(JSON.stringify(both.body)).toContain('agent');
 
     const hist = (await api.get(`/api/memories/${id}/versions`).expect(200)).body;
     expect(hist).toMatchObject({ ok: true, total: 2, current_version: 2 });
