@@ -27,6 +27,14 @@ const BACKOFF_MAX_MS = 600_000;
 const QUERY_EMBED_TIMEOUT_MS = 3_000;
 /** Query vectors kept (agents repeat searches). */
 const QUERY_CACHE = 256;
+/**
+ * Writes first: while writes stream in (one in the last WRITE_QUIET_MS), the queue waits for a
+ * pause, for at most MAX_WRITE_DEFER_MS of continuous writes; then it embeds alongside them.
+ */
+const WRITE_QUIET_MS = 250;
+const MAX_WRITE_DEFER_MS = 30_000;
+/** Duplicate hints for at most this many creates a second (a token bucket of as many): a burst of creates is not slowed down by the model. */
+export const HINTS_PER_SECOND = 20;
 /** Memory vectors just computed (by a hint or the queue), kept so the other one does not embed the same text again (~1.5 KB each). */
 const HINT_VECTORS = 4096;
 
@@ -70,8 +78,13 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   private readonly hintVectors = new Map<string, Float32Array>();
   /** Memory texts being embedded now (hint or queue), so the other waits for the same vector instead of embedding it again. */
   private readonly inFlight = new Map<string, Promise<Float32Array>>();
-  /** Creates answered without hints because the model was busy with a request (diagnostics, tests). */
+  /** Creates answered without hints because the model was busy with a request or the hint budget was spent (diagnostics, tests). */
   hintsSkipped = 0;
+  private hintTokens = HINTS_PER_SECOND;
+  private hintTokensAt = Date.now();
+  /** The last write, and when the burst of writes it belongs to began (writesFirst). */
+  private lastWriteAt = 0;
+  private burstSince = 0;
 
   constructor(
     private readonly settings: SettingsService,
@@ -114,7 +127,15 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     await this.current?.close().catch(() => undefined);
   }
 
-  /** A memory was written: embed it soon. */
+  /** A memory was written: embed it soon (after the burst of writes it is part of, if any: writesFirst). */
+  written(): void {
+    const now = Date.now();
+    if (now - this.lastWriteAt >= WRITE_QUIET_MS) this.burstSince = now;
+    this.lastWriteAt = now;
+    this.wake();
+  }
+
+  /** Wakes the worker now. */
   wake(): void {
     const w = this.wakeUp;
     this.wakeUp = null;
@@ -157,7 +178,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     const p = this.current;
     const key = p.key;
     if (key === null || !this.cfg.duplicateHints) return [];
-    if (p.busyWithUrgent()) {
+    if (p.busyWithUrgent() || !this.takeHintToken()) {
       this.hintsSkipped++;
       return [];
     }
@@ -171,6 +192,16 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
       this.logger.warn(`Duplicate hints skipped: ${(e as Error).message}`);
       return [];
     }
+  }
+
+  /** One hint from the budget (HINTS_PER_SECOND, refilled continuously), if any is left. */
+  private takeHintToken(): boolean {
+    const now = Date.now();
+    this.hintTokens = Math.min(HINTS_PER_SECOND, this.hintTokens + ((now - this.hintTokensAt) / 1000) * HINTS_PER_SECOND);
+    this.hintTokensAt = now;
+    if (this.hintTokens < 1) return false;
+    this.hintTokens--;
+    return true;
   }
 
   /** A memory's text embedded once, whether its hint or the queue asks first, or both at once. */
@@ -248,6 +279,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
 
   private async run(): Promise<void> {
     while (!this.stopped) {
+      await this.writesFirst();
       let worked = 0;
       try {
         worked = await this.round();
@@ -264,6 +296,16 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
           };
         });
       }
+    }
+  }
+
+  /** Waits while writes stream in (WRITE_QUIET_MS, MAX_WRITE_DEFER_MS): each create then costs what it did without embeddings. */
+  private async writesFirst(): Promise<void> {
+    for (;;) {
+      const now = Date.now();
+      const quietIn = this.lastWriteAt + WRITE_QUIET_MS - now;
+      if (this.stopped || quietIn <= 0 || now - this.burstSince >= MAX_WRITE_DEFER_MS) return;
+      await new Promise<void>((resolve) => setTimeout(resolve, quietIn).unref());
     }
   }
 

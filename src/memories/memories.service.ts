@@ -175,7 +175,7 @@ export class MemoriesService {
       return null;
     }
     this.settle(doc.objectKey!);
-    this.embeddings.wake();
+    this.embeddings.written();
     // The version before a memory had history (memories/<id>.md) and pruned versions' objects.
     for (const key of res.released) await this.deleteKey(old.id, key);
     return doc;
@@ -274,7 +274,7 @@ export class MemoriesService {
       throw e;
     }
     this.settle(doc.objectKey!);
-    this.embeddings.wake();
+    this.embeddings.written();
   }
 
   /**
