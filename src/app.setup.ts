@@ -1,5 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
+import { answerClientErrors } from './common/client-error';
 import { jsonBodyParser } from './common/json-body';
 import { requestId } from './common/request-id.middleware';
 import { AppConfig } from './config/app-config';
@@ -46,5 +47,6 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   // linear pass (depth, keys, values, lone surrogates) before JSON.parse (src/common/json-body.ts).
   app.use(jsonBodyParser(cfg.bodyLimitBytes));
   setupOpenApi(app);
+  answerClientErrors(app.getHttpServer());
   return app;
 }

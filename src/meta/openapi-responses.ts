@@ -17,6 +17,7 @@ import { JSON_SHAPE_LIMITS } from '../common/json-body';
  * | 415 | unknown Content-Encoding or charset | JSON body parser, on every unsafe method |
  * | 422 | malformed JSON, a body or query that breaks the DTO's rules | JSON body parser, AppValidationPipe |
  * | 429 | the token's rate limit (every non-public route), login throttling | TokenRateLimiter, LoginThrottleMiddleware |
+ * | 431 | request line and headers over 16 KB (e.g. a query string that long) | the HTTP server (src/common/client-error.ts), on every route |
  * | 503 | a backend is down (the session store is read on every route but /api/health) | adapters |
  *
  * Responses a controller declares itself keep their description; they get the error schema when
@@ -103,6 +104,8 @@ function describe(status: string, rule: AccessRule | undefined, method: string):
       return 'Validation error (malformed JSON, a value outside the rules of the schema)';
     case '429':
       return "Too many requests: the token's rate limit (RateLimit-* headers), or too many failed sign-ins; Retry-After says when to retry";
+    case '431':
+      return 'The request line and headers together are larger than 16 KB: shorten the query string (or the cookies)';
     case '503':
       return 'A backend is down or misconfigured; the error names it';
     default:
@@ -136,6 +139,7 @@ export function addErrorResponses(document: OpenAPIObject, ruleOf: (operationId:
       const checked = (op.parameters ?? []).some((p) => p.in !== 'query' && p.schema && ('pattern' in p.schema || 'minimum' in p.schema));
       if (hasQuery || checked) statuses.add('422');
       if (!isPublic || op.responses['429']) statuses.add('429');
+      statuses.add('431');
       if (!NO_BACKEND.has(path)) statuses.add('503');
 
       for (const status of [...statuses].sort()) {

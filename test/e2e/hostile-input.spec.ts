@@ -1,4 +1,5 @@
 import * as http from 'node:http';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import * as zlib from 'node:zlib';
 import request from 'supertest';
@@ -251,6 +252,39 @@ describe('hostile input: bounded work and 4xx answers', () => {
     it('a non-UTF-8 charset is 415', async () => {
       const res = await api.post('/api/memories').set('Content-Type', 'application/json; charset=latin1').send(json);
       expect(res.status).toBe(415);
+    });
+  });
+
+  describe('requests the HTTP parser refuses', () => {
+    const raw = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.end(request));
+        let answer = '';
+        socket.on('data', (c) => (answer += c));
+        socket.on('end', () => resolve(answer));
+        socket.on('error', reject);
+      });
+
+    it('a query string over 16 KB: 431 in the error envelope (not a bare status line), and the service goes on', async () => {
+      const tags = Array.from({ length: 2000 }, (_, i) => `tag=t${i}`).join('&');
+      const res = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: `/api/memories?${tags}`, headers: { Authorization: `Bearer ${api.bearer}` } }, (r) => {
+          let body = '';
+          r.on('data', (c) => (body += c));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, type: String(r.headers['content-type']), body }));
+        });
+        req.on('error', reject);
+      });
+      expect(res.status).toBe(431);
+      expect(res.type).toMatch(/^application\/json/);
+      expect(JSON.parse(res.body)).toEqual({ ok: false, error: 'The request line and headers are larger than 16 KB: shorten the query string' });
+      await api.get('/api/memories').expect(200);
+    });
+
+    it('a malformed request line: 400 in the error envelope', async () => {
+      const answer = await raw('GET /api/health HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
+      expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ ok: false, error: 'Malformed HTTP request' });
     });
   });
 
