@@ -144,7 +144,7 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
   });
 
   describe('IVF lists (above exactBelow, unfiltered)', () => {
-    // 6,000 vectors, exact below 2,000: √6000 ≈ 77 lists, the best probed until they hold 20 % of
+    // 6,000 vectors, exact below 2,000: 1.6 √6000 ≈ 124 lists, the best probed until they hold 20 % of
     // the slots (1,200 candidates, compared exactly); production probes 20 % of 100,000 (then the
     // quantised pass and the re-rank).
     const opts: VectorSearchOptions = { exactBelow: 2000, probe: (n) => Math.ceil(n * IVF_SHARE), train: 'inline' };
@@ -161,7 +161,7 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
       const { vectors, queries } = corpus(6000, 100, 21);
       store(vectors);
       const { fast, exact } = trained();
-      expect(fast.index).toEqual({ lists: 77, assigned: 6000, of: 6000 });
+      expect(fast.index).toEqual({ lists: 124, assigned: 6000, of: 6000 });
       expect(recallAt10(fast, exact, queries)).toBeGreaterThanOrEqual(0.95);
       expect(fast.lastCandidates).toBeGreaterThanOrEqual(1200);
       expect(fast.lastCandidates).toBeLessThan(2000);
@@ -230,7 +230,7 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
       store(vectors.slice(8000), 8001);
       fast.refresh(stmt, KEY);
       exact.refresh(stmt, KEY);
-      expect(fast.index).toEqual({ lists: 118, assigned: 14000, of: 14000 });
+      expect(fast.index).toEqual({ lists: 189, assigned: 14000, of: 14000 });
       expect(recallAt10(fast, exact, queries)).toBeGreaterThanOrEqual(0.95);
       // Another model: its vectors, and its own lists.
       const other = corpus(3000, 0, 24).vectors;
@@ -239,7 +239,7 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
       db.prepare("UPDATE memory_vectors SET model = 'local:other:384'").run();
       fast.refresh(stmt, 'local:other:384');
       expect(fast.size).toBe(3000);
-      expect(fast.index).toEqual({ lists: 55, assigned: 3000, of: 3000 });
+      expect(fast.index).toEqual({ lists: 88, assigned: 3000, of: 3000 });
       expect(fast.top(other[5], 1, null, null)[0].seq).toBe(6);
     });
 
@@ -256,7 +256,7 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
         main.top(queries[0], 10, null, null);
         expect(main.lastCandidates).toBe(6000);
         await main.whenIndexed();
-        expect(main.index).toEqual({ lists: 77, assigned: 6000, of: 6000 });
+        expect(main.index).toEqual({ lists: 124, assigned: 6000, of: 6000 });
         const reader = new VectorCache(opts);
         reader.attach(main.share()!);
         for (const q of queries) {

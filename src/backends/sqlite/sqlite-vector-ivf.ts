@@ -6,9 +6,14 @@
  * or inline (tests, `train: 'inline'`).
  */
 
-/** Lists for n vectors: ≈ √n, within [16, 1024]. */
+/**
+ * Lists for n vectors: 1.6 √n (≈ 520 at 105,000), within [16, 1024]. More, smaller lists rank the
+ * candidates better at the same probed share (bench's 100k vectors, 20 % probed: recall@10 0.955
+ * with 318 lists, 0.970 with 512) but training costs grow with lists² (~30 s at 512 on this VM).
+ */
+export const LISTS_PER_ROOT = 1.6;
 export function listsFor(n: number): number {
-  return Math.max(16, Math.min(1024, Math.round(Math.sqrt(n))));
+  return Math.max(16, Math.min(1024, Math.round(LISTS_PER_ROOT * Math.sqrt(n))));
 }
 
 /** Vectors sampled per list for training, and k-means iterations. */
