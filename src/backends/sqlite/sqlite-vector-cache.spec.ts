@@ -145,8 +145,8 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
 
   describe('IVF lists (above exactBelow, unfiltered)', () => {
     // 6,000 vectors, exact below 2,000: 1.6 √6000 ≈ 124 lists, the best probed until they hold 20 % of
-    // the slots (1,200 candidates, compared exactly); production probes 20 % of 100,000 (then the
-    // quantised pass and the re-rank).
+    // the slots (1,200 candidates), then the quantised pass and the re-rank of 1,000 (as 20 % of
+    // 100,000 in production, and its 1,000 re-ranked).
     const opts: VectorSearchOptions = { exactBelow: 2000, probe: (n) => Math.ceil(n * IVF_SHARE), train: 'inline' };
 
     const trained = (more: VectorSearchOptions = {}) => {
