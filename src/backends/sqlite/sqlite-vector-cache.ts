@@ -21,7 +21,7 @@ import { listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-iv
  * lookups for 384 dimensions) — then an exact re-rank of the best `rerank(n)` by that estimate.
  *
  * Above exactBelow vectors an unfiltered search first narrows the candidates with an inverted
- * file (IVF, sqlite-vector-ivf.ts): `lists` ≈ √n centroids trained by k-means in a worker thread
+ * file (IVF, sqlite-vector-ivf.ts): `lists` ≈ 1.6 √n centroids trained by k-means in a worker thread
  * (never on the main thread, which serves HTTP), each slot's list in the shared `assign`. The
  * query is compared with every centroid and the best lists are probed until they hold at least
  * `probe(n)` slots (IVF_SHARE of n, at least IVF_MIN); those (and any slot not yet assigned) go
@@ -73,7 +73,7 @@ export interface VectorSearchOptions {
   probe?: (n: number) => number;
   /** IVF training: in a worker thread (default), inline (tests, small stores), or never. */
   train?: 'worker' | 'inline' | 'off';
-  /** Lists for n vectors (default listsFor: ≈ √n). */
+  /** Lists for n vectors (default listsFor: 1.6 √n). */
   lists?: (n: number) => number;
 }
 
