@@ -16,6 +16,7 @@
  *          --data-dir DIR (reuse a data dir seeded earlier by the same --n/--seed; seeds it if empty)
  *          --search-workers N (MEMSTORE_SEARCH_WORKERS for the service; default: its own default)
  *          --embeddings none|local|openai (MEMSTORE_EMBEDDING_PROVIDER for the service; default: its own)
+ *          --settle S (wait S seconds after the start before measuring: the vector index trains in the background)
  * See bench/README.md.
  */
 const { spawn, fork } = require('node:child_process');
@@ -50,6 +51,7 @@ function parseArgs(argv) {
     dataDir: null,
     searchWorkers: null,
     embeddings: null,
+    settle: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -68,6 +70,7 @@ function parseArgs(argv) {
       case '--n': opts.n = Math.floor(num(1)); break;
       case '--duration': opts.duration = num(1); break;
       case '--warmup': opts.warmup = num(0); break;
+      case '--settle': opts.settle = num(0); break;
       case '--connections': opts.connections = Math.floor(num(1)); break;
       case '--seed': opts.seed = Math.floor(num(0)); break;
       case '--seed-concurrency': opts.seedConcurrency = Math.floor(num(1)); break;
@@ -475,6 +478,10 @@ async function main() {
     const profDir = path.join(RESULTS, `profiles-${started.toISOString().replace(/[:.]/g, '-')}`);
     if (opts.profile) fs.mkdirSync(profDir, { recursive: true });
 
+    if (opts.settle > 0) {
+      log(`settling ${opts.settle} s (background work of the start, e.g. the vector index's training)...`);
+      await new Promise((resolve) => setTimeout(resolve, opts.settle * 1000));
+    }
     const results = [];
     const baselines = [];
     for (const sc of scenarios) {

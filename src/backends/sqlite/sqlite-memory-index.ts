@@ -100,6 +100,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
   /** No more maintenance (the connection is about to close). */
   stopMaintenance(): void {
     this.maintenance.stop();
+    this.vectors.close();
   }
 
   /** Searches go to `delegate` (worker threads with their own connections) while it takes them. */

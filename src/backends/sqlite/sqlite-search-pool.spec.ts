@@ -99,6 +99,16 @@ describe('SqliteSearchPool', () => {
     const page = await database.memories.search(vq('nothing', unit(0, 0, 0, 1), 'semantic'));
     expect(page.rows[0]).toMatchObject({ id: doc(2000).id });
     expect(page.rows[0].score).toBeCloseTo(1, 5);
+    // The memory with the newest vector deleted, then another one's vector stored (SQLite gives the
+    // new memory the deleted one's seq): the next search uses the new vector, not the deleted one's.
+    await database.memories.delete(doc(2000).id);
+    await database.memories.insert(doc(2001, { content: 'nothing alike either' }));
+    const [next] = await database.memories.claimEmbeddingJobs('test', 10, 60_000);
+    await database.memories.storeVector(next, KEY, unit(0, 0, 1, 1));
+    const after = await database.memories.search(vq('nothing', unit(0, 0, 1, 1), 'semantic'));
+    expect(after.rows[0]).toMatchObject({ id: doc(2001).id });
+    expect(after.rows[0].score).toBeCloseTo(1, 5);
+    expect(after.rows.some((r) => r.id === doc(2000).id)).toBe(false);
   });
 
   it('closes its workers with the database; searches after that fail as on a closed database', async () => {

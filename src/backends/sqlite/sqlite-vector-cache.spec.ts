@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { createMemorySchema } from './sqlite-memory-schema';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
-import { defaultRerank, RERANK_SHARE, VectorCache } from './sqlite-vector-cache';
+import { defaultRerank, IVF_SHARE, RERANK_SHARE, VectorCache, VectorSearchOptions } from './sqlite-vector-cache';
 import { toBlob } from './sqlite-vectors';
 
 const DIMS = 384;
@@ -84,7 +84,7 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
     store(vectors);
     // The production rule re-ranks 3 % (at least 1,000) at 100,000 memories; here the quantised
     // pass runs at any size and re-ranks the same share, so 150 of the 5,000.
-    const fast = new VectorCache({ exactBelow: 0, rerank: (n) => Math.ceil(n * RERANK_SHARE) });
+    const fast = new VectorCache({ exactBelow: 0, rerank: (n) => Math.ceil(n * RERANK_SHARE), train: 'off' });
     const exact = new VectorCache({ exactBelow: Infinity });
     fast.refresh(stmt, KEY);
     exact.refresh(stmt, KEY);
@@ -114,7 +114,7 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
   it('catches up with new, re-embedded and deleted vectors; a worker reads the same buffers', () => {
     const { vectors, queries } = corpus(1500, 5, 3);
     store(vectors.slice(0, 1000));
-    const main = new VectorCache({ exactBelow: 0, rerank: () => 200 });
+    const main = new VectorCache({ exactBelow: 0, rerank: () => 200, train: 'off' });
     main.refresh(stmt, KEY);
     const worker = new VectorCache();
     worker.attach(main.share()!);
@@ -141,5 +141,139 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
     main.refresh(stmt, KEY);
     worker.attach(main.share()!);
     expect(worker.top(queries[0], 1, null, null)[0].seq).not.toBe(5);
+  });
+
+  describe('IVF lists (above exactBelow, unfiltered)', () => {
+    // 6,000 vectors, exact below 2,000: 1.6 √6000 ≈ 124 lists, the best probed until they hold 20 % of
+    // the slots (1,200 candidates), then the quantised pass and the re-rank of 1,000 (as 20 % of
+    // 100,000 in production, and its 1,000 re-ranked).
+    const opts: VectorSearchOptions = { exactBelow: 2000, probe: (n) => Math.ceil(n * IVF_SHARE), train: 'inline' };
+
+    const trained = (more: VectorSearchOptions = {}) => {
+      const fast = new VectorCache({ ...opts, ...more });
+      const exact = new VectorCache({ exactBelow: Infinity, train: 'off' });
+      fast.refresh(stmt, KEY);
+      exact.refresh(stmt, KEY);
+      return { fast, exact };
+    };
+
+    it('finds ≥ 0.95 of the exact top 10 while comparing about a fifth of the vectors', () => {
+      const { vectors, queries } = corpus(6000, 100, 21);
+      store(vectors);
+      const { fast, exact } = trained();
+      expect(fast.index).toEqual({ lists: 124, assigned: 6000, of: 6000 });
+      expect(recallAt10(fast, exact, queries)).toBeGreaterThanOrEqual(0.95);
+      expect(fast.lastCandidates).toBeGreaterThanOrEqual(1200);
+      expect(fast.lastCandidates).toBeLessThan(2000);
+      // Exact scores of what it finds.
+      for (const q of queries.slice(0, 10)) expect(fast.top(q, 1, null, null)[0]).toEqual(exact.top(q, 1, null, null)[0]);
+    });
+
+    it('finds vectors added after the training, never deleted ones; honours only and except', () => {
+      const { vectors, queries } = corpus(7000, 30, 22);
+      store(vectors.slice(0, 6000));
+      const { fast, exact } = trained();
+      expect(fast.index?.of).toBe(6000);
+      // 1,000 new memories (more than one refresh assigns: the rest are candidates of every search
+      // until assigned), and memory 9001 holds a query's own vector.
+      store(vectors.slice(6000), 6001);
+      store([queries[0]], 9001);
+      fast.refresh(stmt, KEY);
+      exact.refresh(stmt, KEY);
+      expect(fast.index?.of).toBe(6000);
+      expect(fast.top(queries[0], 1, null, null)[0]).toEqual({ seq: 9001, score: expect.closeTo(1, 5) });
+      expect(recallAt10(fast, exact, queries)).toBeGreaterThanOrEqual(0.95);
+      for (let i = 0; i < 3; i++) fast.refresh(stmt, KEY);
+      expect(fast.index?.assigned).toBe(7001);
+      // Each new vector is found as its own nearest neighbour.
+      for (let i = 6000; i < 7000; i += 97) expect(fast.top(vectors[i], 1, null, null)[0].seq).toBe(i + 1);
+      expect(recallAt10(fast, exact, queries)).toBeGreaterThanOrEqual(0.95);
+
+      // Deleted: the best hits of a query, and the query's own vector.
+      const best = exact.top(queries[1], 5, null, null).map((h) => h.seq);
+      db.prepare('DELETE FROM memory_vectors WHERE seq IN (SELECT value FROM json_each(?))').run(JSON.stringify([...best, 9001]));
+      db.prepare("UPDATE embedding_meta SET value = value + 1 WHERE key = 'vector_version'").run();
+      fast.refresh(stmt, KEY);
+      exact.refresh(stmt, KEY);
+      const after = fast.top(queries[1], 50, null, null).map((h) => h.seq);
+      expect(after.filter((s) => best.includes(s))).toEqual([]);
+      expect(fast.top(queries[0], 50, null, null).some((h) => h.seq === 9001)).toBe(false);
+      expect(recallAt10(fast, exact, queries)).toBeGreaterThanOrEqual(0.95);
+
+      // except: the exact best hits are left out, the next ones found.
+      const top = exact.top(queries[2], 13, null, null).map((h) => h.seq);
+      const except = new Set(top.slice(0, 3));
+      const got = fast.top(queries[2], 10, null, except).map((h) => h.seq);
+      expect(got.some((s) => except.has(s))).toBe(false);
+      expect(got.filter((s) => top.slice(3).includes(s)).length).toBeGreaterThanOrEqual(9);
+      // only: a filtered subset is searched as before (every candidate, no lists).
+      const only = Array.from({ length: 3000 }, (_, i) => 2 * i + 2);
+      expect(recallAt10(fast, exact, queries, only)).toBeGreaterThanOrEqual(0.95);
+      expect(fast.top(queries[2], 10, only, null).every((h) => h.seq % 2 === 0)).toBe(true);
+      expect(fast.lastCandidates).toBe(only.filter((s) => !best.includes(s)).length);
+    });
+
+    it('keeps the lists when slots are compacted; retrains when the store doubles, or for another model', () => {
+      const { vectors, queries } = corpus(17000, 30, 23);
+      store(vectors.slice(0, 6000));
+      const { fast, exact } = trained();
+      // Half deleted, then more than the buffers hold added: the live slots move (compaction).
+      db.prepare('DELETE FROM memory_vectors WHERE seq % 2 = 1').run();
+      store(vectors.slice(6000, 8000), 6001);
+      fast.refresh(stmt, KEY);
+      exact.refresh(stmt, KEY);
+      expect(fast.size).toBe(5000);
+      expect(fast.index?.of).toBe(6000);
+      for (let i = 1; i < 8000; i += 2 * 101) expect(fast.top(vectors[i], 1, null, null)[0].seq).toBe(i + 1);
+      expect(recallAt10(fast, exact, queries)).toBeGreaterThanOrEqual(0.95);
+      // Doubled since the training (5,000 + 9,000 ≥ 2 × 6,000): new lists.
+      store(vectors.slice(8000), 8001);
+      fast.refresh(stmt, KEY);
+      exact.refresh(stmt, KEY);
+      expect(fast.index).toEqual({ lists: 189, assigned: 14000, of: 14000 });
+      expect(recallAt10(fast, exact, queries)).toBeGreaterThanOrEqual(0.95);
+      // Another model: its vectors, and its own lists.
+      const other = corpus(3000, 0, 24).vectors;
+      db.prepare('DELETE FROM memory_vectors').run();
+      store(other, 1);
+      db.prepare("UPDATE memory_vectors SET model = 'local:other:384'").run();
+      fast.refresh(stmt, 'local:other:384');
+      expect(fast.size).toBe(3000);
+      expect(fast.index).toEqual({ lists: 88, assigned: 3000, of: 3000 });
+      expect(fast.top(other[5], 1, null, null)[0].seq).toBe(6);
+    });
+
+    it('trains in a worker thread (full scan until then); a search worker attached gets the same hits', async () => {
+      const { vectors, queries } = corpus(6000, 20, 25);
+      store(vectors);
+      const main = new VectorCache({ ...opts, train: 'worker' });
+      const inline = new VectorCache(opts);
+      main.refresh(stmt, KEY);
+      inline.refresh(stmt, KEY);
+      try {
+        // Until the worker is done: every vector is a candidate.
+        expect(main.index).toBeNull();
+        main.top(queries[0], 10, null, null);
+        expect(main.lastCandidates).toBe(6000);
+        await main.whenIndexed();
+        expect(main.index).toEqual({ lists: 124, assigned: 6000, of: 6000 });
+        const reader = new VectorCache(opts);
+        reader.attach(main.share()!);
+        for (const q of queries) {
+          const hits = main.top(q, 10, null, null);
+          expect(main.lastCandidates).toBeLessThan(2000);
+          // The same lists as trained on this thread (same sample, same seed), and the reader's hits.
+          expect(inline.top(q, 10, null, null)).toEqual(hits);
+          expect(reader.top(q, 10, null, null)).toEqual(hits);
+        }
+        // New slots reach the reader with the next share, assigned by the main thread.
+        store([queries[3]], 7001);
+        main.refresh(stmt, KEY);
+        reader.attach(main.share()!);
+        expect(reader.top(queries[3], 1, null, null)[0].seq).toBe(7001);
+      } finally {
+        main.close();
+      }
+    });
   });
 });

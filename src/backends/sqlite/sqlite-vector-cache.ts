@@ -1,4 +1,7 @@
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { Stmt } from './sqlite-memory-rows';
+import { listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
 
 /**
  * The vectors of the current space, in memory, ONE copy per process: the main thread's cache
@@ -16,6 +19,16 @@ import type { Stmt } from './sqlite-memory-rows';
  * a filtered subset), else a quantised pass — an asymmetric estimate of every candidate's dot
  * product from its sign bits (the float query against the bits, by per-byte lookup tables: 48
  * lookups for 384 dimensions) — then an exact re-rank of the best `rerank(n)` by that estimate.
+ *
+ * Above exactBelow vectors an unfiltered search first narrows the candidates with an inverted
+ * file (IVF, sqlite-vector-ivf.ts): `lists` ≈ 1.6 √n centroids trained by k-means in a worker thread
+ * (never on the main thread, which serves HTTP), each slot's list in the shared `assign`. The
+ * query is compared with every centroid and the best lists are probed until they hold at least
+ * `probe(n)` slots (IVF_SHARE of n, at least IVF_MIN); those (and any slot not yet assigned) go
+ * through the quantised pass and the re-rank above. Until the first training is done the full
+ * quantised pass runs; new slots are assigned to their nearest centroid at refresh; the lists
+ * are retrained when the store has doubled since (the old ones serve meanwhile). A filtered
+ * search (`only`) never uses the lists.
  * bench/vector-recall.js and sqlite-vector-cache.spec.ts measure recall@10 against the exact scan.
  */
 export interface SharedVectors {
@@ -27,6 +40,28 @@ export interface SharedVectors {
   codes: SharedArrayBuffer;
   alpha: SharedArrayBuffer;
   seqs: SharedArrayBuffer;
+  /** The IVF lists, once trained. */
+  ivf: SharedIvf | null;
+}
+
+export interface SharedIvf {
+  lists: number;
+  centroids: SharedArrayBuffer;
+  assign: SharedArrayBuffer;
+  sizes: SharedArrayBuffer;
+  /** Slots [0, assigned) have their list in `assign`; later ones are always candidates. */
+  assigned: number;
+}
+
+interface Ivf {
+  lists: number;
+  centroids: Float32Array<ArrayBufferLike>;
+  assign: Int32Array<ArrayBufferLike>;
+  /** Slots assigned to each list (freed ones included until the next compaction). */
+  sizes: Int32Array<ArrayBufferLike>;
+  assigned: number;
+  /** Slots it was trained on (retrained when the store has doubled). */
+  of: number;
 }
 
 export interface VectorSearchOptions {
@@ -34,6 +69,12 @@ export interface VectorSearchOptions {
   exactBelow?: number;
   /** Candidates re-ranked exactly after the quantised pass, for n candidates and k wanted. */
   rerank?: (n: number, k: number) => number;
+  /** IVF: slots probed (at least) for n slots; default defaultProbe. */
+  probe?: (n: number) => number;
+  /** IVF training: in a worker thread (default), inline (tests, small stores), or never. */
+  train?: 'worker' | 'inline' | 'off';
+  /** Lists for n vectors (default listsFor: 1.6 √n). */
+  lists?: (n: number) => number;
 }
 
 /** Exact below this many candidates: ~4 ms of dot products at 384 dimensions on this machine. */
@@ -42,10 +83,17 @@ export const EXACT_BELOW = 10_000;
 export const RERANK_SHARE = 0.03;
 export const RERANK_MIN = 1_000;
 export const defaultRerank = (n: number, k: number): number => Math.max(RERANK_MIN, k * 20, Math.ceil(n * RERANK_SHARE));
+/** IVF: the best lists are probed until they hold IVF_SHARE of the slots, at least IVF_MIN (recall@10 ≥ 0.95; bench/README.md). */
+export const IVF_SHARE = 0.2;
+export const IVF_MIN = 5_000;
+export const defaultProbe = (n: number): number => Math.max(IVF_MIN, Math.ceil(n * IVF_SHARE));
+/** New slots assigned to their list per refresh at most (the others stay candidates of every search until then). */
+const ASSIGN_PER_REFRESH = 512;
 
 /** Every buffer of the main thread's cache is a SharedArrayBuffer (the empty ones too). */
 function shared(a: { buffer: ArrayBufferLike }): SharedArrayBuffer {
-  return a.buffer instanceof SharedArrayBuffer ? a.buffer : new SharedArrayBuffer(0);
+  // By tag, not instanceof: a buffer made by the training worker may come from another realm (jest's vm).
+  return Object.prototype.toString.call(a.buffer) === '[object SharedArrayBuffer]' ? (a.buffer as SharedArrayBuffer) : new SharedArrayBuffer(0);
 }
 
 export class VectorCache {
@@ -76,10 +124,51 @@ export class VectorCache {
   private reader = false;
   private readonly exactBelow: number;
   private readonly rerank: (n: number, k: number) => number;
+  private readonly probe: (n: number) => number;
+  private readonly lists: (n: number) => number;
+  private readonly train: 'worker' | 'inline' | 'off';
+  private ivf: Ivf | null = null;
+  /** Moves whenever slots move (reserve, reset): a training started before is discarded. */
+  private layout = 0;
+  /** A training under way (worker), and the slot count it started from. */
+  private training: { worker: Worker | null; layout: number; count: number } | null = null;
+  /** Slot count at the last training attempt that failed (retried once the store has doubled). */
+  private failedAt = 0;
+  /** Slots the last top() compared exactly or by their sign bits (tests, diagnostics). */
+  private scanned = 0;
+  /** Resolved when no training is under way (whenIndexed). */
+  private idle: Array<() => void> = [];
 
   constructor(opts: VectorSearchOptions = {}) {
     this.exactBelow = opts.exactBelow ?? EXACT_BELOW;
     this.rerank = opts.rerank ?? defaultRerank;
+    this.probe = opts.probe ?? defaultProbe;
+    this.lists = opts.lists ?? listsFor;
+    this.train = opts.train ?? 'worker';
+  }
+
+  /** The IVF lists in use (diagnostics, tests): null before the first training. */
+  get index(): { lists: number; assigned: number; of: number } | null {
+    return this.ivf ? { lists: this.ivf.lists, assigned: this.ivf.assigned, of: this.ivf.of } : null;
+  }
+
+  /** Candidates of the last top() (before the quantised pass): all the live slots without the IVF lists. */
+  get lastCandidates(): number {
+    return this.scanned;
+  }
+
+  /** Resolves once no IVF training is under way (tests, bench/vector-recall.js). */
+  whenIndexed(): Promise<void> {
+    if (!this.training) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  /** Stops a training under way (the index is closing). */
+  close(): void {
+    const t = this.training;
+    this.training = null;
+    if (t?.worker) void t.worker.terminate();
+    this.settle();
   }
 
   get size(): number {
@@ -90,7 +179,8 @@ export class VectorCache {
 
   /** Bytes of vectors held (diagnostics). */
   get byteLength(): number {
-    return this.data.byteLength + this.codes.byteLength + this.alpha.byteLength + this.seqs.byteLength;
+    const ivf = this.ivf ? this.ivf.centroids.byteLength + this.ivf.assign.byteLength + this.ivf.sizes.byteLength : 0;
+    return this.data.byteLength + this.codes.byteLength + this.alpha.byteLength + this.seqs.byteLength + ivf;
   }
 
   /** The view a search worker searches (sqlite-search-pool.ts); null before the first refresh. */
@@ -105,6 +195,9 @@ export class VectorCache {
       codes: shared(this.codes),
       alpha: shared(this.alpha),
       seqs: shared(this.seqs),
+      ivf: this.ivf
+        ? { lists: this.ivf.lists, centroids: shared(this.ivf.centroids), assign: shared(this.ivf.assign), sizes: shared(this.ivf.sizes), assigned: this.ivf.assigned }
+        : null,
     };
   }
 
@@ -123,15 +216,22 @@ export class VectorCache {
       this.capacity = this.seqs.length;
       this.slot.clear();
       this.indexed = 0;
+      this.ivf = v.ivf
+        ? { lists: v.ivf.lists, centroids: new Float32Array(v.ivf.centroids), assign: new Int32Array(v.ivf.assign), sizes: new Int32Array(v.ivf.sizes), assigned: 0, of: 0 }
+        : null;
     }
     this.count = v.count;
+    if (this.ivf && v.ivf) this.ivf.assigned = v.ivf.assigned;
   }
 
   /** Brings the copy up to date with the table for vector space `key` (main thread; a reader's is the main thread's). */
   refresh(stmt: Stmt, key: string): void {
     if (this.reader) return;
     const version = Number((stmt("SELECT value FROM embedding_meta WHERE key = 'vector_version'").pluck().get() as string | undefined) ?? 0);
-    if (key === this.key && version === this.version) return;
+    if (key === this.key && version === this.version) {
+      this.maintainIvf();
+      return;
+    }
     if (key !== this.key) this.reset(key);
     const total = Number((stmt("SELECT value FROM embedding_meta WHERE key = 'vector_rows'").pluck().get() as string | undefined) ?? 0);
     const expected = stmt('SELECT count(*) FROM memory_vectors WHERE stamp > ?').pluck().get(this.stamp) as number;
@@ -166,6 +266,80 @@ export class VectorCache {
     }
     if (total !== this.rows) this.dropDeleted(stmt);
     this.version = version;
+    this.maintainIvf();
+  }
+
+  /** Assigns new slots to their list; starts a training when there is none yet or the store has doubled since. */
+  private maintainIvf(): void {
+    const ivf = this.ivf;
+    if (ivf) {
+      const end = Math.min(this.count, ivf.assigned + ASSIGN_PER_REFRESH);
+      for (let i = ivf.assigned; i < end; i++) {
+        const c = this.seqs[i] >= 0 ? nearestList(ivf.centroids, ivf.lists, this.dims, this.data, i * this.dims) : -1;
+        ivf.assign[i] = c;
+        if (c >= 0) ivf.sizes[c]++;
+      }
+      ivf.assigned = end;
+    }
+    if (this.train === 'off' || this.training || this.count <= this.exactBelow) return;
+    if (ivf && this.count < 2 * ivf.of) return;
+    if (this.failedAt > 0 && this.count < 2 * this.failedAt) return;
+    this.startTraining();
+  }
+
+  private startTraining(): void {
+    const count = this.count;
+    const lists = this.lists(count);
+    const layout = this.layout;
+    if (this.train === 'inline') {
+      this.install(trainIvf({ data: this.data, seqs: this.seqs, count, dims: this.dims, lists }), layout, count);
+      return;
+    }
+    const workerData = { data: shared(this.data), seqs: shared(this.seqs), count, dims: this.dims, lists };
+    let worker: Worker;
+    try {
+      worker = trainWorker(workerData);
+    } catch {
+      this.failedAt = count;
+      return;
+    }
+    worker.unref();
+    const training = { worker, layout, count };
+    this.training = training;
+    const done = (failed: boolean) => {
+      if (this.training !== training) return;
+      this.training = null;
+      if (failed) this.failedAt = count;
+      this.settle();
+    };
+    worker.on('message', (msg: { result?: { lists: number; centroids: SharedArrayBuffer; assign: SharedArrayBuffer; assigned: number }; error?: string }) => {
+      if (this.training !== training) return;
+      if (msg.result) {
+        const r = msg.result;
+        this.install({ lists: r.lists, centroids: new Float32Array(r.centroids), assign: new Int32Array(r.assign), assigned: r.assigned }, layout, count);
+      }
+      done(!msg.result);
+    });
+    worker.on('error', () => done(true));
+    worker.on('exit', () => done(true));
+  }
+
+  /** Uses a training's lists, unless the slots have moved since it started (then the next refresh trains again). */
+  private install(out: TrainOutput, layout: number, count: number): void {
+    if (layout !== this.layout || out.assign.length !== this.capacity) return;
+    const sizes = new Int32Array(new SharedArrayBuffer(out.lists * 4));
+    for (let i = 0; i < out.assigned; i++) {
+      if (this.seqs[i] < 0) out.assign[i] = -1;
+      else if (out.assign[i] >= 0) sizes[out.assign[i]]++;
+    }
+    this.ivf = { lists: out.lists, centroids: out.centroids, assign: out.assign, sizes, assigned: out.assigned, of: count };
+    // Workers re-read the buffers.
+    this.gen++;
+  }
+
+  private settle(): void {
+    if (this.training) return;
+    for (const resolve of this.idle.splice(0)) resolve();
   }
 
   private reset(key: string): void {
@@ -186,6 +360,9 @@ export class VectorCache {
     this.rows = 0;
     this.centre = new Float32Array(0);
     this.centreOf = 0;
+    this.ivf = null;
+    this.failedAt = 0;
+    this.layout++;
     this.gen++;
   }
 
@@ -207,12 +384,24 @@ export class VectorCache {
     const codes = new Uint8Array(new SharedArrayBuffer(capacity * this.bytes));
     const alpha = new Float32Array(new SharedArrayBuffer(capacity * 4));
     const seqs = new Int32Array(new SharedArrayBuffer(capacity * 4)).fill(-1);
+    const ivf = this.ivf;
+    const assign = ivf ? new Int32Array(new SharedArrayBuffer(capacity * 4)).fill(-1) : null;
+    const sizes = ivf ? new Int32Array(new SharedArrayBuffer(ivf.lists * 4)) : null;
+    let assigned = 0;
     live.forEach((from, to) => {
       data.set(this.data.subarray(from * this.dims, (from + 1) * this.dims), to * this.dims);
       codes.set(this.codes.subarray(from * this.bytes, (from + 1) * this.bytes), to * this.bytes);
       alpha[to] = this.alpha[from];
       seqs[to] = this.seqs[from];
+      // Slots keep their order: the assigned ones stay first.
+      if (ivf && assign && sizes && from < ivf.assigned) {
+        assign[to] = ivf.assign[from];
+        if (assign[to] >= 0) sizes[assign[to]]++;
+        assigned = to + 1;
+      }
     });
+    if (ivf && assign && sizes) this.ivf = { ...ivf, assign, sizes, assigned };
+    this.layout++;
     this.data = data;
     this.codes = codes;
     this.alpha = alpha;
@@ -287,6 +476,7 @@ export class VectorCache {
     if (q.length !== this.dims || k <= 0 || this.count === 0) return [];
     // The candidate slots.
     let slots: Int32Array;
+    let quantised = false;
     if (only) {
       const list: number[] = [];
       for (const seq of only) {
@@ -295,19 +485,59 @@ export class VectorCache {
       }
       slots = Int32Array.from(list);
     } else {
-      const all = new Int32Array(this.count);
-      let n = 0;
-      for (let i = 0; i < this.count; i++) {
-        const s = this.seqs[i];
-        if (s >= 0 && !except?.has(s)) all[n++] = i;
-      }
-      slots = all.subarray(0, n);
+      const probed = this.count > this.exactBelow ? this.probed(q) : null;
+      slots = probed ?? this.allSlots(null);
+      if (except && except.size > 0) slots = slots.filter((i) => !except.has(this.seqs[i]));
+      // The lists' candidates (a share of a store above exactBelow) go through the quantised pass
+      // however few: an exact scan of 5,000 costs twice the quantised pass over 20,000.
+      quantised = probed !== null;
     }
-    if (slots.length > this.exactBelow) {
+    this.scanned = slots.length;
+    if (quantised || slots.length > this.exactBelow) {
       const r = this.rerank(slots.length, k);
       if (r < slots.length) slots = this.prefilter(q, slots, r);
     }
     return this.exact(q, slots, k);
+  }
+
+  /** Every live slot, or those of the lists marked in `probe`, and every slot not yet assigned. */
+  private allSlots(probe: { mark: Uint8Array; assign: Int32Array<ArrayBufferLike>; assigned: number; budget: number } | null): Int32Array {
+    const out = new Int32Array(probe ? Math.min(this.count, probe.budget) : this.count);
+    let all = out;
+    let n = 0;
+    for (let i = 0; i < this.count; i++) {
+      if (this.seqs[i] < 0) continue;
+      if (probe && i < probe.assigned) {
+        const c = probe.assign[i];
+        if (c < 0 || probe.mark[c] === 0) continue;
+      }
+      if (n === all.length) {
+        const bigger = new Int32Array(Math.min(this.count, all.length * 2));
+        bigger.set(all);
+        all = bigger;
+      }
+      all[n++] = i;
+    }
+    return all.subarray(0, n);
+  }
+
+  /** The slots of the lists closest to q holding at least probe(count) slots; null without lists. */
+  private probed(q: Float32Array): Int32Array | null {
+    const ivf = this.ivf;
+    if (!ivf || ivf.assigned === 0) return null;
+    const budget = this.probe(this.count);
+    if (budget >= ivf.assigned) return null;
+    const scores = new Float32Array(ivf.lists);
+    for (let c = 0; c < ivf.lists; c++) scores[c] = dotAt(q, ivf.centroids, c * this.dims);
+    const order = Array.from({ length: ivf.lists }, (_, c) => c).sort((a, b) => scores[b] - scores[a]);
+    const mark = new Uint8Array(ivf.lists);
+    let held = 0;
+    for (const c of order) {
+      if (held >= budget) break;
+      mark[c] = 1;
+      held += ivf.sizes[c];
+    }
+    return this.allSlots({ mark, assign: ivf.assign, assigned: ivf.assigned, budget: held + (this.count - ivf.assigned) });
   }
 
   /** Exact dot products over `slots`; the best `k`. */
@@ -400,8 +630,19 @@ function bestIndexes(scores: Float32Array, k: number): number[] {
   return out;
 }
 
-function dotAt(q: Float32Array, data: Float32Array, off: number): number {
+/** The training worker: compiled JS in production, TypeScript under ts-jest / ts-node (as sqlite-search-pool.ts). */
+function trainWorker(workerData: object): Worker {
+  const ext = path.extname(__filename);
+  const entry = path.join(__dirname, `sqlite-vector-train-worker${ext}`);
+  if (ext !== '.ts') return new Worker(entry, { workerData });
+  const boot = `require('ts-node').register({ transpileOnly: true, compilerOptions: { module: 'commonjs' } }); require(${JSON.stringify(entry)});`;
+  return new Worker(boot, { eval: true, workerData });
+}
+
+function dotAt(q: Float32Array, data: Float32Array<ArrayBufferLike>, off: number): number {
   let s = 0;
-  for (let j = 0; j < q.length; j++) s += q[j] * data[off + j];
+  let j = 0;
+  for (; j + 3 < q.length; j += 4) s += q[j] * data[off + j] + q[j + 1] * data[off + j + 1] + q[j + 2] * data[off + j + 2] + q[j + 3] * data[off + j + 3];
+  for (; j < q.length; j++) s += q[j] * data[off + j];
   return s;
 }

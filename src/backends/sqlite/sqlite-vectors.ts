@@ -210,7 +210,13 @@ export function storeJobVector(db: Database.Database, stmt: Stmt, job: Embedding
   db.transaction(() => {
     const seq = stmt('SELECT seq FROM memories WHERE id = ?').pluck().get(job.id) as number | undefined;
     if (seq === undefined) return; // deleted meanwhile
-    const stamp = ((stmt('SELECT max(stamp) FROM memory_vectors').pluck().get() as number | null) ?? 0) + 1;
+    // Above every stamp ever given, not only the rows left: max(stamp) alone would give the stamp of
+    // a deleted newest vector to the next one, which a cache that had seen it would skip (and keep
+    // the deleted one). vector_version counts every write, so it is never below a stamp given.
+    const stamp =
+      (stmt("SELECT max(coalesce((SELECT max(stamp) FROM memory_vectors), 0), coalesce((SELECT CAST(value AS INTEGER) FROM embedding_meta WHERE key = 'vector_version'), 0))")
+        .pluck()
+        .get() as number) + 1;
     stmt('INSERT INTO memory_vectors (seq, model, stamp, vec) VALUES (?, ?, ?, ?) ON CONFLICT (seq) DO UPDATE SET model = excluded.model, stamp = excluded.stamp, vec = excluded.vec').run(
       seq,
       key,
