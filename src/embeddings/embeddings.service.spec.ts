@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Subject } from 'rxjs';
 import type { BackendsService } from '../backends/backends.service';
 import type { MemoryIndex } from '../backends/ports/memory-index.port';
@@ -13,6 +14,7 @@ describe('EmbeddingsService under a burst of writes', () => {
   let claims: number;
   let queue: EmbeddingJob[];
 
+  beforeAll(() => Logger.overrideLogger(false));
   beforeEach(() => {
     jest.useFakeTimers({ now: new Date('2026-11-23T12:00:00Z') });
     claims = 0;
