@@ -2,6 +2,7 @@ import type { LogLevel } from '@nestjs/common';
 import request from 'supertest';
 import { JsonLogger } from '../../src/observability/json-logger';
 import { ADMIN_PASSWORD, adminAgent, createTestApp, createToken, TestApp } from '../support/app';
+import { parseToken } from '../../src/tokens/token-secret';
 
 const INFO: LogLevel[] = ['log', 'warn', 'error', 'fatal'];
 
@@ -74,7 +75,7 @@ describe('JSON logs (MEMSTORE_LOG_FORMAT=json)', () => {
     const all = lines.join('');
     const cookie = (await request(t.http).post('/api/login').send({ username: 'admin', password: ADMIN_PASSWORD })).headers['set-cookie'] as unknown as string[];
     const sid = cookie[0].split(';')[0].split('=')[1];
-    for (const secret of [ADMIN_PASSWORD, 'not the password', token.plaintext, token.plaintext.split('_').pop()!, content, 'tangerine', sid, 'Bearer']) {
+    for (const secret of [ADMIN_PASSWORD, 'not the password', token.plaintext, parseToken(token.plaintext)!.secret, content, 'tangerine', sid, 'Bearer']) {
       expect(all).not.toContain(secret);
     }
   });
