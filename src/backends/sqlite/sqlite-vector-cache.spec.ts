@@ -3,22 +3,12 @@ import { createMemorySchema } from './sqlite-memory-schema';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
 import { defaultRerank, IVF_SHARE, RERANK_SHARE, VectorCache, VectorSearchOptions } from './sqlite-vector-cache';
 import { toBlob } from './sqlite-vectors';
+import { rng } from './sqlite-vector-ivf';
 
 const DIMS = 384;
 const KEY = 'local:test:384';
 
-/** A seeded PRNG and normal deviates (Box-Muller). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
+/** Normal deviates (Box-Muller) from the seeded PRNG. */
 function gaussian(r: () => number): Float32Array {
   const v = new Float32Array(DIMS);
   for (let j = 0; j < DIMS; j++) v[j] = Math.sqrt(-2 * Math.log(r() + 1e-12)) * Math.cos(2 * Math.PI * r());

@@ -40,7 +40,8 @@ export interface TrainOutput {
   assigned: number;
 }
 
-function rng(seed: number): () => number {
+/** A seeded PRNG (mulberry32): the training sample, and the tests' data. */
+export function rng(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
     s = (s + 0x6d2b79f5) >>> 0;
