@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { EmbeddingKind, EmbeddingProvider, EmbeddingUnavailableError } from './embedding-provider.port';
+import { startWorker } from '../common/worker-script';
 
 /** model.json beside the model files (written by scripts/fetch-model.js; an operator's own model dir may carry one). */
 interface ModelMeta {
@@ -107,7 +108,7 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
     process.env.ORT_DISABLE_TELEMETRY ??= '1';
     this.worker ??= new Promise<Worker>((resolve, reject) => {
       const files = localModelFiles(this.dir);
-      const worker = workerFor({ onnx: files.onnx, tokenizer: files.tokenizer, maxTokens: this.meta.maxTokens ?? 512, pooling: this.meta.pooling ?? 'cls' });
+      const worker = startWorker(__filename, 'local-embedding.worker', { onnx: files.onnx, tokenizer: files.tokenizer, maxTokens: this.meta.maxTokens ?? 512, pooling: this.meta.pooling ?? 'cls' });
       worker.unref();
       worker.on('message', (msg: { ready?: true; failed?: string; id?: number; vector?: Float32Array; error?: string }) => {
         if (msg.ready) resolve(worker);
@@ -143,13 +144,4 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
       worker.postMessage({ id, text });
     });
   }
-}
-
-/** The worker script next to this file: compiled JS in production, TypeScript under ts-jest / ts-node. */
-function workerFor(data: object): Worker {
-  const ext = path.extname(__filename);
-  const entry = path.join(__dirname, `local-embedding.worker${ext}`);
-  if (ext !== '.ts') return new Worker(entry, { workerData: data });
-  const boot = `require('ts-node').register({ transpileOnly: true, compilerOptions: { module: 'commonjs' } }); require(${JSON.stringify(entry)});`;
-  return new Worker(boot, { eval: true, workerData: data });
 }

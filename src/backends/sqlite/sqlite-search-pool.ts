@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
-import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { AppError, BackendName, BackendUnavailableError } from '../../common/errors';
 import type { MemoryPage, SearchQuery } from '../ports/memory.model';
 import type { SearchDelegate, SqliteMemoryIndexOptions } from './sqlite-memory-index';
 import type { SharedVectors } from './sqlite-vector-cache';
+import { startWorker } from '../../common/worker-script';
 
 /** What a search worker is started with (sqlite-search-worker.ts). */
 export interface SearchWorkerData {
@@ -124,7 +124,7 @@ export class SqliteSearchPool implements SearchDelegate {
 
   private spawn(): Promise<void> {
     const data: SearchWorkerData = { file: this.file, index: { ...this.indexOptions, schema: false } };
-    const worker = workerFor(data);
+    const worker = startWorker(__filename, 'sqlite-search-worker', data);
     const slot: Slot = { worker, ready: false, pending: new Map() };
     this.slots.add(slot);
     return new Promise<void>((started) => {
@@ -175,13 +175,4 @@ export class SqliteSearchPool implements SearchDelegate {
     await exited;
     clearTimeout(timer);
   }
-}
-
-/** The worker script next to this file: compiled JS in production, TypeScript under ts-jest / ts-node. */
-function workerFor(data: SearchWorkerData): Worker {
-  const ext = path.extname(__filename);
-  const entry = path.join(__dirname, `sqlite-search-worker${ext}`);
-  if (ext !== '.ts') return new Worker(entry, { workerData: data });
-  const boot = `require('ts-node').register({ transpileOnly: true, compilerOptions: { module: 'commonjs' } }); require(${JSON.stringify(entry)});`;
-  return new Worker(boot, { eval: true, workerData: data });
 }

@@ -1,7 +1,7 @@
-import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Stmt } from './sqlite-memory-rows';
-import { listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
+import { dotAt, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
+import { startWorker } from '../../common/worker-script';
 
 /**
  * The vectors of the current space, in memory, ONE copy per process: the main thread's cache
@@ -298,7 +298,7 @@ export class VectorCache {
     const workerData = { data: shared(this.data), seqs: shared(this.seqs), count, dims: this.dims, lists };
     let worker: Worker;
     try {
-      worker = trainWorker(workerData);
+      worker = startWorker(__filename, 'sqlite-vector-train-worker', workerData);
     } catch {
       this.failedAt = count;
       return;
@@ -628,21 +628,4 @@ function bestIndexes(scores: Float32Array, k: number): number[] {
     out.length = k;
   }
   return out;
-}
-
-/** The training worker: compiled JS in production, TypeScript under ts-jest / ts-node (as sqlite-search-pool.ts). */
-function trainWorker(workerData: object): Worker {
-  const ext = path.extname(__filename);
-  const entry = path.join(__dirname, `sqlite-vector-train-worker${ext}`);
-  if (ext !== '.ts') return new Worker(entry, { workerData });
-  const boot = `require('ts-node').register({ transpileOnly: true, compilerOptions: { module: 'commonjs' } }); require(${JSON.stringify(entry)});`;
-  return new Worker(boot, { eval: true, workerData });
-}
-
-function dotAt(q: Float32Array, data: Float32Array<ArrayBufferLike>, off: number): number {
-  let s = 0;
-  let j = 0;
-  for (; j + 3 < q.length; j += 4) s += q[j] * data[off + j] + q[j + 1] * data[off + j + 1] + q[j + 2] * data[off + j + 2] + q[j + 3] * data[off + j + 3];
-  for (; j < q.length; j++) s += q[j] * data[off + j];
-  return s;
 }

@@ -103,18 +103,24 @@ export function trainIvf(input: TrainInput): TrainOutput {
 
 /** The list whose centroid has the largest dot product with v[off .. off + dims). */
 export function nearestList(centroids: Float32Array<ArrayBufferLike>, lists: number, dims: number, v: Float32Array<ArrayBufferLike>, off: number): number {
+  const q = v.subarray(off, off + dims);
   let best = 0;
   let bestScore = -Infinity;
   for (let c = 0; c < lists; c++) {
-    let s = 0;
-    const o = c * dims;
-    let j = 0;
-    for (; j + 3 < dims; j += 4) s += centroids[o + j] * v[off + j] + centroids[o + j + 1] * v[off + j + 1] + centroids[o + j + 2] * v[off + j + 2] + centroids[o + j + 3] * v[off + j + 3];
-    for (; j < dims; j++) s += centroids[o + j] * v[off + j];
+    const s = dotAt(q, centroids, c * dims);
     if (s > bestScore) {
       bestScore = s;
       best = c;
     }
   }
   return best;
+}
+
+/** The dot product of q with data[off .. off + q.length) (four terms per step). */
+export function dotAt(q: Float32Array<ArrayBufferLike>, data: Float32Array<ArrayBufferLike>, off: number): number {
+  let s = 0;
+  let j = 0;
+  for (; j + 3 < q.length; j += 4) s += q[j] * data[off + j] + q[j + 1] * data[off + j + 1] + q[j + 2] * data[off + j + 2] + q[j + 3] * data[off + j + 3];
+  for (; j < q.length; j++) s += q[j] * data[off + j];
+  return s;
 }
