@@ -44,29 +44,40 @@ function health(port: number, agent: http.Agent): Promise<number> {
 }
 
 /**
- * How much a body holds up everyone else: sends it while another client polls /api/health back
- * to back, and reports
- * - `cpuMs`: the CPU time the process spent while the body was sent and answered (server work;
- *   this does not grow when the machine is busy with other jobs, so it is the deterministic bound);
- * - `worst`: the slowest health answer meanwhile, and `baseline`: the slowest health answer while
- *   a tiny body is posted the same way (what this machine's scheduling costs right now).
+ * How much a body holds up everyone else, in two measures:
+ * - `worst`: the slowest /api/health answer while the body is sent and answered (another client
+ *   polls back to back), and `baseline`: the same for a tiny body (this machine's scheduling now);
+ * - `cpuMs`: the CPU time the event-loop thread spends on the body sent alone, without the health
+ *   poller (whose own requests would fill every idle millisecond and make this a wall-clock figure
+ *   that grows when the machine is busy). Client and server share that thread, so this is an upper
+ *   bound of the server's work; other threads (GC helpers, libuv's pool, workers) are not counted.
  * The body is sent once before (not measured) so that V8 has compiled the code path: the bound is
- * about the work each request costs, not the first compilation. Best of three runs: a server that
- * really stalls (seconds, as before issue 10) fails all three.
+ * about the work each request costs, not the first compilation. Best of a few runs: a server that
+ * really stalls (seconds, as before issue 10) fails them all.
  */
 async function postWhileProbingHealth(port: number, path: string, text: string, headers: Record<string, string> = {}) {
   const body = Buffer.from(text, 'utf8');
   await post(port, path, body, headers);
-  let best: { answer: { status: number; body: string }; worst: number; baseline: number; cpuMs: number } | undefined;
-  for (let attempt = 0; attempt < 3; attempt++) {
+  let best: { answer: { status: number; body: string }; worst: number; baseline: number } | undefined;
+  for (let attempt = 0; attempt < 5; attempt++) {
     const baseline = (await probeOnce(port, '/api/logout', Buffer.from('{}'), {})).worst;
     const run = { ...(await probeOnce(port, path, body, headers)), baseline };
-    if (!best || run.worst - run.baseline < best.worst - best.baseline) best = { ...run, cpuMs: Math.min(run.cpuMs, best?.cpuMs ?? Infinity) };
-    else best.cpuMs = Math.min(best.cpuMs, run.cpuMs);
-    if (best.worst < 50 && best.cpuMs < 50) break;
+    if (!best || run.worst - run.baseline < best.worst - best.baseline) best = run;
+    if (best.worst < 50) break;
   }
-  return best!;
+  let cpuMs = Infinity;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const cpu0 = mainThreadCpu();
+    await post(port, path, body, headers);
+    const cpu = mainThreadCpu(cpu0);
+    cpuMs = Math.min(cpuMs, (cpu.user + cpu.system) / 1000);
+  }
+  return { ...best!, cpuMs };
 }
+
+/** CPU of the event-loop thread (Node 22.19+ and 24); the whole process's on older Node. */
+const mainThreadCpu = (prev?: NodeJS.CpuUsage): NodeJS.CpuUsage =>
+  (process as { threadCpuUsage?: (p?: NodeJS.CpuUsage) => NodeJS.CpuUsage }).threadCpuUsage?.(prev) ?? process.cpuUsage(prev);
 
 async function probeOnce(port: number, path: string, body: Buffer, headers: Record<string, string>) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -76,15 +87,13 @@ async function probeOnce(port: number, path: string, body: Buffer, headers: Reco
   const probe = (async () => {
     while (!done) latencies.push(await health(port, agent));
   })();
-  const cpu0 = process.cpuUsage();
   const answer = await post(port, path, body, headers);
-  const cpu = process.cpuUsage(cpu0);
   // Keep probing a little after the answer: a stall right after the response would show too.
   await new Promise((r) => setTimeout(r, 30));
   done = true;
   await probe;
   agent.destroy();
-  return { answer, worst: Math.max(...latencies), cpuMs: (cpu.user + cpu.system) / 1000 };
+  return { answer, worst: Math.max(...latencies) };
 }
 
 /** /api/health answered within 50 ms (beyond this machine's own scheduling noise), and the body cost under 50 ms of CPU. */
