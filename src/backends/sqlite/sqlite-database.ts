@@ -9,6 +9,7 @@ import { SqliteAuditRepository } from './sqlite-audit.repository';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { SqliteRateLimitRepository } from './sqlite-rate-limit.repository';
 import { SqliteSearchPool } from './sqlite-search-pool';
+import { SAFETY_CHECKPOINT_PAGES, SqliteCheckpointer } from './sqlite-checkpointer';
 import { SqliteSessionRepository } from './sqlite-session.repository';
 import { SqliteTokenRepository } from './sqlite-token.repository';
 import { SqliteWriteIntentRepository } from './sqlite-write-intent.repository';
@@ -25,11 +26,15 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
   audit!: SqliteAuditRepository;
   private db?: Database.Database;
   private searchPool?: SqliteSearchPool;
+  private checkpointer?: SqliteCheckpointer;
 
-  /** `searchWorkers`: worker threads that run searches on their own connections (0 = on the main thread). */
+  /**
+   * `searchWorkers`: worker threads that run searches on their own connections (0 = on the main thread);
+   * `checkpointer: false` leaves the WAL checkpoint to SQLite on the writing connection (bench/insert-cost.js compares).
+   */
   constructor(
     readonly file: string,
-    private readonly opts: { searchWorkers?: number } = {},
+    private readonly opts: { searchWorkers?: number; checkpointer?: boolean } = {},
   ) {
     super();
   }
@@ -39,9 +44,16 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
     const db = new Database(this.file);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
+    // The WAL is checkpointed on a worker thread (sqlite-checkpointer.ts); the main connection
+    // only does so itself if that falls far behind. A WAL file left larger is cut back to 64 MiB.
+    const checkpointer = this.opts.checkpointer === false ? undefined : new SqliteCheckpointer(this.file);
+    if (checkpointer) db.pragma(`wal_autocheckpoint = ${SAFETY_CHECKPOINT_PAGES}`);
+    db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
     db.pragma('busy_timeout = 5000');
     db.pragma('foreign_keys = ON');
     this.db = db;
+    this.checkpointer = checkpointer;
+    checkpointer?.start();
     this.memories = new SqliteMemoryIndex(db);
     this.tokens = new SqliteTokenRepository(db);
     this.sessions = new SqliteSessionRepository(db);
@@ -91,6 +103,8 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
     this.memories?.stopMaintenance();
     await this.searchPool?.close();
     this.searchPool = undefined;
+    await this.checkpointer?.close();
+    this.checkpointer = undefined;
     if (this.db?.open) this.db.close();
   }
 

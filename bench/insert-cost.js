@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * What one create costs the main thread in the embedded index, outside HTTP: seeds N memories
+ * (batches of 1,000) into a fresh SQLite file through the built SqliteDocumentDatabase, then
+ * times single-memory inserts (one transaction each, as creates are, yielding between them),
+ * with the WAL checkpointed on the worker thread (the service's way) and, with
+ * --no-checkpointer, by SQLite on the writing connection every 1,000 pages.
+ *
+ *   node bench/insert-cost.js [--n 100000] [--inserts 3000] [--no-checkpointer]
+ *
+ * Reports wall time and the main thread's CPU (process.threadCpuUsage) per insert. Build first
+ * (`npm run build`). See bench/README.md, "Create and the WAL checkpoint".
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { SqliteDocumentDatabase } = require('../dist/src/backends/sqlite/sqlite-database');
+
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? dflt : process.argv[i + 1];
+};
+const N = Number(arg('--n', 100000));
+const INSERTS = Number(arg('--inserts', 3000));
+const checkpointer = !process.argv.includes('--no-checkpointer');
+
+// Deterministic text with a skewed vocabulary; time-ordered ids like the service's.
+const words = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}`);
+let seed = 1;
+const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+const text = (n) => Array.from({ length: n }, () => words[Math.floor(rnd() ** 3 * words.length)]).join(' ');
+let t = Date.UTC(2026, 0, 1);
+const doc = (i) => {
+  t += 1000;
+  const id = Math.floor(t / 1000).toString(16).padStart(8, '0') + Math.floor(rnd() * 2 ** 48).toString(16).padStart(16, '0');
+  return {
+    id, title: text(5), type: ['note', 'fact', 'decision'][i % 3], scope: ['global', 'project', 'agent'][i % 3],
+    tags: [`t${i % 7}`, `x${i % 13}`], agent: `agent${i % 5}`, project: `p${i % 9}`, content: text(100),
+    createdAt: new Date(t), updatedAt: new Date(t), version: 1, objectKey: `memories/${id}.v1-a.md`, author: null,
+  };
+};
+
+(async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-insert-cost-'));
+  const database = new SqliteDocumentDatabase(path.join(dir, 'memstore.db'), { checkpointer });
+  await database.init();
+  const idx = database.memories;
+  for (let i = 0; i < N; i += 1000) await idx.insertMany(Array.from({ length: Math.min(1000, N - i) }, (_, j) => doc(i + j)));
+  const docs = Array.from({ length: INSERTS }, (_, i) => doc(N + i));
+  await new Promise((r) => setTimeout(r, 1000)); // the seeding's WAL folded in first
+  const cpu0 = process.threadCpuUsage ? process.threadCpuUsage() : process.cpuUsage();
+  const t0 = performance.now();
+  for (const d of docs) {
+    await idx.insert(d);
+    await new Promise((r) => setImmediate(r));
+  }
+  const wall = (performance.now() - t0) / INSERTS;
+  const c = process.threadCpuUsage ? process.threadCpuUsage(cpu0) : process.cpuUsage(cpu0);
+  console.log(
+    `${INSERTS} inserts after ${N} memories, WAL checkpoint ${checkpointer ? 'on the worker thread' : 'on the writing connection'}: ` +
+      `${wall.toFixed(3)} ms wall, ${((c.user + c.system) / 1000 / INSERTS).toFixed(3)} ms main-thread CPU ` +
+      `(user ${(c.user / 1000 / INSERTS).toFixed(3)}, system ${(c.system / 1000 / INSERTS).toFixed(3)}) per insert`,
+  );
+  await database.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+})();
