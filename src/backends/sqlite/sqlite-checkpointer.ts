@@ -13,7 +13,7 @@ import { Worker } from 'node:worker_threads';
  * work. Under steady writes the writer never finds the WAL fully copied, so the log would only
  * grow; past RESTART_PAGES the thread follows with a RESTART checkpoint, which holds new writes back
  * only while it copies the frames written since and syncs, and lets the next write start the WAL
- * over. An insert at 100,000 memories costs the main thread ~0.63 ms instead of ~1.1
+ * over. An insert at 100,000 memories costs the main thread 0.73–0.82 ms instead of 1.34–1.56
  * (bench/README.md, "Create and the WAL checkpoint").
  *
  * Plain JS evaluated in the worker (no ts-node under jest): it needs only the driver.
