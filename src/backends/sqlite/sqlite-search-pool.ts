@@ -4,7 +4,7 @@ import { AppError, BackendName, BackendUnavailableError } from '../../common/err
 import type { MemoryPage, SearchQuery } from '../ports/memory.model';
 import type { SearchDelegate, SqliteMemoryIndexOptions } from './sqlite-memory-index';
 import type { SharedVectors } from './sqlite-vector-cache';
-import { startWorker } from '../../common/worker-script';
+import { startWorker, stopWorker } from '../../common/worker-script';
 
 /** What a search worker is started with (sqlite-search-worker.ts). */
 export interface SearchWorkerData {
@@ -169,10 +169,6 @@ export class SqliteSearchPool implements SearchDelegate {
 
   private async stop(slot: Slot): Promise<void> {
     slot.ready = false;
-    const exited = new Promise<void>((resolve) => slot.worker.once('exit', () => resolve()));
-    slot.worker.postMessage({ close: true });
-    const timer = setTimeout(() => void slot.worker.terminate(), CLOSE_TIMEOUT_MS);
-    await exited;
-    clearTimeout(timer);
+    await stopWorker(slot.worker, { close: true }, CLOSE_TIMEOUT_MS);
   }
 }
