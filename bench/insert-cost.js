@@ -16,6 +16,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { SqliteDocumentDatabase } = require('../dist/src/backends/sqlite/sqlite-database');
+const { Corpus } = require('./lib/corpus');
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
@@ -25,19 +26,17 @@ const N = Number(arg('--n', 100000));
 const INSERTS = Number(arg('--inserts', 3000));
 const checkpointer = !process.argv.includes('--no-checkpointer');
 
-// Deterministic text with a skewed vocabulary; time-ordered ids like the service's.
-const words = Array.from({ length: 5000 }, (_, i) => `w${i.toString(36)}`);
-let seed = 1;
-const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
-const text = (n) => Array.from({ length: n }, () => words[Math.floor(rnd() ** 3 * words.length)]).join(' ');
+// The bench's memories (bench/lib/corpus.js: seed data, then the create scenario's bodies), with
+// time-ordered ids like the service's.
+const corpus = new Corpus(42);
 let t = Date.UTC(2026, 0, 1);
-const doc = (i) => {
+const doc = (i, stream) => {
+  const m = corpus.memory(i, stream);
   t += 1000;
-  const id = Math.floor(t / 1000).toString(16).padStart(8, '0') + Math.floor(rnd() * 2 ** 48).toString(16).padStart(16, '0');
+  const id = Math.floor(t / 1000).toString(16).padStart(8, '0') + (i * 2 + stream).toString(16).padStart(16, '0');
   return {
-    id, title: text(5), type: ['note', 'fact', 'decision'][i % 3], scope: ['global', 'project', 'agent'][i % 3],
-    tags: [`t${i % 7}`, `x${i % 13}`], agent: `agent${i % 5}`, project: `p${i % 9}`, content: text(100),
-    createdAt: new Date(t), updatedAt: new Date(t), version: 1, objectKey: `memories/${id}.v1-a.md`, author: null,
+    id, title: m.title ?? null, type: m.type, scope: m.scope, tags: m.tags, agent: m.agent ?? null, project: m.project ?? null,
+    content: m.content, createdAt: new Date(t), updatedAt: new Date(t), version: 1, objectKey: `memories/${id}.v1-a.md`, author: null,
   };
 };
 
@@ -46,8 +45,8 @@ const doc = (i) => {
   const database = new SqliteDocumentDatabase(path.join(dir, 'memstore.db'), { checkpointer });
   await database.init();
   const idx = database.memories;
-  for (let i = 0; i < N; i += 1000) await idx.insertMany(Array.from({ length: Math.min(1000, N - i) }, (_, j) => doc(i + j)));
-  const docs = Array.from({ length: INSERTS }, (_, i) => doc(N + i));
+  for (let i = 0; i < N; i += 1000) await idx.insertMany(Array.from({ length: Math.min(1000, N - i) }, (_, j) => doc(i + j, 0)));
+  const docs = Array.from({ length: INSERTS }, (_, i) => doc(i, 1));
   await new Promise((r) => setTimeout(r, 1000)); // the seeding's WAL folded in first
   const cpu0 = process.threadCpuUsage ? process.threadCpuUsage() : process.cpuUsage();
   const t0 = performance.now();
