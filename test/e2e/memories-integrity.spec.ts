@@ -208,6 +208,10 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     // An acknowledged write whose intent was left behind (died after the index write) is kept.
     const kept = await createMemory(api, { content: 'acknowledged' });
     const keptKey = (await t.app.get(MemoryIndex).get(kept.id))!.objectKey!;
+    // The create drops its own intent off the response path: wait for that before planting the
+    // leftover one under the same key.
+    const pending = async () => (await intents.olderThan(new Date(Date.now() + 60_000), 1000)).some((i) => i.objectKey === keptKey);
+    for (let i = 0; i < 200 && (await pending()); i++) await new Promise((r) => setTimeout(r, 10));
     await intents.add({ objectKey: keptKey, memoryId: kept.id, createdAt: at });
 
     const report = await t.app.get(WriteSweeper).sweep(60_000);
