@@ -45,7 +45,17 @@ export interface SqliteMemoryIndexOptions {
  */
 export interface SearchDelegate {
   search(query: SearchQuery, vectors?: SharedVectors | null): Promise<MemoryPage> | null;
+  similar(request: SimilarRequest, vectors: SharedVectors): Promise<SimilarHit[]> | null;
 }
+
+/** The memories closest to a vector (duplicate hints on create). */
+export interface SimilarRequest {
+  vector: Float32Array;
+  key: string;
+  limit: number;
+  filter?: MemoryFilter;
+}
+export type SimilarHit = { id: string; title: string | null; score: number };
 
 const MMAP_BYTES = 1024 * 1024 * 1024;
 const DEFAULT_MAINTENANCE_IDLE_MS = 1000;
@@ -322,8 +332,21 @@ export class SqliteMemoryIndex extends MemoryIndex {
     return this.guard(() => progress(this.stmt, key));
   }
 
-  override async similar(vector: Float32Array, key: string, limit: number, filter?: MemoryFilter): Promise<Array<{ id: string; title: string | null; score: number }>> {
-    return this.guard(() => similarTo(this.stmt, this.vectors, vector, key, limit, filter));
+  /** Duplicate hints: on a search worker like a vector search (off the thread that serves HTTP and writes). */
+  override async similar(vector: Float32Array, key: string, limit: number, filter?: MemoryFilter): Promise<SimilarHit[]> {
+    const request: SimilarRequest = { vector, key, limit, filter };
+    if (this.searchDelegate) {
+      this.guard(() => this.vectors.refresh(this.stmt, key));
+      const vectors = this.vectors.share();
+      const hits = vectors ? this.searchDelegate.similar(request, vectors) : null;
+      if (hits) return hits;
+    }
+    return this.similarNow(request);
+  }
+
+  /** The hints themselves, synchronously on this index's connection (what a search worker runs). */
+  similarNow(r: SimilarRequest): SimilarHit[] {
+    return this.guard(() => similarTo(this.stmt, this.vectors, r.vector, r.key, r.limit, r.filter));
   }
 
   override async stats(): Promise<MemoryStats> {

@@ -92,6 +92,14 @@ describe('SqliteSearchPool', () => {
       expect(page.rows).toHaveLength(5);
       expect(page).toEqual(database.memories.searchNow(q));
     }
+    // Duplicate hints are answered there too, as the main thread answers them.
+    const hintsOnPool = jest.spyOn(pool, 'similar');
+    for (const [vector, filter] of [[unit(1, 0.5, 0.2, 0.1), {}], [unit(1, 0, 1, 0), { project: 'atlas' }]] as const) {
+      const hits = await database.memories.similar(vector, KEY, 3, filter);
+      expect(hits).toHaveLength(3);
+      expect(hits).toEqual(database.memories.similarNow({ vector, key: KEY, limit: 3, filter }));
+    }
+    expect(hintsOnPool.mock.results.map((r) => r.value === null)).toEqual([false, false]);
     // A vector stored just before is found by the next search on a worker (the copy is the main thread's).
     await database.memories.insert(doc(2000, { content: 'nothing alike' }));
     const [job] = await database.memories.claimEmbeddingJobs('test', 10, 60_000);
@@ -99,6 +107,8 @@ describe('SqliteSearchPool', () => {
     const page = await database.memories.search(vq('nothing', unit(0, 0, 0, 1), 'semantic'));
     expect(page.rows[0]).toMatchObject({ id: doc(2000).id });
     expect(page.rows[0].score).toBeCloseTo(1, 5);
+    expect((await database.memories.similar(unit(0, 0, 0, 1), KEY, 1))[0]).toMatchObject({ id: doc(2000).id, title: doc(2000).title });
+    expect(hintsOnPool).toHaveBeenCalledTimes(3);
     // The memory with the newest vector deleted, then another one's vector stored (SQLite gives the
     // new memory the deleted one's seq): the next search uses the new vector, not the deleted one's.
     await database.memories.delete(doc(2000).id);

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Worker } from 'node:worker_threads';
 import { AppError, BackendName, BackendUnavailableError } from '../../common/errors';
 import type { MemoryPage, SearchQuery } from '../ports/memory.model';
-import type { SearchDelegate, SqliteMemoryIndexOptions } from './sqlite-memory-index';
+import type { SearchDelegate, SimilarHit, SimilarRequest, SqliteMemoryIndexOptions } from './sqlite-memory-index';
 import type { SharedVectors } from './sqlite-vector-cache';
 import { startWorker, stopWorker } from '../../common/worker-script';
 
@@ -40,9 +40,12 @@ export function revive(e: WorkerError): Error {
 }
 
 interface Pending {
-  resolve: (page: MemoryPage) => void;
+  resolve: (result: unknown) => void;
   reject: (e: Error) => void;
 }
+
+/** What a worker is asked: a search, or the duplicate hints of a new memory (with the shared vectors when vectors are involved). */
+export type WorkerRequest = ({ query: SearchQuery } | { similar: SimilarRequest }) & { vectors?: SharedVectors };
 
 interface Slot {
   worker: Worker;
@@ -98,20 +101,28 @@ export class SqliteSearchPool implements SearchDelegate {
   }
 
   search(query: SearchQuery, vectors: SharedVectors | null = null): Promise<MemoryPage> | null {
+    return this.send<MemoryPage>(vectors ? { query, vectors } : { query });
+  }
+
+  similar(request: SimilarRequest, vectors: SharedVectors): Promise<SimilarHit[]> | null {
+    return this.send<SimilarHit[]>({ similar: request, vectors });
+  }
+
+  private send<T>(request: WorkerRequest): Promise<T> | null {
     if (this.closed) return null;
     if (!this.started) void this.start();
-    // The ready worker with the fewest searches in flight.
+    // The ready worker with the fewest requests in flight.
     let best: Slot | null = null;
     for (const s of this.slots) if (s.ready && (best === null || s.pending.size < best.pending.size)) best = s;
     if (best === null) return null;
     const slot = best;
     const id = this.nextId++;
-    return new Promise<MemoryPage>((resolve, reject) => {
-      // An idle worker does not keep the process alive; one with a search in flight does.
+    return new Promise<T>((resolve, reject) => {
+      // An idle worker does not keep the process alive; one with a request in flight does.
       if (slot.pending.size === 0) slot.worker.ref();
-      slot.pending.set(id, { resolve, reject });
+      slot.pending.set(id, { resolve: resolve as (r: unknown) => void, reject });
       // SharedArrayBuffers are shared, not copied: the worker searches the main thread's vectors.
-      slot.worker.postMessage(vectors ? { id, query, vectors } : { id, query });
+      slot.worker.postMessage({ id, ...request });
     });
   }
 
@@ -128,7 +139,7 @@ export class SqliteSearchPool implements SearchDelegate {
     const slot: Slot = { worker, ready: false, pending: new Map() };
     this.slots.add(slot);
     return new Promise<void>((started) => {
-      worker.on('message', (msg: { ready?: true; failed?: string; id?: number; page?: MemoryPage; error?: WorkerError }) => {
+      worker.on('message', (msg: { ready?: true; failed?: string; id?: number; result?: unknown; error?: WorkerError }) => {
         if (msg.ready) {
           worker.unref();
           slot.ready = true;
@@ -143,7 +154,7 @@ export class SqliteSearchPool implements SearchDelegate {
           slot.pending.delete(msg.id);
           if (slot.pending.size === 0) worker.unref();
           if (msg.error) p.reject(revive(msg.error));
-          else p.resolve(msg.page as MemoryPage);
+          else p.resolve(msg.result);
         }
       });
       worker.on('error', (e) => this.logger.error(`Search worker error: ${e.message}`));

@@ -1,16 +1,16 @@
 /**
  * A search worker thread (see SqliteSearchPool): its own connection to the SQLite file, used for
- * searches only. Messages in: `{ id, query }` (answered `{ id, page }` or `{ id, error }`) and
- * `{ close: true }`; a vector search carries the main thread's shared vectors (`vectors`).
+ * searches only. Messages in: `{ id, query }` or `{ id, similar }` (a new memory's duplicate
+ * hints), answered `{ id, result }` or `{ id, error }`, and `{ close: true }`; a vector search
+ * carries the main thread's shared vectors (`vectors`).
  * Posts `{ ready: true }` once the file is open, or `{ failed }` when it cannot be.
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SearchQuery } from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
-import { SqliteMemoryIndex } from './sqlite-memory-index';
-import { SearchWorkerData, serializeError } from './sqlite-search-pool';
-import type { SharedVectors } from './sqlite-vector-cache';
+import { SimilarRequest, SqliteMemoryIndex } from './sqlite-memory-index';
+import { SearchWorkerData, serializeError, WorkerRequest } from './sqlite-search-pool';
 
 function main(): void {
   const port = parentPort;
@@ -32,7 +32,8 @@ function main(): void {
   // One read transaction per search: every statement of it reads the same snapshot, as it does on
   // the main thread (where a search is one synchronous call between writes).
   const search = db.transaction((query: SearchQuery) => index.searchNow(query));
-  port.on('message', (msg: { id: number; query: SearchQuery; vectors?: SharedVectors } | { close: true }) => {
+  const similar = db.transaction((r: SimilarRequest) => index.similarNow(r));
+  port.on('message', (msg: ({ id: number } & WorkerRequest) | { close: true }) => {
     if ('close' in msg) {
       if (db.open) db.close();
       port.close();
@@ -40,7 +41,7 @@ function main(): void {
     }
     try {
       if (msg.vectors) index.attachVectors(msg.vectors);
-      port.postMessage({ id: msg.id, page: search(msg.query) });
+      port.postMessage({ id: msg.id, result: 'query' in msg ? search(msg.query) : similar(msg.similar) });
     } catch (e) {
       // Translated here, as on the main thread (BEGIN itself can fail outside the index's guard).
       port.postMessage({ id: msg.id, error: serializeError(translateSqliteError(e)) });
