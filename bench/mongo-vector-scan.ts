@@ -1,7 +1,7 @@
 /**
  * What semantic search costs on the MongoDB adapter (issue 14 §2: "an exact or quantised scan over
  * the candidates, measured and documented"). Not a test: run it by hand,
- *   node -r ts-node/register/transpile-only bench/mongo-vector-scan.ts [--sizes 5000,20000,50000] [--queries 20] [--batch 1000]
+ *   node -r ts-node/register/transpile-only bench/mongo-vector-scan.ts [--sizes 5000,20000,50000] [--queries 20] [--batch 1000] [--no-keyword]
  * with FERRETDB_BIN set (it starts FerretDB on a free port with a fresh directory) or MONGODB_URI.
  * It inserts memories with random unit vectors (384 dimensions, as bge-small) in steps through the
  * adapter (MemoryIndex.insertMany, then the vectors with one bulk write), and at each size times
@@ -94,6 +94,7 @@ async function main(): Promise<void> {
         ['semantic, project = a tenth', { project: 'tenth' }, 'semantic'],
         ['keyword, no filter', {}, 'keyword'],
       ] as const) {
+        if (mode === 'keyword' && process.argv.includes('--no-keyword')) continue;
         const times: number[] = [];
         let cpu = 0;
         for (let q = 0; q < queries + 2; q++) {
