@@ -233,6 +233,7 @@ export class MongoDocumentDatabase extends DocumentDatabase {
 
   override async close(): Promise<void> {
     this.closed = true;
+    this.memories.vectorCache.reset();
     const pending = this.connecting;
     if (pending) await pending.catch(() => undefined);
     this.models = undefined;

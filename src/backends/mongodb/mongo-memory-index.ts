@@ -25,6 +25,7 @@ import type { MemoryRecord } from './mongo.schemas';
 import { rankByMatches, regexSearchFilter, snippetPatterns } from './regex-search';
 import { makeSnippet } from './snippet';
 import * as vectors from './mongo-vectors';
+import { MongoVectorCache } from './mongo-vector-cache';
 
 /** The regex fallback ranks at most this many candidates (newest first) per query. */
 export const REGEX_FALLBACK_MAX_CANDIDATES = 5_000;
@@ -111,13 +112,16 @@ function textSearchString(q: ParsedSearch): string {
 
 const NEWEST_FIRST = { createdAt: -1, _id: -1 } as const;
 /** Reads of memories leave the vector and the queue fields out. */
-const NO_VECTOR = { vec: 0, vec_model: 0, emb_pending: 0, emb_gen: 0, emb_next_at: 0, emb_lease_until: 0, emb_owner: 0, emb_attempts: 0, emb_error: 0 } as const;
+const NO_VECTOR = { vec: 0, vec_model: 0, vec_at: 0, emb_pending: 0, emb_gen: 0, emb_next_at: 0, emb_lease_until: 0, emb_owner: 0, emb_attempts: 0, emb_error: 0 } as const;
 
 /**
  * Memories in MongoDB. Search uses the text index ($text, textScore) where the server has one,
  * else the regex fallback (regex-search.ts); searchMode() says which.
  */
 export class MongoMemoryIndex extends MemoryIndex {
+  /** The in-process copy of the current vector space's vectors (lives and dies with the database). */
+  readonly vectorCache = new MongoVectorCache();
+
   constructor(
     private readonly exec: MongoExec,
     private readonly peek: () => MongoModels | undefined = () => undefined,
@@ -177,7 +181,11 @@ export class MongoMemoryIndex extends MemoryIndex {
   }
 
   override delete(id: string): Promise<boolean> {
-    return this.run(async (m) => (await m.memories.deleteOne({ _id: String(id) }).exec()).deletedCount === 1);
+    return this.run(async (m) => {
+      const gone = (await m.memories.deleteOne({ _id: String(id) }).exec()).deletedCount === 1;
+      this.vectorCache.drop([String(id)]);
+      return gone;
+    });
   }
 
   override deleteMany(ids: string[]): Promise<string[]> {
@@ -188,6 +196,7 @@ export class MongoMemoryIndex extends MemoryIndex {
       const present = found.map((r) => r._id);
       if (present.length === 0) return [];
       await m.memories.deleteMany({ _id: { $in: present } }).exec();
+      this.vectorCache.drop(present);
       const set = new Set(present);
       return wanted.filter((id) => set.has(id));
     });
@@ -209,7 +218,7 @@ export class MongoMemoryIndex extends MemoryIndex {
   override search(query: SearchQuery): Promise<MemoryPage> {
     if (query.vector && query.vectorKey && query.mode !== 'keyword') {
       return this.run((m) =>
-        vectors.vectorSearch(m, query, filterQuery(query.filter), (q) => this.search(q), async (ids) => {
+        vectors.vectorSearch(m, this.vectorCache, query, filterQuery(query.filter), (q) => this.search(q), async (ids) => {
           const docs = await m.memories.find({ _id: { $in: ids } }, NO_VECTOR).lean<MemoryRecord[]>().exec();
           const patterns = snippetPatterns(parseSearchQuery(query.text));
           return new Map(docs.map((d) => [d._id, toRow(d, makeSnippet(d.content, patterns))]));
@@ -292,6 +301,7 @@ export class MongoMemoryIndex extends MemoryIndex {
   override clear(): Promise<void> {
     return this.run(async (m) => {
       await m.memories.deleteMany({}).exec();
+      this.vectorCache.reset();
       await m.versions.deleteMany({}).exec();
     });
   }
@@ -403,6 +413,7 @@ export class MongoMemoryIndex extends MemoryIndex {
           continue; // a writer took that step: look again
         }
         const gone = await m.memories.collection.deleteOne(this.versionFilter(id, cur) as never);
+        if (gone.deletedCount === 1) this.vectorCache.drop([String(id)]);
         if (gone.deletedCount !== 1) {
           await m.versions.collection.deleteOne({ _id: `${id}:${cur + 1}` } as never);
           continue;
@@ -455,7 +466,11 @@ export class MongoMemoryIndex extends MemoryIndex {
   // --- vectors and the embedding queue (mongo-vectors.ts) ---
 
   override useVectorSpace(key: string): Promise<boolean> {
-    return this.run((m) => vectors.useVectorSpace(m, key));
+    return this.run(async (m) => {
+      const changed = await vectors.useVectorSpace(m, key);
+      if (changed) this.vectorCache.reset();
+      return changed;
+    });
   }
 
   override claimEmbeddingJobs(owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]> {
@@ -475,7 +490,7 @@ export class MongoMemoryIndex extends MemoryIndex {
   }
 
   override similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter = {}): Promise<Array<{ id: string; title: string | null; score: number }>> {
-    return this.run((m) => vectors.similar(m, vector, key, limit, filterQuery(filter)));
+    return this.run((m) => vectors.similar(m, this.vectorCache, vector, key, limit, filterQuery(filter)));
   }
 
   override searchMode(): string {

@@ -4,6 +4,7 @@ import type { EmbeddingJob, EmbeddingProgress, MemoryPage, SearchQuery } from '.
 import type { MongoModels } from './mongo-document-database';
 import type { MemoryRecord } from './mongo.schemas';
 import { hardRegexFilter } from './regex-search';
+import { MongoVectorCache, VectorHit } from './mongo-vector-cache';
 
 /**
  * Vectors and the embedding queue on MongoDB, inside the memory documents (README "Hybrid
@@ -13,11 +14,11 @@ import { hardRegexFilter } from './regex-search';
  * and `emb_error`. Jobs are leased one document at a time with findOneAndUpdate, so instances
  * sharing the database never embed the same memory at once.
  *
- * Semantic ranking is an exact scan in the service over the filtered memories' vectors (newest
- * VECTOR_SCAN_MAX of them): `$vectorSearch` needs Atlas or MongoDB 8.2+ with mongot and a
- * vector index this service does not create, and FerretDB has none.
+ * Semantic ranking is an exact scan in the service over an in-process copy of the space's vectors
+ * (mongo-vector-cache.ts), every memory, only the ids a filter lets through when there is one:
+ * `$vectorSearch` needs Atlas or MongoDB 8.2+ with mongot and a vector index this service does not
+ * create, and FerretDB has none. storeVector sets `vec_at` (ms) so other instances' copies catch up.
  */
-export const VECTOR_SCAN_MAX = 20_000;
 const META = 'memstore_embedding_meta';
 
 /** Fields that put a memory in the embedding queue (on insert, and when its title or content change). */
@@ -37,13 +38,6 @@ export function toVector(b: unknown): Float32Array | null {
 
 export function fromVector(v: Float32Array): Buffer {
   return Buffer.from(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
-}
-
-function cosine(q: Float32Array, v: Float32Array | null): number | undefined {
-  if (!v || v.length !== q.length) return undefined;
-  let s = 0;
-  for (let i = 0; i < q.length; i++) s += q[i] * v[i];
-  return s;
 }
 
 export async function useVectorSpace(m: MongoModels, key: string): Promise<boolean> {
@@ -87,7 +81,7 @@ async function previousContent(m: MongoModels, r: { _id: string; project?: strin
 }
 
 export async function storeVector(m: MongoModels, job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
-  await m.memories.collection.updateOne({ _id: job.id } as never, { $set: { vec: fromVector(vector), vec_model: key } } as never);
+  await m.memories.collection.updateOne({ _id: job.id } as never, { $set: { vec: fromVector(vector), vec_model: key, vec_at: Date.now() } } as never);
   await m.memories.collection.updateOne({ _id: job.id, emb_gen: job.gen } as never, { $unset: QUEUE_CLEAR } as never);
 }
 
@@ -109,31 +103,38 @@ export async function progress(m: MongoModels, key: string | null): Promise<Embe
   return { pending, failing, embedded, lastError: ((last as { emb_error?: string } | null)?.emb_error as string | undefined) ?? null };
 }
 
-/** The filtered memories' vectors of space `key` (newest VECTOR_SCAN_MAX), scored against `q`, best first. */
-async function scan(
-  m: MongoModels,
-  q: Float32Array,
-  key: string,
-  filter: FilterQuery<MemoryRecord>,
-  meta?: Map<string, { project: string | null; agent: string | null; at: number }>,
-): Promise<Array<{ id: string; title: string | null; order: number; score: number }>> {
-  const docs = (await m.memories.collection
-    .find({ ...filter, vec_model: key } as never, { projection: { vec: 1, title: 1, createdAt: 1, project: 1, agent: 1 } })
-    .sort({ createdAt: -1, _id: -1 })
-    .limit(VECTOR_SCAN_MAX)
-    .toArray()) as unknown as Array<{ _id: string; vec: unknown; title?: string | null; createdAt: Date; project?: string | null; agent?: string | null }>;
-  const out: Array<{ id: string; title: string | null; order: number; score: number }> = [];
-  for (const d of docs) {
-    if (meta && !meta.has(d._id)) meta.set(d._id, { project: d.project ?? null, agent: d.agent ?? null, at: new Date(d.createdAt).getTime() });
-    const s = cosine(q, toVector(d.vec));
-    if (s !== undefined) out.push({ id: d._id, title: d.title ?? null, order: new Date(d.createdAt).getTime(), score: s });
-  }
-  out.sort((a, b) => b.score - a.score || b.order - a.order);
-  return out;
+/** Candidates asked of the copy beyond those needed: memories another instance deleted are dropped from a page. */
+const SPARE = 16;
+
+/**
+ * The best `k` of the filtered memories' vectors of space `key` against `q`, best first: the whole
+ * copy when there is no filter, else the ids the server lets through (their `_id` only).
+ */
+async function scan(m: MongoModels, cache: MongoVectorCache, q: Float32Array, key: string, filter: FilterQuery<MemoryRecord>, k: number): Promise<VectorHit[]> {
+  const [, only] = await Promise.all([
+    cache.sync(m, key),
+    Object.keys(filter).length === 0
+      ? Promise.resolve(undefined)
+      : m.memories.collection
+          .find({ ...filter, vec_model: key } as never, { projection: { _id: 1 }, batchSize: 10_000 })
+          .toArray()
+          .then((ds) => (ds as unknown as Array<{ _id: string }>).map((d) => d._id)),
+  ]);
+  return cache.top(q, k, only);
 }
 
-export async function similar(m: MongoModels, q: Float32Array, key: string, limit: number, filter: FilterQuery<MemoryRecord>) {
-  return (await scan(m, q, key, filter)).slice(0, limit).map((r) => ({ id: r.id, title: r.title, score: Number(r.score.toPrecision(4)) }));
+export async function similar(m: MongoModels, cache: MongoVectorCache, q: Float32Array, key: string, limit: number, filter: FilterQuery<MemoryRecord>) {
+  const hits = await scan(m, cache, q, key, filter, limit + SPARE);
+  const out: Array<{ id: string; title: string | null; score: number }> = [];
+  for (let from = 0; from < hits.length && out.length < limit; ) {
+    const slice = hits.slice(from, from + (limit - out.length));
+    from += slice.length;
+    const docs = (await m.memories.collection.find({ _id: { $in: slice.map((h) => h.id) } } as never, { projection: { title: 1 } }).toArray()) as unknown as Array<{ _id: string; title?: string | null }>;
+    const titles = new Map(docs.map((d) => [d._id, d.title ?? null]));
+    cache.drop(slice.filter((h) => !titles.has(h.id)).map((h) => h.id));
+    for (const h of slice) if (titles.has(h.id)) out.push({ id: h.id, title: titles.get(h.id) ?? null, score: Number(h.score.toPrecision(4)) });
+  }
+  return out;
 }
 
 /**
@@ -142,6 +143,7 @@ export async function similar(m: MongoModels, q: Float32Array, key: string, limi
  */
 export async function vectorSearch(
   m: MongoModels,
+  cache: MongoVectorCache,
   query: SearchQuery,
   filter: FilterQuery<MemoryRecord>,
   keywordSearch: (q: SearchQuery) => Promise<MemoryPage>,
@@ -156,12 +158,11 @@ export async function vectorSearch(
   const meta = new Map<string, { project: string | null; agent: string | null; at: number }>();
   const [keyword, scanned] = await Promise.all([
     mode === 'hybrid' && hasPositiveTerms(parsed) ? keywordSearch({ ...query, mode: 'keyword', vector: undefined, limit: K, offset: 0 }) : Promise.resolve({ rows: [], total: 0 }),
-    scan(m, q, key, hard ? { $and: [filter, hard] } : filter, meta),
+    scan(m, cache, q, key, hard ? { $and: [filter, hard] } : filter, K + SPARE),
   ]);
-  const cos = new Map(scanned.map((s) => [s.id, s.score]));
   const candidates = new Map<string, FusionCandidate<string>>();
   for (const r of keyword.rows) {
-    candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: cos.get(r.id), order: r.createdAt.getTime() });
+    candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: cache.score(q, r.id), order: r.createdAt.getTime() });
     meta.set(r.id, { project: r.project, agent: r.agent, at: r.createdAt.getTime() });
   }
   for (const s of scanned.slice(0, K)) {
@@ -169,20 +170,51 @@ export async function vectorSearch(
     if (c) c.semanticHit = true;
     else candidates.set(s.id, { key: s.id, cosine: s.score, semanticHit: true, order: s.order });
   }
+  let spare = scanned.slice(K);
   let fused = fuse([...candidates.values()], mode);
   if (mode === 'hybrid') {
-    await addNeighbours(m, candidates, fused.slice(0, NEIGHBOUR_LOOKUPS).map((f) => f.key), meta);
+    const keys = fused.slice(0, NEIGHBOUR_LOOKUPS).map((f) => f.key);
+    await fillMeta(m, keys, meta);
+    await addNeighbours(m, candidates, keys, meta);
+    fused = fuse([...candidates.values()], mode);
+  }
+  const known = new Map(keyword.rows.map((r) => [r.id, r]));
+  const fetched = new Map<string, import('../ports/memory.model').MemoryRow>();
+  // A semantic hit whose document is gone (deleted by another instance) leaves the copy and the
+  // page; the next best (the spare hits) take its place.
+  for (let round = 0; round < 4; round++) {
+    const page = fused.slice(query.offset, query.offset + query.limit);
+    const missing = page.filter((p) => !known.has(p.key) && !fetched.has(p.key)).map((p) => p.key);
+    if (missing.length === 0) break;
+    const got = await rowsOf(missing);
+    for (const [id, r] of got) fetched.set(id, r);
+    const gone = missing.filter((id) => !got.has(id));
+    if (gone.length === 0) break;
+    cache.drop(gone);
+    for (const id of gone) candidates.delete(id);
+    for (const s of spare.slice(0, gone.length)) if (!candidates.has(s.id)) candidates.set(s.id, { key: s.id, cosine: s.score, semanticHit: true, order: s.order });
+    spare = spare.slice(gone.length);
     fused = fuse([...candidates.values()], mode);
   }
   const page = fused.slice(query.offset, query.offset + query.limit);
-  const known = new Map(keyword.rows.map((r) => [r.id, r]));
-  const missing = page.filter((p) => !known.has(p.key)).map((p) => p.key);
-  const fetched = missing.length > 0 ? await rowsOf(missing) : new Map();
   const rows = page.flatMap((p) => {
     const r = known.get(p.key) ?? fetched.get(p.key);
     return r ? [{ ...r, score: p.score, matched: p.matched }] : [];
   });
   return { rows, total: fused.length };
+}
+
+/** project, agent and createdAt of the keys not known yet (the semantic-only hits), for the neighbour look-ups. */
+async function fillMeta(m: MongoModels, keys: string[], meta: Map<string, { project: string | null; agent: string | null; at: number }>): Promise<void> {
+  const wanted = keys.filter((k) => !meta.has(k));
+  if (wanted.length === 0) return;
+  const docs = (await m.memories.collection.find({ _id: { $in: wanted } } as never, { projection: { project: 1, agent: 1, createdAt: 1 } }).toArray()) as unknown as Array<{
+    _id: string;
+    project?: string | null;
+    agent?: string | null;
+    createdAt: Date;
+  }>;
+  for (const d of docs) meta.set(d._id, { project: d.project ?? null, agent: d.agent ?? null, at: new Date(d.createdAt).getTime() });
 }
 
 /** Session neighbours are looked up for this many of the best candidates (two small queries each). */

@@ -65,6 +65,8 @@ export const MEMORY_INDEXES: Array<{ key: Record<string, 1 | -1>; name: string }
   // The embedding queue (mongo-vectors.ts): due jobs, and the count of memories per vector space.
   { key: { emb_pending: 1, emb_next_at: 1 }, name: 'embedding_queue' },
   { key: { vec_model: 1 }, name: 'by_vector_space' },
+  // The vectors stored since a search's last refresh of the in-process copy (mongo-vector-cache.ts).
+  { key: { vec_at: 1 }, name: 'by_vector_time' },
 ];
 
 /** Full-text index: title and tags weigh more than content, English stemming. */

@@ -1,0 +1,192 @@
+import type { MongoModels } from './mongo-document-database';
+import { dotAt } from '../sqlite/sqlite-vector-ivf';
+
+/** Vectors stored up to this long before the last refresh are read again (clock skew between instances, writes in flight). */
+export const VECTOR_SKEW_MS = 5_000;
+/** Documents per cursor batch of the first load. */
+const LOAD_BATCH = 1_000;
+
+export interface VectorHit {
+  id: string;
+  score: number;
+  /** createdAt (ms): the tie-break, newest first. */
+  order: number;
+}
+
+/**
+ * The in-process copy of one vector space's vectors on MongoDB (README "Hybrid search"), one per
+ * MongoDocumentDatabase: ids and vectors in one growable Float32Array (slot i at i × dims), each
+ * slot's createdAt, and a map id → slot. A deleted memory frees its slot; the arrays are compacted
+ * when half the slots are free. A re-embedded memory's vector is overwritten in its slot.
+ *
+ * The first search of a space loads every memory with `vec_model: key`; every search then reads the
+ * vectors stored since its previous refresh (`vec_at`, set by storeVector, ≥ that refresh's start −
+ * VECTOR_SKEW_MS): normally nothing. Deletes by this instance free the slot at once; a memory
+ * deleted by another instance is freed when a search finds its document gone (mongo-vectors.ts).
+ */
+export class MongoVectorCache {
+  private key: string | null = null;
+  private dims = 0;
+  private data = new Float32Array(0);
+  private ids: Array<string | null> = [];
+  private at = new Float64Array(0);
+  private slotOf = new Map<string, number>();
+  private used = 0;
+  private free = 0;
+  private watermark = 0;
+  private loading: Promise<void> | null = null;
+  private epoch = 0;
+
+  /** Forgets everything (another vector space, a cleared collection, a closed database). */
+  reset(): void {
+    this.key = null;
+    this.dims = 0;
+    this.data = new Float32Array(0);
+    this.ids = [];
+    this.at = new Float64Array(0);
+    this.slotOf.clear();
+    this.used = 0;
+    this.free = 0;
+    this.watermark = 0;
+    this.loading = null;
+    this.epoch++;
+  }
+
+  /** Live vectors held. */
+  get size(): number {
+    return this.slotOf.size;
+  }
+
+  /** Makes the copy current for `key`: the first load, else the vectors stored since the last refresh. */
+  async sync(m: MongoModels, key: string): Promise<void> {
+    if (this.key !== key) {
+      this.reset();
+      this.key = key;
+    }
+    const epoch = this.epoch;
+    if (!this.loading) {
+      this.loading = this.read(m, key, {}).catch((e: unknown) => {
+        if (this.epoch === epoch) this.loading = null;
+        throw e;
+      });
+    }
+    await this.loading;
+    if (this.epoch !== epoch) return;
+    await this.read(m, key, { vec_at: { $gte: this.watermark - VECTOR_SKEW_MS } });
+  }
+
+  private async read(m: MongoModels, key: string, extra: Record<string, unknown>): Promise<void> {
+    const epoch = this.epoch;
+    const started = Date.now();
+    const cursor = m.memories.collection.find({ vec_model: key, ...extra } as never, { projection: { _id: 1, vec: 1, createdAt: 1 }, batchSize: LOAD_BATCH });
+    for await (const d of cursor as AsyncIterable<{ _id: string; vec: unknown; createdAt: Date }>) {
+      if (this.epoch !== epoch) {
+        await cursor.close();
+        return;
+      }
+      const v = toVectorView(d.vec);
+      if (v) this.put(d._id, v, new Date(d.createdAt).getTime());
+    }
+    if (this.epoch === epoch) this.watermark = Math.max(this.watermark, started);
+  }
+
+  /** Adds or overwrites one memory's vector (one of another length than the space's is ignored). */
+  put(id: string, v: Float32Array, createdAt: number): void {
+    if (this.dims === 0) this.dims = v.length;
+    if (v.length !== this.dims) return;
+    let slot = this.slotOf.get(id);
+    if (slot === undefined) {
+      if (this.used * this.dims >= this.data.length) this.grow();
+      slot = this.used++;
+      this.slotOf.set(id, slot);
+      this.ids[slot] = id;
+    }
+    this.data.set(v, slot * this.dims);
+    this.at[slot] = createdAt;
+  }
+
+  /** Frees the slots of deleted memories. */
+  drop(ids: Iterable<string>): void {
+    for (const id of ids) {
+      const slot = this.slotOf.get(id);
+      if (slot === undefined) continue;
+      this.slotOf.delete(id);
+      this.ids[slot] = null;
+      this.free++;
+    }
+    if (this.free > 64 && this.free * 2 >= this.used) this.compact();
+  }
+
+  /** The score of one memory's vector against q (undefined when not held). */
+  score(q: Float32Array, id: string): number | undefined {
+    const slot = this.slotOf.get(id);
+    return slot === undefined || q.length !== this.dims ? undefined : dotAt(q, this.data, slot * this.dims);
+  }
+
+  /**
+   * The best `k` by dot product with q (exact), best first, newest first on ties: over every held
+   * vector, or only over `only` (the ids a filter let through).
+   */
+  top(q: Float32Array, k: number, only?: Iterable<string>): VectorHit[] {
+    if (k <= 0 || q.length !== this.dims) return [];
+    const best: VectorHit[] = [];
+    const consider = (slot: number) => {
+      const s = dotAt(q, this.data, slot * this.dims);
+      const order = this.at[slot];
+      if (best.length === k) {
+        const worst = best[k - 1];
+        if (s < worst.score || (s === worst.score && order <= worst.order)) return;
+        best.pop();
+      }
+      let i = best.length;
+      while (i > 0 && (best[i - 1].score < s || (best[i - 1].score === s && best[i - 1].order < order))) i--;
+      best.splice(i, 0, { id: this.ids[slot] as string, score: s, order });
+    };
+    if (only) {
+      for (const id of only) {
+        const slot = this.slotOf.get(id);
+        if (slot !== undefined) consider(slot);
+      }
+    } else {
+      for (let slot = 0; slot < this.used; slot++) if (this.ids[slot] !== null) consider(slot);
+    }
+    return best;
+  }
+
+  private grow(): void {
+    const slots = Math.max(1024, this.used * 2);
+    const data = new Float32Array(slots * this.dims);
+    data.set(this.data.subarray(0, this.used * this.dims));
+    const at = new Float64Array(slots);
+    at.set(this.at.subarray(0, this.used));
+    this.data = data;
+    this.at = at;
+  }
+
+  private compact(): void {
+    let w = 0;
+    for (let r = 0; r < this.used; r++) {
+      const id = this.ids[r];
+      if (id === null) continue;
+      if (w !== r) {
+        this.data.copyWithin(w * this.dims, r * this.dims, (r + 1) * this.dims);
+        this.at[w] = this.at[r];
+        this.ids[w] = id;
+        this.slotOf.set(id, w);
+      }
+      w++;
+    }
+    this.ids.length = w;
+    this.used = w;
+    this.free = 0;
+  }
+}
+
+/** A BinData / Buffer of float32 little-endian as a Float32Array (copied: the driver reuses its buffers). */
+function toVectorView(b: unknown): Float32Array | null {
+  const buf = b && typeof b === 'object' && 'buffer' in b ? (b as { buffer: Uint8Array }).buffer : Buffer.isBuffer(b) ? b : null;
+  if (!buf || buf.length % 4 !== 0 || buf.length === 0) return null;
+  const v = new Float32Array(buf.length / 4);
+  new Uint8Array(v.buffer).set(buf);
+  return v;
+}
