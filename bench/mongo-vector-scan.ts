@@ -7,7 +7,8 @@
  * adapter (MemoryIndex.insertMany, then the vectors with one bulk write), and at each size times
  * `mode=semantic` searches through MemoryIndex.search: no filter (the whole in-process copy is
  * scanned) and a project holding a tenth of the memories (their ids are read from the server). The
- * vectors carry `vec_at`, as storeVector writes them, so each step reaches the copy by its refresh.
+ * vectors carry `vec_at` and each step bumps the vector-write count, as storeVector does, so each
+ * step reaches the copy by its refresh.
  */
 import { NestFactory } from '@nestjs/core';
 import * as fs from 'node:fs';
@@ -18,7 +19,7 @@ import { CliModule } from '../src/cli/context';
 import { loadAppConfig } from '../src/config/app-config';
 import { MemoryIndex } from '../src/backends/ports/memory-index.port';
 import type { MemoryDoc } from '../src/backends/ports/memory.model';
-import { fromVector } from '../src/backends/mongodb/mongo-vectors';
+import { fromVector, META, VECTOR_WRITES } from '../src/backends/mongodb/mongo-vectors';
 import { newMemoryId, versionKey } from '../src/memories/memory-id';
 import { findFerretdb, startFerretdb } from '../test/support/servers';
 
@@ -87,6 +88,8 @@ async function main(): Promise<void> {
             }),
           );
         }
+        // As storeVector does after each vector: the copy's searches read new vectors when this count moves.
+        await client.db(dbName).collection<{ _id: string; n: number }>(META).updateOne({ _id: VECTOR_WRITES }, { $inc: { n: 1 } }, { upsert: true });
         log(`${have} memories (${Date.now() - tb} ms)`);
       }
       for (const [label, filter, mode] of [

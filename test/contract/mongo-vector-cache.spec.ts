@@ -109,6 +109,11 @@ if (uri) describe('MongoDB in-process vector copy', () => {
     await b.memories.storeVector(jobs[0], KEY, axis(2));
     const page = await search(a, axis(2));
     expect(page.rows[0]).toMatchObject({ id: late.id, title: 'stored by b' });
+    // No vector written since: the next search reads the write count only, not the stored vectors.
+    const finds = jest.spyOn((await a.ready()).memories.collection, 'find');
+    expect((await search(a, axis(2))).rows[0]).toMatchObject({ id: late.id });
+    expect(finds.mock.calls.filter(([f]) => f && typeof f === 'object' && 'vec_at' in f)).toHaveLength(0);
+    finds.mockRestore();
   });
 
   it('never returns a memory another instance deleted, and still fills the page', async () => {

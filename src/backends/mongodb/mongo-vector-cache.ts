@@ -1,5 +1,6 @@
 import type { MongoModels } from './mongo-document-database';
 import { dotAt } from '../sqlite/sqlite-vector-ivf';
+import { META, VECTOR_WRITES } from './mongo-vectors';
 
 /** Vectors stored up to this long before the last refresh are read again (clock skew between instances, writes in flight). */
 export const VECTOR_SKEW_MS = 5_000;
@@ -19,9 +20,11 @@ export interface VectorHit {
  * slot's createdAt, and a map id → slot. A deleted memory frees its slot; the arrays are compacted
  * when half the slots are free. A re-embedded memory's vector is overwritten in its slot.
  *
- * The first search of a space loads every memory with `vec_model: key`; every search then reads the
- * vectors stored since its previous refresh (`vec_at`, set by storeVector, ≥ that refresh's start −
- * VECTOR_SKEW_MS): normally nothing. Deletes by this instance free the slot at once; a memory
+ * The first search of a space loads every memory with `vec_model: key`. Every search then reads
+ * the count of vector writes (one document by _id, bumped by storeVector after each vector); when
+ * it has moved, it reads the vectors stored since its previous refresh (`vec_at`, set by
+ * storeVector, ≥ that refresh's start − VECTOR_SKEW_MS). So a search on an unchanged store costs
+ * the server one point read, whatever its size (FerretDB scans a collection for the `vec_at` query). Deletes by this instance free the slot at once; a memory
  * deleted by another instance is freed when a search finds its document gone (mongo-vectors.ts).
  */
 export class MongoVectorCache {
@@ -34,6 +37,8 @@ export class MongoVectorCache {
   private used = 0;
   private free = 0;
   private watermark = 0;
+  /** The vector-write count (META) at the last read: while it stays, there is nothing new to read. */
+  private writes = -1;
   private loading: Promise<void> | null = null;
   private epoch = 0;
 
@@ -48,6 +53,7 @@ export class MongoVectorCache {
     this.used = 0;
     this.free = 0;
     this.watermark = 0;
+    this.writes = -1;
     this.loading = null;
     this.epoch++;
   }
@@ -65,14 +71,22 @@ export class MongoVectorCache {
     }
     const epoch = this.epoch;
     if (!this.loading) {
-      this.loading = this.read(m, key, {}).catch((e: unknown) => {
+      this.loading = (async () => {
+        const writes = await vectorWrites(m);
+        await this.read(m, key, {});
+        if (this.epoch === epoch) this.writes = writes;
+      })().catch((e: unknown) => {
         if (this.epoch === epoch) this.loading = null;
         throw e;
       });
     }
     await this.loading;
     if (this.epoch !== epoch) return;
+    // One read by _id per search; the vectors stored since (an indexed query) only when the count moved.
+    const writes = await vectorWrites(m);
+    if (writes === this.writes) return;
     await this.read(m, key, { vec_at: { $gte: this.watermark - VECTOR_SKEW_MS } });
+    if (this.epoch === epoch) this.writes = Math.max(this.writes, writes);
   }
 
   private async read(m: MongoModels, key: string, extra: Record<string, unknown>): Promise<void> {
@@ -180,6 +194,11 @@ export class MongoVectorCache {
     this.used = w;
     this.free = 0;
   }
+}
+
+async function vectorWrites(m: MongoModels): Promise<number> {
+  const doc = await m.memories.db.collection<{ _id: string; n?: number }>(META).findOne({ _id: VECTOR_WRITES });
+  return doc?.n ?? 0;
 }
 
 /** A BinData / Buffer of float32 little-endian as a Float32Array (copied: the driver reuses its buffers). */

@@ -19,7 +19,9 @@ import { MongoVectorCache, VectorHit } from './mongo-vector-cache';
  * `$vectorSearch` needs Atlas or MongoDB 8.2+ with mongot and a vector index this service does not
  * create, and FerretDB has none. storeVector sets `vec_at` (ms) so other instances' copies catch up.
  */
-const META = 'memstore_embedding_meta';
+export const META = 'memstore_embedding_meta';
+/** The META document counting vector writes: a copy reads the new vectors only when it has moved (mongo-vector-cache.ts). */
+export const VECTOR_WRITES = 'vector_writes';
 
 /** Fields that put a memory in the embedding queue (on insert, and when its title or content change). */
 export function queuedFields(gen = 1): Record<string, unknown> {
@@ -82,6 +84,8 @@ async function previousContent(m: MongoModels, r: { _id: string; project?: strin
 
 export async function storeVector(m: MongoModels, job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
   await m.memories.collection.updateOne({ _id: job.id } as never, { $set: { vec: fromVector(vector), vec_model: key, vec_at: Date.now() } } as never);
+  // After the vector: a copy that sees the new count finds the vector.
+  await m.memories.db.collection<{ _id: string; n: number }>(META).updateOne({ _id: VECTOR_WRITES }, { $inc: { n: 1 } }, { upsert: true });
   await m.memories.collection.updateOne({ _id: job.id, emb_gen: job.gen } as never, { $unset: QUEUE_CLEAR } as never);
 }
 
