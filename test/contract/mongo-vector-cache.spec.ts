@@ -8,6 +8,7 @@ import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document
 import { fromVector } from '../../src/backends/mongodb/mongo-vectors';
 import type { MemoryDoc, MemoryFilter } from '../../src/backends/ports/memory.model';
 import { freshDatabaseName, testMongoUri } from '../support/backends';
+import { memoryDoc } from './memory-index.contract';
 
 const uri = testMongoUri();
 const DIMS = 16;
@@ -33,21 +34,8 @@ function noise(i: number): Float32Array {
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');
 function doc(n: number, over: Partial<MemoryDoc> = {}): MemoryDoc {
-  const at = new Date(T0 + n * 60_000);
-  return {
-    id: (0x6a000000 + n).toString(16).padStart(24, '0'),
-    title: `note ${n}`,
-    type: 'note',
-    scope: 'global',
-    tags: [],
-    agent: null,
-    project: 'p',
-    content: `content of note ${n}`,
-    createdAt: at,
-    updatedAt: at,
-    version: 1,
-    ...over,
-  };
+  const id = (0x6a000000 + n).toString(16).padStart(24, '0');
+  return memoryDoc({ id, title: `note ${n}`, project: 'p', content: `content of note ${n}`, createdAt: new Date(T0 + n * 60_000), ...over });
 }
 
 if (uri) describe('MongoDB in-process vector copy', () => {

@@ -1,5 +1,6 @@
 import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import { MemoryDoc } from '../../src/backends/ports/memory.model';
+import { memoryDoc } from './memory-index.contract';
 
 /**
  * Vector storage and the durable embedding queue, on every MemoryIndex adapter. Vectors here are
@@ -19,20 +20,8 @@ export function vectorIndexContract(name: string, open: () => Promise<{ index: M
     };
     const doc = (n: number, over: Partial<MemoryDoc> = {}): MemoryDoc => {
       clock += 1000;
-      return {
-        id: (0x7a000000 + n).toString(16).padStart(24, '0'),
-        title: `note ${n}`,
-        type: 'note',
-        scope: 'global',
-        tags: [],
-        agent: null,
-        project: 'p',
-        content: `content of note ${n}`,
-        createdAt: new Date(clock),
-        updatedAt: new Date(clock),
-        version: 1,
-        ...over,
-      };
+      const id = (0x7a000000 + n).toString(16).padStart(24, '0');
+      return memoryDoc({ id, title: `note ${n}`, project: 'p', content: `content of note ${n}`, createdAt: new Date(clock), ...over });
     };
     /** Drains the queue with a vector chosen per memory id. */
     const embedAll = async (vectors: Record<string, Float32Array>, key = KEY) => {

@@ -1,6 +1,6 @@
 import type { MongoModels } from './mongo-document-database';
 import { dotAt } from '../sqlite/sqlite-vector-ivf';
-import { META, VECTOR_WRITES } from './mongo-vectors';
+import { META, toVector, VECTOR_WRITES } from './mongo-vectors';
 
 /** Vectors stored up to this long before the last refresh are read again (clock skew between instances, writes in flight). */
 export const VECTOR_SKEW_MS = 5_000;
@@ -98,7 +98,7 @@ export class MongoVectorCache {
         await cursor.close();
         return;
       }
-      const v = toVectorView(d.vec);
+      const v = toVector(d.vec);
       if (v) this.put(d._id, v, new Date(d.createdAt).getTime());
     }
     if (this.epoch === epoch) this.watermark = Math.max(this.watermark, started);
@@ -199,13 +199,4 @@ export class MongoVectorCache {
 async function vectorWrites(m: MongoModels): Promise<number> {
   const doc = await m.memories.db.collection<{ _id: string; n?: number }>(META).findOne({ _id: VECTOR_WRITES });
   return doc?.n ?? 0;
-}
-
-/** A BinData / Buffer of float32 little-endian as a Float32Array (copied: the driver reuses its buffers). */
-function toVectorView(b: unknown): Float32Array | null {
-  const buf = b && typeof b === 'object' && 'buffer' in b ? (b as { buffer: Uint8Array }).buffer : Buffer.isBuffer(b) ? b : null;
-  if (!buf || buf.length % 4 !== 0 || buf.length === 0) return null;
-  const v = new Float32Array(buf.length / 4);
-  new Uint8Array(v.buffer).set(buf);
-  return v;
 }

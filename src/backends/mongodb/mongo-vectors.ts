@@ -4,7 +4,7 @@ import type { EmbeddingJob, EmbeddingProgress, MemoryPage, SearchQuery } from '.
 import type { MongoModels } from './mongo-document-database';
 import type { MemoryRecord } from './mongo.schemas';
 import { hardRegexFilter } from './regex-search';
-import { MongoVectorCache, VectorHit } from './mongo-vector-cache';
+import type { MongoVectorCache, VectorHit } from './mongo-vector-cache';
 
 /**
  * Vectors and the embedding queue on MongoDB, inside the memory documents (README "Hybrid
@@ -30,9 +30,10 @@ export function queuedFields(gen = 1): Record<string, unknown> {
 
 const QUEUE_CLEAR = { emb_pending: '', emb_next_at: '', emb_lease_until: '', emb_owner: '', emb_attempts: '', emb_error: '' };
 
+/** A BinData / Buffer of float32 little-endian as a Float32Array (copied: the driver reuses its buffers); null when it is not one. */
 export function toVector(b: unknown): Float32Array | null {
-  const buf = b && typeof b === 'object' && 'buffer' in b ? Buffer.from((b as { buffer: Uint8Array }).buffer) : Buffer.isBuffer(b) ? b : null;
-  if (!buf || buf.length % 4 !== 0) return null;
+  const buf = b && typeof b === 'object' && 'buffer' in b ? (b as { buffer: Uint8Array }).buffer : Buffer.isBuffer(b) ? b : null;
+  if (!buf || buf.length === 0 || buf.length % 4 !== 0) return null;
   const v = new Float32Array(buf.length / 4);
   new Uint8Array(v.buffer).set(buf);
   return v;
