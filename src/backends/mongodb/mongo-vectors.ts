@@ -177,14 +177,22 @@ export async function vectorSearch(
   }
   let spare = scanned.slice(K);
   let fused = fuse([...candidates.values()], mode);
+  const known = new Map(keyword.rows.map((r) => [r.id, r]));
+  const fetched = new Map<string, import('../ports/memory.model').MemoryRow>();
   if (mode === 'hybrid') {
     const keys = fused.slice(0, NEIGHBOUR_LOOKUPS).map((f) => f.key);
-    await fillMeta(m, keys, meta);
+    // The rows of the semantic-only hits among them: their project, agent and time for the
+    // neighbour look-ups, and (one fetch for both) the page's rows below.
+    const wanted = keys.filter((k) => !meta.has(k));
+    if (wanted.length > 0) {
+      for (const [id, r] of await rowsOf(wanted)) {
+        fetched.set(id, r);
+        meta.set(id, { project: r.project, agent: r.agent, at: r.createdAt.getTime() });
+      }
+    }
     await addNeighbours(m, candidates, keys, meta);
     fused = fuse([...candidates.values()], mode);
   }
-  const known = new Map(keyword.rows.map((r) => [r.id, r]));
-  const fetched = new Map<string, import('../ports/memory.model').MemoryRow>();
   // A semantic hit whose document is gone (deleted by another instance) leaves the copy and the
   // page; the next best (the spare hits) take its place.
   for (let round = 0; round < 4; round++) {
@@ -207,19 +215,6 @@ export async function vectorSearch(
     return r ? [{ ...r, score: p.score, matched: p.matched }] : [];
   });
   return { rows, total: fused.length };
-}
-
-/** project, agent and createdAt of the keys not known yet (the semantic-only hits), for the neighbour look-ups. */
-async function fillMeta(m: MongoModels, keys: string[], meta: Map<string, { project: string | null; agent: string | null; at: number }>): Promise<void> {
-  const wanted = keys.filter((k) => !meta.has(k));
-  if (wanted.length === 0) return;
-  const docs = (await m.memories.collection.find({ _id: { $in: wanted } } as never, { projection: { project: 1, agent: 1, createdAt: 1 } }).toArray()) as unknown as Array<{
-    _id: string;
-    project?: string | null;
-    agent?: string | null;
-    createdAt: Date;
-  }>;
-  for (const d of docs) meta.set(d._id, { project: d.project ?? null, agent: d.agent ?? null, at: new Date(d.createdAt).getTime() });
 }
 
 /** Session neighbours are looked up for this many of the best candidates (two small queries each). */
