@@ -5,7 +5,7 @@ import { Subscription } from 'rxjs';
 import { BackendsService } from '../backends/backends.service';
 import type { DocumentDatabase } from '../backends/ports/document-database.port';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
-import type { EmbeddingJob, MemoryFilter } from '../backends/ports/memory.model';
+import type { EmbeddingJob, MemoryFilter, SimilarHit } from '../backends/ports/memory.model';
 import { AppConfig } from '../config/app-config';
 import { ResolvedSettings, SettingsService } from '../config/settings.service';
 import { memoryEmbeddingText } from '../../libs/search-query/fusion';
@@ -174,7 +174,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
    * embedding: when the model is busy with one (another create's hint, a search's query), the
    * hints are skipped (`[]`) and the queue embeds the memory as usual.
    */
-  async similar(title: string | null, content: string, filter: MemoryFilter, excludeId: string): Promise<Array<{ id: string; title: string | null; score: number }>> {
+  async similar(title: string | null, content: string, filter: MemoryFilter, excludeId: string): Promise<SimilarHit[]> {
     const p = this.current;
     const key = p.key;
     if (key === null || !this.cfg.duplicateHints) return [];

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
-import { Author, CasResult, MemoryDoc, MemoryFilter, MemoryStats, VersionEntry } from '../backends/ports/memory.model';
+import { Author, CasResult, MemoryDoc, MemoryFilter, MemoryStats, SimilarHit, VersionEntry } from '../backends/ports/memory.model';
 import { ObjectStore, SignedUrl } from '../backends/ports/object-store.port';
 import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
 import { ConflictError, NotFoundError, PreconditionFailedError, RequestValidationError } from '../common/errors';
@@ -88,7 +88,7 @@ export class MemoriesService {
   }
 
   /** Duplicate hints for a new memory (same project): see EmbeddingsService.similar. */
-  similarTo(doc: MemoryDoc): Promise<Array<{ id: string; title: string | null; score: number }>> {
+  similarTo(doc: MemoryDoc): Promise<SimilarHit[]> {
     return this.embeddings.similar(doc.title, doc.content, doc.project ? { project: doc.project } : {}, doc.id);
   }
 

@@ -17,6 +17,7 @@ import {
   MemoryStats,
   MemoryType,
   SearchQuery,
+  SimilarHit,
   VersionEntry,
 } from '../ports/memory.model';
 import type { MongoExec, MongoModels } from './mongo-document-database';
@@ -489,7 +490,7 @@ export class MongoMemoryIndex extends MemoryIndex {
     return this.run((m) => vectors.progress(m, key));
   }
 
-  override similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter = {}): Promise<Array<{ id: string; title: string | null; score: number }>> {
+  override similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter = {}): Promise<SimilarHit[]> {
     return this.run((m) => vectors.similar(m, this.vectorCache, vector, key, limit, filterQuery(filter)));
   }
 

@@ -1,6 +1,6 @@
 import type { FilterQuery } from 'mongoose';
 import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
-import type { EmbeddingJob, EmbeddingProgress, MemoryPage, SearchQuery } from '../ports/memory.model';
+import type { EmbeddingJob, EmbeddingProgress, MemoryPage, SearchQuery, SimilarHit } from '../ports/memory.model';
 import type { MongoModels } from './mongo-document-database';
 import type { MemoryRecord } from './mongo.schemas';
 import { hardRegexFilter } from './regex-search';
@@ -130,7 +130,7 @@ async function scan(m: MongoModels, cache: MongoVectorCache, q: Float32Array, ke
 
 export async function similar(m: MongoModels, cache: MongoVectorCache, q: Float32Array, key: string, limit: number, filter: FilterQuery<MemoryRecord>) {
   const hits = await scan(m, cache, q, key, filter, limit + SPARE);
-  const out: Array<{ id: string; title: string | null; score: number }> = [];
+  const out: SimilarHit[] = [];
   for (let from = 0; from < hits.length && out.length < limit; ) {
     const slice = hits.slice(from, from + (limit - out.length));
     from += slice.length;

@@ -80,5 +80,5 @@ export abstract class MemoryIndex {
   abstract failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void>;
   abstract embeddingProgress(key: string | null): Promise<EmbeddingProgress>;
   /** Memories closest to `vector` (cosine), at most `limit`, of the current space. */
-  abstract similar(vector: Float32Array, key: string, limit: number, filter?: import('./memory.model').MemoryFilter): Promise<Array<{ id: string; title: string | null; score: number }>>;
+  abstract similar(vector: Float32Array, key: string, limit: number, filter?: import('./memory.model').MemoryFilter): Promise<import('./memory.model').SimilarHit[]>;
 }

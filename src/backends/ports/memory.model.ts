@@ -137,3 +137,6 @@ export interface MemoryStats {
   byProject: Record<string, number>; // null project under '(none)'
   byAgent: Record<string, number>; // null agent under '(none)'
 }
+
+/** A memory close to a vector (duplicate hints on create): its id, title and cosine. */
+export type SimilarHit = { id: string; title: string | null; score: number };

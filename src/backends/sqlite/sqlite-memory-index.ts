@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { MemoryIndex } from '../ports/memory-index.port';
-import { CasResult, EmbeddingJob, EmbeddingProgress, ListQuery, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryFilter, MemoryPage, MemoryStats, SearchQuery, VersionEntry } from '../ports/memory.model';
+import { CasResult, EmbeddingJob, EmbeddingProgress, ListQuery, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryFilter, MemoryPage, MemoryStats, SearchQuery, SimilarHit, VersionEntry } from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
 import { FtsMaintenance } from './sqlite-fts-maintenance';
 import { listPage } from './sqlite-list-planner';
@@ -55,7 +55,6 @@ export interface SimilarRequest {
   limit: number;
   filter?: MemoryFilter;
 }
-export type SimilarHit = { id: string; title: string | null; score: number };
 
 const MMAP_BYTES = 1024 * 1024 * 1024;
 const DEFAULT_MAINTENANCE_IDLE_MS = 1000;

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { Worker } from 'node:worker_threads';
 import { AppError, BackendName, BackendUnavailableError } from '../../common/errors';
-import type { MemoryPage, SearchQuery } from '../ports/memory.model';
-import type { SearchDelegate, SimilarHit, SimilarRequest, SqliteMemoryIndexOptions } from './sqlite-memory-index';
+import type { MemoryPage, SearchQuery, SimilarHit } from '../ports/memory.model';
+import type { SearchDelegate, SimilarRequest, SqliteMemoryIndexOptions } from './sqlite-memory-index';
 import type { SharedVectors } from './sqlite-vector-cache';
 import { startWorker, stopWorker } from '../../common/worker-script';
 

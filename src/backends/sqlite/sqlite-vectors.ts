@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
-import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery } from '../ports/memory.model';
+import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
 import { rankedFullTextSearch, RankingOptions } from './sqlite-ranking';
@@ -159,7 +159,7 @@ function pageRows(stmt: Stmt, page: Array<{ key: number; score: number; matched:
 }
 
 /** The memories closest to `q` (duplicate hints). */
-export function similarTo(stmt: Stmt, cache: VectorCache, q: Float32Array, key: string, limit: number, filter?: MemoryFilter): Array<{ id: string; title: string | null; score: number }> {
+export function similarTo(stmt: Stmt, cache: VectorCache, q: Float32Array, key: string, limit: number, filter?: MemoryFilter): SimilarHit[] {
   cache.refresh(stmt, key);
   const only = filter && hasFilter(filter) ? filteredSeqs(stmt, filter) : null;
   const top = cache.top(q, limit, only, null);
