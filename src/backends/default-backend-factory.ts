@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
+import { embeddingChoice } from '../embeddings/local-embedding.provider';
 import { ResolvedSettings, SettingsService } from '../config/settings.service';
 import { BackendFactory } from './backend-factory';
 import { MongoDocumentDatabase } from './mongodb/mongo-document-database';
@@ -37,7 +38,10 @@ export class DefaultBackendFactory extends BackendFactory {
 
   override createDocumentDatabase(s: ResolvedSettings): DocumentDatabase {
     if (s.docdb_uri) return new MongoDocumentDatabase({ uri: s.docdb_uri, dbName: s.docdb_db, memoryCollection: s.memory_collection });
-    return new SqliteDocumentDatabase(path.join(this.cfg.dataDir, 'memstore.db'), { searchWorkers: this.cfg.searchWorkers });
+    return new SqliteDocumentDatabase(path.join(this.cfg.dataDir, 'memstore.db'), {
+      searchWorkers: this.cfg.searchWorkers,
+      preloadVectors: embeddingChoice(s, this.cfg.embeddingModelDir) !== 'none',
+    });
   }
 
   override openInactiveEmbedded(): DocumentDatabase | null {

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import { EmbeddingKind, EmbeddingProvider, EmbeddingUnavailableError } from './embedding-provider.port';
+import type { ResolvedSettings } from '../config/settings.service';
+import { EmbeddingKind, EmbeddingProvider, EmbeddingProviderName, EmbeddingUnavailableError } from './embedding-provider.port';
 import { startWorker } from '../common/worker-script';
 
 /** model.json beside the model files (written by scripts/fetch-model.js; an operator's own model dir may carry one). */
@@ -22,6 +23,11 @@ export function localModelFiles(dir: string): { onnx: string; tokenizer: string;
 export function hasLocalModel(dir: string): boolean {
   const f = localModelFiles(dir);
   return fs.existsSync(f.onnx) && fs.existsSync(f.tokenizer);
+}
+
+/** The provider the settings pick: the one set, else the local model when its files are in `modelDir`, else none. */
+export function embeddingChoice(s: Pick<ResolvedSettings, 'embedding_provider'>, modelDir: string): EmbeddingProviderName {
+  return s.embedding_provider ?? (hasLocalModel(modelDir) ? 'local' : 'none');
 }
 
 /**

@@ -30,11 +30,12 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
 
   /**
    * `searchWorkers`: worker threads that run searches on their own connections (0 = on the main thread);
-   * `checkpointer: false` leaves the WAL checkpoint to SQLite on the writing connection (bench/insert-cost.js compares).
+   * `checkpointer: false` leaves the WAL checkpoint to SQLite on the writing connection (bench/insert-cost.js compares);
+   * `preloadVectors: false` (no embedding provider) leaves the vectors on disk until a vector search asks for them.
    */
   constructor(
     readonly file: string,
-    private readonly opts: { searchWorkers?: number; checkpointer?: boolean } = {},
+    private readonly opts: { searchWorkers?: number; checkpointer?: boolean; preloadVectors?: boolean } = {},
   ) {
     super();
   }
@@ -66,9 +67,10 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
       // The workers start with the first search; until one is ready, searches run on the main thread.
       this.searchPool = new SqliteSearchPool(this.file, workers);
       this.memories.delegateSearches(this.searchPool);
-      // A serving process: the vectors load now (~1–2 s at 100,000) rather than on the main
-      // thread during the first vector search.
-      this.memories.preloadVectors();
+      // A serving process: the vectors load now (~1–2 s at 100,000, then the IVF lists train in a
+      // worker, ~30 s of one core) rather than on the main thread during the first vector search.
+      // Not without an embedding provider: no search of that process reads them.
+      if (this.opts.preloadVectors !== false) this.memories.preloadVectors();
     }
   }
 

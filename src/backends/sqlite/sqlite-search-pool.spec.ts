@@ -121,6 +121,26 @@ describe('SqliteSearchPool', () => {
     expect(after.rows.some((r) => r.id === doc(2000).id)).toBe(false);
   });
 
+  it('loads the stored vectors at open only when an embedding provider will search them', async () => {
+    const KEY = 'local:test-2';
+    await database.memories.useVectorSpace(KEY);
+    for (const j of await database.memories.claimEmbeddingJobs('test', 100, 60_000)) await database.memories.storeVector(j, KEY, Float32Array.from([0.6, 0.8]));
+    await database.close();
+    const loaded = async (preloadVectors?: boolean) => {
+      const reopened = new SqliteDocumentDatabase(database.file, { searchWorkers: 1, preloadVectors });
+      await reopened.init();
+      try {
+        return (reopened.memories as unknown as { vectors: { share(): { count: number } | null } }).vectors.share()?.count ?? 0;
+      } finally {
+        await reopened.close();
+      }
+    };
+    expect(await loaded()).toBe(60); // a serving process with a provider
+    expect(await loaded(false)).toBe(0); // provider none: nothing loaded, no lists trained
+    database = new SqliteDocumentDatabase(database.file); // for afterEach
+    await database.init();
+  });
+
   it('closes its workers with the database; searches after that fail as on a closed database', async () => {
     const pool = database.searchWorkers() as SqliteSearchPool;
     await waitReady(pool, 2);
