@@ -128,7 +128,9 @@ export class ReindexService {
     // 3. Swap: only now is the old index replaced.
     await this.index.clear();
     for (let i = 0; i < docs.length; i += BATCH) await this.index.insertMany(docs.slice(i, i + BATCH));
-    for (const [id, entries] of history) if (entries.length > 1 || !docs.find((d) => d.id === id)?.objectKey) await this.index.addHistory(id, entries);
+    // History rows for memories with earlier versions, or whose one file is the legacy layout (no objectKey).
+    const current = new Map(docs.map((d) => [d.id, d]));
+    for (const [id, entries] of history) if (entries.length > 1 || !current.get(id)?.objectKey) await this.index.addHistory(id, entries);
     return { ...report, indexed: await this.index.count(), dryRun: false };
   }
 
