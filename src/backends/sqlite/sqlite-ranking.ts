@@ -36,11 +36,32 @@ export function rankedFullTextSearch(stmt: Stmt, opts: RankingOptions, query: Se
   return 'rows' in ranked ? ranked : exactSearch(stmt, parsed, query, ranked.total);
 }
 
+/** A memory's place in the full-text ranking: its seq and its score, rounded as rows show it. */
+export interface RankedSeq {
+  seq: number;
+  score: number;
+}
+
+/**
+ * The page rankedFullTextSearch would return, as seqs and scores only: no rows read, no
+ * snippets built (hybrid search's keyword list, sqlite-vectors.ts, reads rows for its own page).
+ */
+export function rankedFullTextSeqs(stmt: Stmt, opts: RankingOptions, query: SearchQuery): RankedSeq[] {
+  const parsed = parseSearchQuery(query.text);
+  if (!hasPositiveTerms(parsed)) return [];
+  const ranked = rankedSearch(stmt, opts, parsed, query, true);
+  return 'seqs' in ranked ? ranked.seqs : exactSearch(stmt, parsed, query, ranked.total, true).seqs;
+}
+
+const rounded = (score: number) => Number(score.toPrecision(6));
+
 /**
  * The windowed ranking, or `{ total }` when exactSearch must rank instead; `total` is then the
  * number of matches when the windows already hold every one of them (no filter), else null.
  */
-function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, query: SearchQuery): MemoryPage | { total: number | null } {
+function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, query: SearchQuery): MemoryPage | { total: number | null };
+function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, query: SearchQuery, seqsOnly: true): { seqs: RankedSeq[] } | { total: number | null };
+function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, query: SearchQuery, seqsOnly = false): MemoryPage | { seqs: RankedSeq[] } | { total: number | null } {
   const { terms, exclusion } = toFts5Terms(parsed);
   const C = opts.termWindow;
   const newest = stmt('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?').pluck();
@@ -129,6 +150,7 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
     total = Math.max(scored.length, Math.round((inside * n) / Math.max(1, maxSeq - lowest + 1)));
   }
   const page = scored.slice(query.offset, query.offset + query.limit);
+  if (seqsOnly) return { seqs: page.map((p) => ({ seq: p.seq, score: rounded(p.score) })) };
   if (page.length === 0) return { rows: [], total, reachable: scored.length };
   const details = stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(
     JSON.stringify(page.map((p) => p.seq)),
@@ -141,28 +163,34 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
     if (!d) continue;
     const row = toRow(d);
     row.snippet = snippet(d.content ?? '') ?? row.snippet;
-    row.score = Number(p.score.toPrecision(6));
+    row.score = rounded(p.score);
     rows.push(row);
   }
   return { rows, total, reachable: scored.length };
 }
 
 /** Exact bm25 ranking over every match: for small result sets, and for a filtered search that needs more than the windows hold. */
-function exactSearch(stmt: Stmt, parsed: ParsedSearch, query: SearchQuery, knownTotal: number | null = null): MemoryPage {
+function exactSearch(stmt: Stmt, parsed: ParsedSearch, query: SearchQuery, knownTotal: number | null): MemoryPage;
+function exactSearch(stmt: Stmt, parsed: ParsedSearch, query: SearchQuery, knownTotal: number | null, seqsOnly: true): { seqs: RankedSeq[] };
+function exactSearch(stmt: Stmt, parsed: ParsedSearch, query: SearchQuery, knownTotal: number | null, seqsOnly = false): MemoryPage | { seqs: RankedSeq[] } {
   const match = toFts5Match(parsed);
-  if (match === null) return { rows: [], total: 0 };
+  if (match === null) return seqsOnly ? { seqs: [] } : { rows: [], total: 0 };
   const { where, params } = filterSql(query.filter);
   const filters = where.length ? ` AND ${where.join(' AND ')}` : '';
   const base = `FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid WHERE memories_fts MATCH @match${filters}`;
   const all = { ...params, match };
+  const rank = () =>
+    stmt(`SELECT m.seq AS seq, -memories_fts.rank AS score ${base} ORDER BY memories_fts.rank LIMIT @limit OFFSET @offset`).all({
+      ...all,
+      limit: query.limit,
+      offset: query.offset,
+    }) as Array<{ seq: number; score: number }>;
+  // The seqs alone need no count: the ranking's page is the answer.
+  if (seqsOnly) return { seqs: rank().map((r) => ({ seq: r.seq, score: rounded(r.score) })) };
   const total = knownTotal ?? (stmt(`SELECT count(*) AS n ${base}`).get(all) as { n: number }).n;
   if (total === 0 || query.offset >= total) return { rows: [], total };
   // Rank first without snippets (cheap), then build snippets for the page only.
-  const ranked = stmt(`SELECT m.seq AS seq, -memories_fts.rank AS score ${base} ORDER BY memories_fts.rank LIMIT @limit OFFSET @offset`).all({
-    ...all,
-    limit: query.limit,
-    offset: query.offset,
-  }) as Array<{ seq: number; score: number }>;
+  const ranked = rank();
   if (ranked.length === 0) return { rows: [], total };
   const seqs = ranked.map((r) => r.seq);
   // The page's snippets in one pass over the matches between its lowest and highest rowid: given
@@ -184,7 +212,7 @@ function exactSearch(stmt: Stmt, parsed: ParsedSearch, query: SearchQuery, known
     const row = toRow(d);
     const snip = (d.snip ?? '').replace(/\s+/g, ' ').trim();
     row.snippet = snip.length > 0 ? snip : row.snippet;
-    row.score = Number(r.score.toPrecision(6));
+    row.score = rounded(r.score);
     rows.push(row);
   }
   return { rows, total };

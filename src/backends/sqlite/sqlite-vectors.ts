@@ -3,7 +3,7 @@ import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
-import { rankedFullTextSearch, RankingOptions } from './sqlite-ranking';
+import { rankedFullTextSeqs, RankingOptions } from './sqlite-ranking';
 import type { VectorCache } from './sqlite-vector-cache';
 
 export { VectorCache } from './sqlite-vector-cache';
@@ -38,17 +38,7 @@ export function vectorSearch(stmt: Stmt, cache: VectorCache, ranking: RankingOpt
   // Keyword list (ids → seqs).
   const keyword = new Map<number, number>();
   if (mode === 'hybrid' && hasPositiveTerms(parsed)) {
-    const page = rankedFullTextSearch(stmt, ranking, { ...query, limit: K, offset: 0 });
-    if (page.rows.length > 0) {
-      const ids = page.rows.map((r) => r.id);
-      const seqOf = new Map(
-        (stmt('SELECT id, seq FROM memories WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as Array<{ id: string; seq: number }>).map((r) => [r.id, r.seq]),
-      );
-      for (const r of page.rows) {
-        const seq = seqOf.get(r.id);
-        if (seq !== undefined) keyword.set(seq, r.score ?? 0);
-      }
-    }
+    for (const r of rankedFullTextSeqs(stmt, ranking, { ...query, limit: K, offset: 0 })) keyword.set(r.seq, r.score);
   }
 
   // Vector list: the filter's memories (or all), minus what the hard parts of the query rule out.
