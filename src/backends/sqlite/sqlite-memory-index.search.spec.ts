@@ -1,6 +1,8 @@
 import Database from 'better-sqlite3';
 import { MemoryDoc } from '../ports/memory.model';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
+import { StatementCache } from './sqlite-memory-rows';
+import { rankedFullTextSearch, rankedFullTextSeqs } from './sqlite-ranking';
 
 /**
  * Search paths changed for speed (bench): count/rank without the join when there is no filter,
@@ -59,5 +61,28 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
     const page = await index.search({ text: 'restart', filter: {}, limit: 5, offset: 0 });
     expect(page.rows.map((r) => r.title)).toEqual(['Release habits']);
     expect(page.rows[0].snippet).toContain('Restarted the workers of the service on Fridays');
+  });
+
+  it("gives hybrid search's keyword list the page's own memories and scores, on both ranking paths", () => {
+    const statements = new StatementCache(db);
+    const stmt = (sql: string) => statements.get(sql);
+    const seqOf = new Map((db.prepare('SELECT id, seq FROM memories').all() as Array<{ id: string; seq: number }>).map((r) => [r.id, r.seq]));
+    // bm25 over every match (the defaults, 31 memories), and the term windows (5 rows a term).
+    for (const ranking of [{ termWindow: 500, exactRankingBudget: 2000 }, { termWindow: 5, exactRankingBudget: 1 }]) {
+      for (const [text, filter, limit, offset] of [
+        ['quota marker3 raised', {}, 10, 0],
+        ['quota', { type: 'fact' }, 5, 2],
+        ['quota lorem', {}, 4, 3],
+        ['workers restart -quota', {}, 10, 0],
+        ['"was raised" marker7', {}, 10, 0],
+        ['nothing-like-it', {}, 10, 0],
+      ] as const) {
+        const query = { text, filter, limit, offset };
+        const page = rankedFullTextSearch(stmt, ranking, query);
+        const seqs = rankedFullTextSeqs(stmt, ranking, query);
+        expect(seqs).toEqual(page.rows.map((r) => ({ seq: seqOf.get(r.id), score: r.score })));
+        if (text !== 'nothing-like-it') expect(seqs.length).toBeGreaterThan(0);
+      }
+    }
   });
 });

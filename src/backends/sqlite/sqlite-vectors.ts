@@ -35,7 +35,7 @@ export function vectorSearch(stmt: Stmt, cache: VectorCache, ranking: RankingOpt
   const parsed = parseSearchQuery(query.text);
   const K = Math.max(FUSION_CANDIDATES, query.offset + query.limit);
 
-  // Keyword list (ids → seqs).
+  // Keyword list: seq → score.
   const keyword = new Map<number, number>();
   if (mode === 'hybrid' && hasPositiveTerms(parsed)) {
     for (const r of rankedFullTextSeqs(stmt, ranking, { ...query, limit: K, offset: 0 })) keyword.set(r.seq, r.score);
