@@ -280,13 +280,14 @@ export class SqliteMemoryIndex extends MemoryIndex {
   /** Search (CONTRACT §3); the ranking is described in sqlite-ranking.ts. */
   override async search(query: SearchQuery): Promise<MemoryPage> {
     if (!this.searchDelegate) return this.searchNow(query);
-    let vectors: SharedVectors | null = null;
-    if (isVectorSearch(query)) {
-      // The worker searches this thread's copy, brought up to date first (one copy per process).
-      this.guard(() => this.vectors.refresh(this.stmt, query.vectorKey as string));
-      vectors = this.vectors.share();
-    }
+    const vectors = isVectorSearch(query) ? this.sharedVectors(query.vectorKey as string) : null;
     return this.searchDelegate.search(query, vectors) ?? this.searchNow(query);
+  }
+
+  /** The view a search worker searches: this thread's copy of space `key`, brought up to date first (one copy per process). */
+  private sharedVectors(key: string): SharedVectors | null {
+    this.guard(() => this.vectors.refresh(this.stmt, key));
+    return this.vectors.share();
   }
 
   /** Loads the vectors of the current space now (a serving process, at start: not on its first search). */
@@ -335,8 +336,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
   override async similar(vector: Float32Array, key: string, limit: number, filter?: MemoryFilter): Promise<SimilarHit[]> {
     const request: SimilarRequest = { vector, key, limit, filter };
     if (this.searchDelegate) {
-      this.guard(() => this.vectors.refresh(this.stmt, key));
-      const vectors = this.vectors.share();
+      const vectors = this.sharedVectors(key);
       const hits = vectors ? this.searchDelegate.similar(request, vectors) : null;
       if (hits) return hits;
     }
