@@ -10,7 +10,7 @@ import { AppConfig } from '../config/app-config';
 import { ResolvedSettings, SettingsService } from '../config/settings.service';
 import { memoryEmbeddingText } from '../../libs/search-query/fusion';
 import { EmbeddingProvider } from './embedding-provider.port';
-import { embeddingChoice, LocalEmbeddingProvider } from './local-embedding.provider';
+import { embeddingChoice, LocalEmbeddingProvider, noLocalModel } from './local-embedding.provider';
 import { NoneEmbeddingProvider } from './none-embedding.provider';
 import { OpenAiEmbeddingProvider } from './openai-embedding.provider';
 import { MetricsService } from '../observability/metrics.service';
@@ -261,7 +261,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     const choice = embeddingChoice(s, this.cfg.embeddingModelDir);
     if (choice === 'none') {
       return new NoneEmbeddingProvider(
-        s.embedding_provider === 'none' ? 'the embedding provider is set to none' : `no local model in ${this.cfg.embeddingModelDir} (run \`npm run fetch-model\`, or set MEMSTORE_EMBEDDING_MODEL_DIR)`,
+        s.embedding_provider === 'none' ? 'the embedding provider is set to none' : noLocalModel(this.cfg.embeddingModelDir),
       );
     }
     if (choice === 'openai') {

@@ -25,6 +25,11 @@ export function hasLocalModel(dir: string): boolean {
   return fs.existsSync(f.onnx) && fs.existsSync(f.tokenizer);
 }
 
+/** Why the local model cannot run: its files are not in `dir`. */
+export function noLocalModel(dir: string): string {
+  return `no local model in ${dir} (run \`npm run fetch-model\`, or set MEMSTORE_EMBEDDING_MODEL_DIR)`;
+}
+
 /** The provider the settings pick: the one set, else the local model when its files are in `modelDir`, else none. */
 export function embeddingChoice(s: Pick<ResolvedSettings, 'embedding_provider'>, modelDir: string): EmbeddingProviderName {
   return s.embedding_provider ?? (hasLocalModel(modelDir) ? 'local' : 'none');
@@ -65,7 +70,7 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
     this.meta = meta;
     this.model = meta.model ?? path.basename(dir);
     this.dimensions = meta.dimensions ?? 384;
-    this.unavailable = hasLocalModel(dir) ? null : `no local model in ${dir} (run \`npm run fetch-model\`, or set MEMSTORE_EMBEDDING_MODEL_DIR)`;
+    this.unavailable = hasLocalModel(dir) ? null : noLocalModel(dir);
   }
 
   override busyWithUrgent(): boolean {
