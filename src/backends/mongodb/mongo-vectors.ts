@@ -1,6 +1,6 @@
 import type { FilterQuery } from 'mongoose';
 import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
-import type { EmbeddingJob, EmbeddingProgress, MemoryPage, SearchQuery, SimilarHit } from '../ports/memory.model';
+import type { EmbeddingJob, EmbeddingProgress, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
 import type { MongoModels } from './mongo-document-database';
 import type { MemoryRecord } from './mongo.schemas';
 import { hardRegexFilter } from './regex-search';
@@ -152,7 +152,7 @@ export async function vectorSearch(
   query: SearchQuery,
   filter: FilterQuery<MemoryRecord>,
   keywordSearch: (q: SearchQuery) => Promise<MemoryPage>,
-  rowsOf: (ids: string[]) => Promise<Map<string, import('../ports/memory.model').MemoryRow>>,
+  rowsOf: (ids: string[]) => Promise<Map<string, MemoryRow>>,
 ): Promise<MemoryPage> {
   const mode = query.mode === 'semantic' ? 'semantic' : 'hybrid';
   const q = query.vector as Float32Array;
@@ -178,7 +178,7 @@ export async function vectorSearch(
   let spare = scanned.slice(K);
   let fused = fuse([...candidates.values()], mode);
   const known = new Map(keyword.rows.map((r) => [r.id, r]));
-  const fetched = new Map<string, import('../ports/memory.model').MemoryRow>();
+  const fetched = new Map<string, MemoryRow>();
   if (mode === 'hybrid') {
     const keys = fused.slice(0, NEIGHBOUR_LOOKUPS).map((f) => f.key);
     // The rows of the semantic-only hits among them: their project, agent and time for the
