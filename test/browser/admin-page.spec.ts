@@ -512,6 +512,12 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     const panel = page.locator('#panel-setup');
     await panel.getByLabel('Token variable name').fill('MY_AGENT_TOKEN');
     await panel.locator('#mcp-config-codex').filter({ hasText: 'MY_AGENT_TOKEN' }).waitFor();
+    // The name it already shows, filled again, redraws nothing: the Copy buttons stay the ones on
+    // screen (a redraw used to replace them between a click and its "Copied").
+    const shown = await panel.locator('section[data-client="claude-code"]').getByRole('button', { name: 'Copy', exact: true }).elementHandle();
+    await panel.getByLabel('Token variable name').fill('MY_AGENT_TOKEN');
+    await page.waitForTimeout(800); // past the 300 ms debounce and a reload
+    expect(await shown?.evaluate((b) => b.isConnected)).toBe(true);
     const url = `${base}/mcp`;
     expect(await panel.locator('#mcp-url').textContent()).toBe(url);
     await panel.getByRole('button', { name: 'Copy URL' }).click();

@@ -38,9 +38,12 @@ export const setupTab: Tab = {
       );
     };
 
+    /** The name whose prompt and configurations are shown or on their way (null: none, or an invalid name). */
+    let requested: string | null = null;
     const load = async () => {
       const name = varInput.value.trim();
-      if (!VAR_NAME.test(name)) {
+      requested = VAR_NAME.test(name) ? name : null;
+      if (requested === null) {
         const message = 'Use a variable name made of letters, digits and underscores, not starting with a digit.';
         clear(promptWrap);
         promptWrap.appendChild(errorBox(message));
@@ -53,6 +56,7 @@ export const setupTab: Tab = {
       promptWrap.appendChild(spinner());
       try {
         const r = await get<{ prompt: string; base_url: string; token_env: string }>(`/api/skill-prompt${query({ format: 'json', token_env: name })}`);
+        if (requested !== name) return; // an older name's answer, arriving late: the newer one renders
         promptText = r.prompt;
         promptBox.textContent = r.prompt;
         renderMcp(r.base_url, r.token_env);
@@ -60,6 +64,8 @@ export const setupTab: Tab = {
         clear(promptWrap);
         promptWrap.append(baseLine, promptBox);
       } catch (err) {
+        if (requested !== name) return;
+        requested = null; // typing the name again retries
         clear(promptWrap);
         promptWrap.appendChild(errorBox(err instanceof ApiError ? err.describe() : String(err)));
       }
@@ -67,6 +73,9 @@ export const setupTab: Tab = {
     let timer: ReturnType<typeof setTimeout> | undefined;
     varInput.addEventListener('input', () => {
       clearTimeout(timer);
+      // The same name again (retyped, or filled with what it held): nothing to redraw, and a redraw
+      // would replace the Copy buttons under the user's pointer.
+      if (varInput.value.trim() === requested) return;
       timer = setTimeout(() => void load(), 300);
     });
 
