@@ -159,7 +159,7 @@ function serviceEnv(dataDir, port, searchWorkers, embeddings = null) {
     MEMSTORE_ADMIN_PASSWORD: ADMIN_PASSWORD,
     MEMSTORE_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789abcdef',
     MEMSTORE_LOG_LEVEL: 'error',
-    // The service's default (one per core beyond the first, at most 2) unless --search-workers.
+    // The service's default (2 on two cores or more, 0 on one) unless --search-workers.
     ...(searchWorkers === null ? {} : { MEMSTORE_SEARCH_WORKERS: String(searchWorkers) }),
     // --embeddings none: keyword-only (seeding 100k without embedding every memory locally).
     ...(embeddings === null ? {} : { MEMSTORE_EMBEDDING_PROVIDER: embeddings }),

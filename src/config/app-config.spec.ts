@@ -2,8 +2,8 @@ import * as os from 'node:os';
 import { defaultSearchWorkers, loadAppConfig } from './app-config';
 
 describe('loadAppConfig: MEMSTORE_SEARCH_WORKERS', () => {
-  it('defaults to one search worker per core beyond the first, at most 2', () => {
-    const expected = Math.max(0, Math.min(2, os.availableParallelism() - 1));
+  it('defaults to two search workers on two cores or more, none on one', () => {
+    const expected = os.availableParallelism() < 2 ? 0 : 2;
     expect(defaultSearchWorkers()).toBe(expected);
     expect(loadAppConfig({}).searchWorkers).toBe(expected);
   });

@@ -66,8 +66,8 @@ export class AppConfig {
   settingsEnv: Partial<Record<SettingKey, string>>;
   /**
    * MEMSTORE_SEARCH_WORKERS: worker threads that run searches on the embedded SQLite index, each
-   * with its own read connection (0 = search on the main thread). Default: one per core beyond
-   * the first, at most 2.
+   * with its own read connection (0 = search on the main thread). Default: 2 on two cores or
+   * more, 0 on one.
    */
   searchWorkers: number;
   /**
@@ -176,9 +176,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   return Object.assign(cfg, overrides);
 }
 
-/** One search worker per core beyond the first (the main thread's), at most 2. */
+/**
+ * Two search workers on two cores or more, none on one. The main thread's share of a search is
+ * the HTTP part, so with one worker a hybrid search (≈ 3.5 ms of worker time at 100,000
+ * memories) left a core idle: two workers on 2 cores served 1.8× the hybrid searches at a lower
+ * p99 (bench/README.md, "Search workers on 2 cores").
+ */
 export function defaultSearchWorkers(): number {
-  return Math.max(0, Math.min(2, os.availableParallelism() - 1));
+  return os.availableParallelism() < 2 ? 0 : 2;
 }
 
 /** The log format asked for, even when the rest of the environment is invalid (for the boot-failure message). */
