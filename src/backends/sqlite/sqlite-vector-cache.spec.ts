@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { createMemorySchema } from './sqlite-memory-schema';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
-import { defaultRerank, IVF_SHARE, RERANK_SHARE, VectorCache, VectorSearchOptions } from './sqlite-vector-cache';
+import { defaultRerank, IVF_SHARE, REGROUP_AFTER, RERANK_SHARE, VectorCache, VectorSearchOptions } from './sqlite-vector-cache';
 import { toBlob } from './sqlite-vectors';
-import { rng } from './sqlite-vector-ivf';
+import { groupByList, rng } from './sqlite-vector-ivf';
 
 const DIMS = 384;
 const KEY = 'local:test:384';
@@ -265,5 +265,42 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
         main.close();
       }
     });
+
+    it('regroups the lists once enough new slots are assigned: same hits on the main thread and on a reader, deleted ones never', () => {
+      const { vectors, queries } = corpus(6000 + REGROUP_AFTER + 500, 30, 26);
+      store(vectors.slice(0, 6000));
+      const { fast, exact } = trained();
+      const reader = new VectorCache(opts);
+      reader.attach(fast.share()!);
+      // More new slots than REGROUP_AFTER (below doubling: no retraining), assigned 512 per refresh.
+      store(vectors.slice(6000), 6001);
+      exact.refresh(stmt, KEY);
+      for (let i = 0; fast.index!.assigned < vectors.length && i < 20; i++) fast.refresh(stmt, KEY);
+      expect(fast.index).toEqual({ lists: 124, assigned: vectors.length, of: 6000 });
+      // Deleted after the regrouping: still in the lists' copy, never returned.
+      const gone = [6001, 6002, 9000, ...exact.top(queries[4], 3, null, null).map((h) => h.seq)];
+      db.prepare('DELETE FROM memory_vectors WHERE seq IN (SELECT value FROM json_each(?))').run(JSON.stringify(gone));
+      db.prepare("UPDATE embedding_meta SET value = value + 1 WHERE key = 'vector_version'").run();
+      fast.refresh(stmt, KEY);
+      exact.refresh(stmt, KEY);
+      reader.attach(fast.share()!);
+      expect(recallAt10(fast, exact, queries)).toBeGreaterThanOrEqual(0.95);
+      for (const q of queries) expect(reader.top(q, 10, null, null)).toEqual(fast.top(q, 10, null, null));
+      for (let i = 6002; i < vectors.length; i += 211) {
+        expect(fast.top(vectors[i], 1, null, null)[0].seq).toBe(i + 1);
+        expect(reader.top(vectors[i], 1, null, null)[0].seq).toBe(i + 1);
+      }
+      for (const seq of gone) expect(fast.top(vectors[seq - 1], 5, null, null).some((h) => h.seq === seq)).toBe(false);
+      expect(fast.top(queries[4], 20, null, null).some((h) => gone.includes(h.seq))).toBe(false);
+    });
+  });
+
+  it('groupByList: the live, assigned slots of [0, end) by list, ascending within a list', () => {
+    const assign = Int32Array.from([2, 0, -1, 2, 1, 0, 2, 1]);
+    const seqs = Int32Array.from([10, 11, 12, -1, 14, 15, 16, 17]);
+    const { members, starts } = groupByList(assign, 3, 7, seqs);
+    // Slot 2 has no list, slot 3 is free, slot 7 is past the end.
+    expect([...starts]).toEqual([0, 2, 3, 5]);
+    expect([...members]).toEqual([1, 5, 4, 0, 6]);
   });
 });

@@ -124,3 +124,22 @@ export function dotAt(q: Float32Array<ArrayBufferLike>, data: Float32Array<Array
   for (; j < q.length; j++) s += q[j] * data[off + j];
   return s;
 }
+
+/**
+ * The live slots of [0, end) that have a list, grouped by list (a counting sort, ascending slots
+ * within a list): list c's are members[starts[c], starts[c + 1]). Shared buffers, for the search workers.
+ */
+export function groupByList(
+  assign: Int32Array<ArrayBufferLike>,
+  lists: number,
+  end: number,
+  seqs: Int32Array<ArrayBufferLike>,
+): { members: Int32Array<ArrayBufferLike>; starts: Int32Array<ArrayBufferLike> } {
+  const starts = new Int32Array(new SharedArrayBuffer((lists + 1) * 4));
+  for (let i = 0; i < end; i++) if (assign[i] >= 0 && seqs[i] >= 0) starts[assign[i] + 1]++;
+  for (let c = 0; c < lists; c++) starts[c + 1] += starts[c];
+  const members = new Int32Array(new SharedArrayBuffer(starts[lists] * 4));
+  const next = starts.slice(0, lists);
+  for (let i = 0; i < end; i++) if (assign[i] >= 0 && seqs[i] >= 0) members[next[assign[i]]++] = i;
+  return { members, starts };
+}
