@@ -414,11 +414,11 @@ export class MongoMemoryIndex extends MemoryIndex {
           continue; // a writer took that step: look again
         }
         const gone = await m.memories.collection.deleteOne(this.versionFilter(id, cur) as never);
-        if (gone.deletedCount === 1) this.vectorCache.drop([String(id)]);
         if (gone.deletedCount !== 1) {
           await m.versions.collection.deleteOne({ _id: `${id}:${cur + 1}` } as never);
           continue;
         }
+        this.vectorCache.drop([String(id)]);
         const claims = await m.versions.find({ memoryId: String(id) }, { objectKey: 1 }).lean<Array<Pick<VersionRecord, 'objectKey'>>>().exec();
         await m.versions.deleteMany({ memoryId: String(id) }).exec();
         const keys = [...claims.map((c) => c.objectKey), (r.objectKey as string | null | undefined) ?? null, `memories/${id}.md`];
