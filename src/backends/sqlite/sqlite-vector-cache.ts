@@ -79,6 +79,20 @@ interface Ivf {
   of: number;
 }
 
+/** The lists' grouped members and their copy of the codes (Ivf). */
+type Grouping = Pick<Ivf, 'members' | 'starts' | 'memberCodes' | 'memberAlpha' | 'grouped'>;
+
+/** A reader's views of the main thread's grouping. */
+function groupingOf(s: SharedIvf): Grouping {
+  return {
+    members: new Int32Array(s.members),
+    starts: new Int32Array(s.starts),
+    memberCodes: new Uint8Array(s.memberCodes),
+    memberAlpha: new Float32Array(s.memberAlpha),
+    grouped: s.grouped,
+  };
+}
+
 export interface VectorSearchOptions {
   /** Exact scan when the candidates are at most this many (default EXACT_BELOW). */
   exactBelow?: number;
@@ -254,12 +268,8 @@ export class VectorCache {
             assign: new Int32Array(v.ivf.assign),
             sizes: new Int32Array(v.ivf.sizes),
             assigned: 0,
-            members: new Int32Array(0),
-            starts: new Int32Array(0),
-            memberCodes: new Uint8Array(0),
-            memberAlpha: new Float32Array(0),
-            grouped: -1,
             of: 0,
+            ...groupingOf(v.ivf),
           }
         : null;
     }
@@ -267,13 +277,7 @@ export class VectorCache {
     if (this.ivf && v.ivf) {
       this.ivf.assigned = v.ivf.assigned;
       // Regrouped (new buffers, same gen): grouped only grows then.
-      if (v.ivf.grouped !== this.ivf.grouped) {
-        this.ivf.members = new Int32Array(v.ivf.members);
-        this.ivf.starts = new Int32Array(v.ivf.starts);
-        this.ivf.memberCodes = new Uint8Array(v.ivf.memberCodes);
-        this.ivf.memberAlpha = new Float32Array(v.ivf.memberAlpha);
-        this.ivf.grouped = v.ivf.grouped;
-      }
+      if (v.ivf.grouped !== this.ivf.grouped) Object.assign(this.ivf, groupingOf(v.ivf));
     }
   }
 
@@ -386,15 +390,19 @@ export class VectorCache {
       if (this.seqs[i] < 0) out.assign[i] = -1;
       else if (out.assign[i] >= 0) sizes[out.assign[i]]++;
     }
-    this.ivf = { lists: out.lists, centroids: out.centroids, assign: out.assign, sizes, assigned: out.assigned, members: new Int32Array(0), starts: new Int32Array(0), memberCodes: new Uint8Array(0), memberAlpha: new Float32Array(0), grouped: 0, of: count };
-    this.regroup(this.ivf);
+    this.ivf = { lists: out.lists, centroids: out.centroids, assign: out.assign, sizes, assigned: out.assigned, of: count, ...this.grouping(out.assign, out.lists, out.assigned) };
     // Workers re-read the buffers.
     this.gen++;
   }
 
-  /** Groups the assigned slots, and a copy of their codes, by list (new shared buffers: a worker searching the old ones finishes on them). */
+  /** Regroups the assigned slots of ivf (after more were assigned, or the slots or their codes changed). */
   private regroup(ivf: Ivf): void {
-    const { members, starts } = groupByList(ivf.assign, ivf.lists, ivf.assigned, this.seqs);
+    Object.assign(ivf, this.grouping(ivf.assign, ivf.lists, ivf.assigned));
+  }
+
+  /** The slots of [0, assigned), and a copy of their codes, by list (new shared buffers: a worker searching the old ones finishes on them). */
+  private grouping(assign: Int32Array<ArrayBufferLike>, lists: number, assigned: number): Grouping {
+    const { members, starts } = groupByList(assign, lists, assigned, this.seqs);
     const bytes = this.bytes;
     const memberCodes = new Uint8Array(new SharedArrayBuffer(members.length * bytes));
     const memberAlpha = new Float32Array(new SharedArrayBuffer(members.length * 4));
@@ -403,7 +411,7 @@ export class VectorCache {
       memberCodes.set(this.codes.subarray(i * bytes, (i + 1) * bytes), p * bytes);
       memberAlpha[p] = this.alpha[i];
     }
-    Object.assign(ivf, { members, starts, memberCodes, memberAlpha, grouped: ivf.assigned });
+    return { members, starts, memberCodes, memberAlpha, grouped: assigned };
   }
 
   private settle(): void {
