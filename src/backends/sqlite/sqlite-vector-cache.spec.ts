@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { createMemorySchema } from './sqlite-memory-schema';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
-import { defaultRerank, IVF_SHARE, REGROUP_AFTER, RERANK_SHARE, VectorCache, VectorSearchOptions } from './sqlite-vector-cache';
+import { defaultRerank, descending, IVF_SHARE, REGROUP_AFTER, RERANK_SHARE, VectorCache, VectorSearchOptions } from './sqlite-vector-cache';
 import { toBlob } from './sqlite-vectors';
-import { groupByList, rng } from './sqlite-vector-ivf';
+import { dotAt, dotsAt, groupByList, rng } from './sqlite-vector-ivf';
 
 const DIMS = 384;
 const KEY = 'local:test:384';
@@ -302,5 +302,30 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
     // Slot 2 has no list, slot 3 is free, slot 7 is past the end.
     expect([...starts]).toEqual([0, 2, 3, 5]);
     expect([...members]).toEqual([1, 5, 4, 0, 6]);
+  });
+
+  it('dotsAt: dotAt of each slot (or of each vector in order), four at a time and the rest one by one', () => {
+    const random = rng(7);
+    const dims = 12;
+    const data = Float32Array.from({ length: 20 * dims }, () => random() - 0.5);
+    const q = Float32Array.from({ length: dims }, () => random() - 0.5);
+    const slots = Int32Array.from([19, 3, 3, 0, 11, 7, 15, 2, 8, 14, 5]);
+    const out = new Float32Array(slots.length);
+    dotsAt(q, data, slots, slots.length, out);
+    expect([...out]).toEqual([...slots].map((i) => Math.fround(dotAt(q, data, i * dims))));
+    const first = new Float32Array(6);
+    dotsAt(q, data, null, 6, first);
+    expect([...first]).toEqual([0, 1, 2, 3, 4, 5].map((i) => Math.fround(dotAt(q, data, i * dims))));
+    // Distinct vectors give distinct sums (the check above compares something).
+    expect(new Set(out).size).toBe(10);
+  });
+
+  it('descending: indexes by descending score, equal scores by ascending index (as a stable comparator sort)', () => {
+    const random = rng(11);
+    const scores = Float32Array.from({ length: 700 }, () => Math.round((random() * 2 - 1) * 300) / 100);
+    scores.set([0.5, -0.5, 0.5, -3, 3, 1e-30, -1e-30], 3);
+    const expected = Array.from({ length: scores.length }, (_, c) => c).sort((a, b) => scores[b] - scores[a]);
+    expect([...descending(scores)]).toEqual(expected);
+    expect([...descending(Float32Array.from([0.25, 0.75, -0.1, 0.75]))]).toEqual([1, 3, 0, 2]);
   });
 });

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Stmt } from './sqlite-memory-rows';
-import { dotAt, groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
+import { dotAt, dotsAt, groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
 import { startWorker } from '../../common/worker-script';
 
 /**
@@ -600,8 +600,8 @@ export class VectorCache {
     const budget = this.probe(this.count);
     if (budget >= ivf.assigned) return null;
     const scores = new Float32Array(ivf.lists);
-    for (let c = 0; c < ivf.lists; c++) scores[c] = dotAt(q, ivf.centroids, c * this.dims);
-    const order = Array.from({ length: ivf.lists }, (_, c) => c).sort((a, b) => scores[b] - scores[a]);
+    dotsAt(q, ivf.centroids, null, ivf.lists, scores);
+    const order = descending(scores);
     const mark = new Uint8Array(ivf.lists);
     let held = 0;
     for (const c of order) {
@@ -641,8 +641,7 @@ export class VectorCache {
   /** Exact dot products over `slots`; the best `k`. */
   private exact(q: Float32Array, slots: Int32Array, k: number): Array<{ seq: number; score: number }> {
     const scores = new Float32Array(slots.length);
-    const dims = this.dims;
-    for (let n = 0; n < slots.length; n++) scores[n] = dotAt(q, this.data, slots[n] * dims);
+    dotsAt(q, this.data, slots, slots.length, scores);
     const order = bestIndexes(scores, k);
     const out: Array<{ seq: number; score: number }> = [];
     for (const n of order) {
@@ -662,15 +661,15 @@ export class VectorCache {
     const bytes = this.bytes;
     // lut[b*256 + v]: the sum of q over the dimensions whose bit is set in byte value v of byte b.
     // dot(q, v − c) ≈ alpha · Σ q_j·(±1) = alpha · (2·Σ_{bit set} q_j − Σ q_j).
+    // Each entry is the entry without its highest set bit plus that bit's q (the bits' sum in ascending order).
     const lut = new Float32Array(bytes * 256);
     let qsum = 0;
-    for (let b = 0; b < bytes; b++) {
-      for (let t = 0; t < 8; t++) {
+    for (let j = 0; j < this.dims; j++) qsum += q[j];
+    for (let b = 0, base = 0; b < bytes; b++, base += 256) {
+      for (let v = 1; v < 256; v++) {
+        const t = 31 - Math.clz32(v);
         const j = b * 8 + t;
-        const w = j < this.dims ? q[j] : 0;
-        qsum += w;
-        const bit = 1 << t;
-        for (let v = bit; v < 256; v++) if (v & bit) lut[b * 256 + v] += w;
+        lut[base + v] = lut[base + (v ^ (1 << t))] + (j < this.dims ? q[j] : 0);
       }
     }
     const est = new Float32Array(slots.length);
@@ -725,6 +724,27 @@ function estimate(
       est[n] = alpha[i] * (2 * s - qsum);
     }
   }
+}
+
+/**
+ * Indexes of `scores` by descending score, equal scores by ascending index: one native sort of
+ * numeric keys (each score's float bits made unsigned-orderable, then the index), instead of a
+ * comparator called ~5,000 times for 520 lists.
+ */
+export function descending(scores: Float32Array): Int32Array {
+  const n = scores.length;
+  const bits = new Uint32Array(scores.buffer, scores.byteOffset, n);
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const b = bits[i];
+    // Ascending order of the floats: negative ones inverted, positive ones above them; then reversed.
+    const ascending = b & 0x80000000 ? ~b >>> 0 : (b | 0x80000000) >>> 0;
+    keys[i] = (0xffffffff - ascending) * n + i;
+  }
+  keys.sort();
+  const out = new Int32Array(n);
+  for (let i = 0; i < n; i++) out[i] = keys[i] % n;
+  return out;
 }
 
 /** Indexes of (about, never fewer than min(k, n)) the k largest scores: a histogram threshold, O(n). */

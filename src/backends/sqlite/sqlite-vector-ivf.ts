@@ -116,13 +116,44 @@ export function nearestList(centroids: Float32Array<ArrayBufferLike>, lists: num
   return best;
 }
 
-/** The dot product of q with data[off .. off + q.length) (four terms per step). */
+/** The dot product of q with data[off .. off + q.length), summed in order (as `dotsAt` sums each). */
 export function dotAt(q: Float32Array<ArrayBufferLike>, data: Float32Array<ArrayBufferLike>, off: number): number {
   let s = 0;
-  let j = 0;
-  for (; j + 3 < q.length; j += 4) s += q[j] * data[off + j] + q[j + 1] * data[off + j + 1] + q[j + 2] * data[off + j + 2] + q[j + 3] * data[off + j + 3];
-  for (; j < q.length; j++) s += q[j] * data[off + j];
+  for (let j = 0; j < q.length; j++) s += q[j] * data[off + j];
   return s;
+}
+
+/**
+ * out[n] = dotAt(q, data, at(n) · q.length) for n < count, where at(n) is slots[n] (or n without
+ * slots). Four vectors per pass over q: their reads overlap, which matters when the vectors are
+ * scattered (an exact re-rank reads 1,000 of them, each a cache miss: 0.73 → 0.42 ms at 384
+ * dimensions on this machine), and the same sums as dotAt's, term for term.
+ */
+export function dotsAt(q: Float32Array<ArrayBufferLike>, data: Float32Array<ArrayBufferLike>, slots: Int32Array | null, count: number, out: Float32Array): void {
+  const d = q.length;
+  let n = 0;
+  for (; n + 3 < count; n += 4) {
+    const o0 = (slots ? slots[n] : n) * d;
+    const o1 = (slots ? slots[n + 1] : n + 1) * d;
+    const o2 = (slots ? slots[n + 2] : n + 2) * d;
+    const o3 = (slots ? slots[n + 3] : n + 3) * d;
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    let e = 0;
+    for (let j = 0; j < d; j++) {
+      const x = q[j];
+      a += x * data[o0 + j];
+      b += x * data[o1 + j];
+      c += x * data[o2 + j];
+      e += x * data[o3 + j];
+    }
+    out[n] = a;
+    out[n + 1] = b;
+    out[n + 2] = c;
+    out[n + 3] = e;
+  }
+  for (; n < count; n++) out[n] = dotAt(q, data, (slots ? slots[n] : n) * d);
 }
 
 /**
