@@ -1,5 +1,5 @@
 import type { MongoModels } from './mongo-document-database';
-import { dotAt } from '../sqlite/sqlite-vector-ivf';
+import { dotAt, dotsAt } from '../sqlite/sqlite-vector-ivf';
 import { META, toVector, VECTOR_WRITES } from './mongo-vectors';
 
 /** Vectors stored up to this long before the last refresh are read again (clock skew between instances, writes in flight). */
@@ -131,38 +131,49 @@ export class MongoVectorCache {
     if (this.free > 64 && this.free * 2 >= this.used) this.compact();
   }
 
-  /** The score of one memory's vector against q (undefined when not held). */
+  /** The score of one memory's vector against q (undefined when not held): as top() scores it (a float32). */
   score(q: Float32Array, id: string): number | undefined {
     const slot = this.slotOf.get(id);
-    return slot === undefined || q.length !== this.dims ? undefined : dotAt(q, this.data, slot * this.dims);
+    return slot === undefined || q.length !== this.dims ? undefined : Math.fround(dotAt(q, this.data, slot * this.dims));
   }
 
   /**
    * The best `k` by dot product with q (exact), best first, newest first on ties: over every held
-   * vector, or only over `only` (the ids a filter let through).
+   * vector, or only over `only` (the ids a filter let through). The slots are scored four per
+   * pass over q (dotsAt), then kept or not one by one.
    */
   top(q: Float32Array, k: number, only?: Iterable<string>): VectorHit[] {
     if (k <= 0 || q.length !== this.dims) return [];
+    let slots: Int32Array;
+    if (only) {
+      const held: number[] = [];
+      for (const id of only) {
+        const slot = this.slotOf.get(id);
+        if (slot !== undefined) held.push(slot);
+      }
+      slots = Int32Array.from(held);
+    } else {
+      slots = new Int32Array(this.used);
+      let n = 0;
+      for (let slot = 0; slot < this.used; slot++) if (this.ids[slot] !== null) slots[n++] = slot;
+      slots = slots.subarray(0, n);
+    }
+    const n = slots.length;
+    const scores = new Float32Array(n);
+    dotsAt(q, this.data, slots, n, scores);
     const best: VectorHit[] = [];
-    const consider = (slot: number) => {
-      const s = dotAt(q, this.data, slot * this.dims);
+    for (let t = 0; t < n; t++) {
+      const slot = slots[t];
+      const s = scores[t];
       const order = this.at[slot];
       if (best.length === k) {
         const worst = best[k - 1];
-        if (s < worst.score || (s === worst.score && order <= worst.order)) return;
+        if (s < worst.score || (s === worst.score && order <= worst.order)) continue;
         best.pop();
       }
       let i = best.length;
       while (i > 0 && (best[i - 1].score < s || (best[i - 1].score === s && best[i - 1].order < order))) i--;
       best.splice(i, 0, { id: this.ids[slot] as string, score: s, order });
-    };
-    if (only) {
-      for (const id of only) {
-        const slot = this.slotOf.get(id);
-        if (slot !== undefined) consider(slot);
-      }
-    } else {
-      for (let slot = 0; slot < this.used; slot++) if (this.ids[slot] !== null) consider(slot);
     }
     return best;
   }

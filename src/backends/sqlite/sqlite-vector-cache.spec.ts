@@ -3,7 +3,7 @@ import { createMemorySchema } from './sqlite-memory-schema';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
 import { defaultRerank, descending, IVF_SHARE, REGROUP_AFTER, RERANK_SHARE, VectorCache, VectorSearchOptions } from './sqlite-vector-cache';
 import { toBlob } from './sqlite-vectors';
-import { dotAt, dotsAt, groupByList, rng } from './sqlite-vector-ivf';
+import { dotAt, dotsAt, groupByList, nearestList, rng } from './sqlite-vector-ivf';
 
 const DIMS = 384;
 const KEY = 'local:test:384';
@@ -318,6 +318,26 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
     expect([...first]).toEqual([0, 1, 2, 3, 4, 5].map((i) => Math.fround(dotAt(q, data, i * dims))));
     // Distinct vectors give distinct sums (the check above compares something).
     expect(new Set(out).size).toBe(10);
+  });
+
+  it('nearestList: the centroid with the largest dot product, the first of equal ones, for any number of lists', () => {
+    const random = rng(5);
+    const dims = 16;
+    for (const lists of [1, 3, 4, 7, 9]) {
+      const centroids = Float32Array.from({ length: lists * dims }, () => random() - 0.5);
+      const data = Float32Array.from({ length: 40 * dims }, () => random() - 0.5);
+      const got = Array.from({ length: 40 }, (_, n) => nearestList(centroids, lists, dims, data, n * dims));
+      const best = (n: number) => {
+        let c = 0;
+        for (let d = 1; d < lists; d++) if (dotAt(data.subarray(n * dims, (n + 1) * dims), centroids, d * dims) > dotAt(data.subarray(n * dims, (n + 1) * dims), centroids, c * dims)) c = d;
+        return c;
+      };
+      expect(got).toEqual(Array.from({ length: 40 }, (_, n) => best(n)));
+      if (lists >= 7) expect(new Set(got).size).toBeGreaterThan(3);
+    }
+    // Two equal centroids: the first.
+    const twin = Float32Array.from([0, 1, 1, 0, 1, 0]);
+    expect(nearestList(twin, 3, 2, Float32Array.from([1, 0]), 0)).toBe(1);
   });
 
   it('descending: indexes by descending score, equal scores by ascending index (as a stable comparator sort)', () => {

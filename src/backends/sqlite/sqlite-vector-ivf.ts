@@ -101,15 +101,23 @@ export function trainIvf(input: TrainInput): TrainOutput {
   return { lists, centroids, assign, assigned: count };
 }
 
-/** The list whose centroid has the largest dot product with v[off .. off + dims). */
+/** nearestList's scores (one per list), reused: a thread assigns one vector at a time. */
+let listScores = new Float32Array(0);
+
+/**
+ * The list whose centroid has the largest dot product with v[off .. off + dims) (the first of
+ * equal ones). The centroids are scored four per pass over v (dotsAt): training and assigning
+ * spend nearly all their time here.
+ */
 export function nearestList(centroids: Float32Array<ArrayBufferLike>, lists: number, dims: number, v: Float32Array<ArrayBufferLike>, off: number): number {
-  const q = v.subarray(off, off + dims);
+  if (listScores.length < lists) listScores = new Float32Array(lists);
+  const scores = listScores;
+  dotsAt(v.subarray(off, off + dims), centroids, null, lists, scores);
   let best = 0;
   let bestScore = -Infinity;
   for (let c = 0; c < lists; c++) {
-    const s = dotAt(q, centroids, c * dims);
-    if (s > bestScore) {
-      bestScore = s;
+    if (scores[c] > bestScore) {
+      bestScore = scores[c];
       best = c;
     }
   }
