@@ -5,8 +5,7 @@
  * Starts the built service (dist/src/main.js) on 127.0.0.1 with a fresh temp data dir (or uses
  * --url with --token), stores every dialogue turn as one memory through the API (content
  * "<speaker>: <text>" [+ " [image: <caption>]"], title "<session date> — <speaker>", tags
- * [dia_id], type conversation, project = sample_id; a conversation's turns in order, --concurrency
- * conversations and later questions at a time, default 4), waits until /api/status says
+ * [dia_id], type conversation, project = sample_id; one turn at a time, in order), waits until /api/status says
  * embeddings.pending = 0, then asks every question of categories 1–4 verbatim as `q` with
  * project = its sample_id and limit=10, in each mode (keyword, semantic, hybrid), and reports
  * R@1/5/10 (share of a question's evidence turns in the top k, averaged), Hit@1/5/10 and
@@ -146,18 +145,17 @@ async function main() {
     const questions = [];
     let stored = 0;
     const t0 = Date.now();
-    // Each conversation's turns one after another, in order, as an agent in a conversation writes
-    // them (the embedded text carries the previous memory of the session, so storing a
-    // conversation's turns out of order changes its vectors from run to run); conversations side by side.
-    await pool(samples, o.concurrency, async (s) => {
-      for (const t of turnsOf(s)) {
+    // One turn after another, in order, as an agent in a conversation writes them: the embedded
+    // text carries the previous memory of the session, and keyword ranking reads each term's newest
+    // matches first, so writes in flight together would change vectors and ranks from run to run.
+    for (const s of samples) {
+      const turns = turnsOf(s);
+      for (const t of turns) {
         const r = expect(await request(svc.base, 'POST', '/api/memories', { headers: auth, body: t.body }), 201, `store ${s.sample_id} ${t.dia_id}`);
         idToDia.set(r.memory.id, `${s.sample_id}/${t.dia_id}`);
         stored++;
       }
-    });
-    for (const s of samples) {
-      const known = new Set(turnsOf(s).map((t) => t.dia_id));
+      const known = new Set(turns.map((t) => t.dia_id));
       for (const q of s.qa) {
         if (![1, 2, 3, 4].includes(Number(q.category))) continue;
         const evidence = normaliseEvidence(q.evidence ?? [], known).map((d) => `${s.sample_id}/${d}`);
