@@ -3,6 +3,7 @@ import { createMemorySchema } from './sqlite-memory-schema';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
 import { defaultRerank, descending, IVF_SHARE, REGROUP_AFTER, RERANK_SHARE, VectorCache, VectorSearchOptions } from './sqlite-vector-cache';
 import { toBlob } from './sqlite-vectors';
+import { CodeTable } from './sqlite-vector-estimate';
 import { dotAt, dotsAt, groupByList, nearestList, rng } from './sqlite-vector-ivf';
 
 const DIMS = 384;
@@ -292,6 +293,50 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
       }
       for (const seq of gone) expect(fast.top(vectors[seq - 1], 5, null, null).some((h) => h.seq === seq)).toBe(false);
       expect(fast.top(queries[4], 20, null, null).some((h) => gone.includes(h.seq))).toBe(false);
+    });
+    it('gives the same hits with the quantised pass in WebAssembly as in JavaScript: after a regrouping, with except, on a reader', () => {
+      const estimate = jest.spyOn(CodeTable.prototype, 'estimate');
+      try {
+        const { vectors, queries } = corpus(6000 + REGROUP_AFTER + 300, 40, 27);
+        store(vectors.slice(0, 6000));
+        // 30 re-ranked of the ~1,200 probed for 20 hits: the estimates choose what is compared exactly.
+        const few = { rerank: () => 30 };
+        const { fast: wasm } = trained(few);
+        const { fast: js } = trained({ ...few, wasm: false });
+        const reader = new VectorCache({ ...opts, ...few });
+        const same = () => {
+          reader.attach(wasm.share()!);
+          for (const [i, q] of queries.entries()) {
+            const except = i % 4 === 0 ? new Set(js.top(q, 3, null, null).map((h) => h.seq)) : null;
+            const hits = js.top(q, 20, null, except);
+            expect(hits).toHaveLength(20);
+            expect(wasm.top(q, 20, null, except)).toEqual(hits);
+            expect(reader.top(q, 20, null, except)).toEqual(hits);
+          }
+        };
+        estimate.mockClear();
+        same();
+        // Only the WebAssembly caches (the main thread's and the reader's), once per probed list.
+        expect(estimate.mock.calls.length).toBeGreaterThanOrEqual(2 * queries.length * 2);
+        const calls = estimate.mock.calls.length;
+        js.top(queries[0], 20, null, null);
+        expect(estimate.mock.calls.length).toBe(calls);
+        // New slots, assigned and regrouped (new codes to copy), then some deleted.
+        store(vectors.slice(6000), 6001);
+        for (let i = 0; i < 20; i++) {
+          wasm.refresh(stmt, KEY);
+          js.refresh(stmt, KEY);
+        }
+        expect(wasm.index).toEqual({ lists: 124, assigned: vectors.length, of: 6000 });
+        same();
+        db.prepare('DELETE FROM memory_vectors WHERE seq % 7 = 0').run();
+        db.prepare("UPDATE embedding_meta SET value = value + 1 WHERE key = 'vector_version'").run();
+        wasm.refresh(stmt, KEY);
+        js.refresh(stmt, KEY);
+        same();
+      } finally {
+        estimate.mockRestore();
+      }
     });
   });
 

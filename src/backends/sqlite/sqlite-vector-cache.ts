@@ -2,6 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Stmt } from './sqlite-memory-rows';
 import { dotAt, dotsAt, groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
 import { startWorker } from '../../common/worker-script';
+import { CodeTable } from './sqlite-vector-estimate';
 
 /**
  * The vectors of the current space, in memory, ONE copy per process: the main thread's cache
@@ -104,6 +105,8 @@ export interface VectorSearchOptions {
   train?: 'worker' | 'inline' | 'off';
   /** Lists for n vectors (default listsFor: 1.6 √n). */
   lists?: (n: number) => number;
+  /** The quantised pass over the lists' codes in WebAssembly where it can (default), or always in JavaScript (tests). */
+  wasm?: boolean;
 }
 
 /** Exact below this many candidates: ~4 ms of dot products at 384 dimensions on this machine. */
@@ -158,6 +161,8 @@ export class VectorCache {
   private readonly probe: (n: number) => number;
   private readonly lists: (n: number) => number;
   private readonly train: 'worker' | 'inline' | 'off';
+  /** This thread's copy of the lists' codes for the WebAssembly pass (sqlite-vector-estimate.ts): undefined until a search needs it, null without. */
+  private table: CodeTable | null | undefined;
   private ivf: Ivf | null = null;
   /** Moves whenever slots move (reserve, reset): a training started before is discarded. */
   private layout = 0;
@@ -176,6 +181,7 @@ export class VectorCache {
     this.probe = opts.probe ?? defaultProbe;
     this.lists = opts.lists ?? listsFor;
     this.train = opts.train ?? 'worker';
+    if (opts.wasm === false) this.table = null;
   }
 
   /** The IVF lists in use (diagnostics, tests): null before the first training. */
@@ -616,9 +622,11 @@ export class VectorCache {
     const skip = except && except.size > 0 ? except : null;
     const out = new Int32Array(held + Math.max(0, this.count - grouped));
     const at = new Int32Array(held);
+    const lists: number[] = [];
     let n = 0;
     for (let c = 0; c < ivf.lists; c++) {
       if (mark[c] === 0) continue;
+      lists.push(c);
       for (let p = starts[c], end = starts[c + 1]; p < end; p++) {
         const i = members[p];
         if (seqs[i] < 0 || (skip && skip.has(seqs[i]))) continue;
@@ -635,7 +643,7 @@ export class VectorCache {
       }
       out[n++] = i;
     }
-    return { slots: out.subarray(0, n), grouped: { at, count: inLists, codes: ivf.memberCodes, alpha: ivf.memberAlpha } };
+    return { slots: out.subarray(0, n), grouped: { at, count: inLists, codes: ivf.memberCodes, alpha: ivf.memberAlpha, lists, starts } };
   }
 
   /** Exact dot products over `slots`; the best `k`. */
@@ -659,13 +667,15 @@ export class VectorCache {
    */
   private prefilter(q: Float32Array, slots: Int32Array, r: number, grouped: Grouped | null): Int32Array {
     const bytes = this.bytes;
+    const table = grouped ? this.codeTable(grouped) : null;
     // lut[b*256 + v]: the sum of q over the dimensions whose bit is set in byte value v of byte b.
     // dot(q, v − c) ≈ alpha · Σ q_j·(±1) = alpha · (2·Σ_{bit set} q_j − Σ q_j).
     // Each entry is the entry without its highest set bit plus that bit's q (the bits' sum in ascending order).
-    const lut = new Float32Array(bytes * 256);
+    const lut = table ? table.lut : new Float32Array(bytes * 256);
     let qsum = 0;
     for (let j = 0; j < this.dims; j++) qsum += q[j];
     for (let b = 0, base = 0; b < bytes; b++, base += 256) {
+      lut[base] = 0;
       for (let v = 1; v < 256; v++) {
         const t = 31 - Math.clz32(v);
         const j = b * 8 + t;
@@ -674,12 +684,23 @@ export class VectorCache {
     }
     const est = new Float32Array(slots.length);
     const inLists = grouped ? grouped.count : 0;
-    if (grouped) estimate(est, 0, inLists, grouped.at, grouped.codes, grouped.alpha, bytes, lut, qsum);
+    if (table && grouped) {
+      // Each probed list's codes in one run, then the estimates of the candidates among them.
+      for (const c of grouped.lists) table.estimate(grouped.starts[c], grouped.starts[c + 1], qsum);
+      const all = table.est;
+      for (let n = 0; n < inLists; n++) est[n] = all[grouped.at[n]];
+    } else if (grouped) estimate(est, 0, inLists, grouped.at, grouped.codes, grouped.alpha, bytes, lut, qsum);
     estimate(est, inLists, slots.length, slots, this.codes, this.alpha, bytes, lut, qsum);
     const best = bestIndexes(est, r);
     const out = new Int32Array(best.length);
     for (let n = 0; n < best.length; n++) out[n] = slots[best[n]];
     return out;
+  }
+
+  /** This thread's WebAssembly copy of `grouped`'s codes, or null (then the JavaScript loop). */
+  private codeTable(grouped: Grouped): CodeTable | null {
+    if (this.table === undefined) this.table = CodeTable.create();
+    return this.table?.hold(grouped.codes, grouped.alpha, this.bytes) ? this.table : null;
   }
 }
 
@@ -689,6 +710,9 @@ interface Grouped {
   count: number;
   codes: Uint8Array<ArrayBufferLike>;
   alpha: Float32Array<ArrayBufferLike>;
+  /** The probed lists, ascending: list c's members are at [starts[c], starts[c + 1]) of codes/alpha. */
+  lists: number[];
+  starts: Int32Array<ArrayBufferLike>;
 }
 
 /** est[n] for n in [from, to): alpha · (2 · Σ_{bit set} q_j − Σ q_j) from the codes at index[n] (per-byte lookup tables `lut`). */
