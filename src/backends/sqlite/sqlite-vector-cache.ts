@@ -164,6 +164,8 @@ export class VectorCache {
   /** This thread's copy of the lists' codes for the WebAssembly pass (sqlite-vector-estimate.ts): undefined until a search needs it, null without. */
   private table: CodeTable | null | undefined;
   private ivf: Ivf | null = null;
+  /** top()'s largest temporaries (the probed slots, their positions in the lists, their estimates), kept between searches: grown, never shrunk. */
+  private scratch = { slots: new Int32Array(0), at: new Int32Array(0), est: new Float32Array(0) };
   /** Moves whenever slots move (reserve, reset): a training started before is discarded. */
   private layout = 0;
   /** A training under way (worker), and the slot count it started from. */
@@ -620,8 +622,8 @@ export class VectorCache {
     const { members, starts, grouped, assign, assigned } = ivf;
     const seqs = this.seqs;
     const skip = except && except.size > 0 ? except : null;
-    const out = new Int32Array(held + Math.max(0, this.count - grouped));
-    const at = new Int32Array(held);
+    const out = this.spare('slots', held + Math.max(0, this.count - grouped));
+    const at = this.spare('at', held);
     const lists: number[] = [];
     let n = 0;
     for (let c = 0; c < ivf.lists; c++) {
@@ -676,13 +678,14 @@ export class VectorCache {
     for (let j = 0; j < this.dims; j++) qsum += q[j];
     for (let b = 0, base = 0; b < bytes; b++, base += 256) {
       lut[base] = 0;
-      for (let v = 1; v < 256; v++) {
-        const t = 31 - Math.clz32(v);
+      // Entries [2^t, 2^(t+1)): those below 2^t plus bit t's q.
+      for (let t = 0, h = 1; t < 8; t++, h <<= 1) {
         const j = b * 8 + t;
-        lut[base + v] = lut[base + (v ^ (1 << t))] + (j < this.dims ? q[j] : 0);
+        const x = j < this.dims ? q[j] : 0;
+        for (let u = 0; u < h; u++) lut[base + h + u] = lut[base + u] + x;
       }
     }
-    const est = new Float32Array(slots.length);
+    const est = this.spare('est', slots.length);
     const inLists = grouped ? grouped.count : 0;
     if (table && grouped) {
       // Each probed list's codes in one run, then the estimates of the candidates among them.
@@ -695,6 +698,16 @@ export class VectorCache {
     const out = new Int32Array(best.length);
     for (let n = 0; n < best.length; n++) out[n] = slots[best[n]];
     return out;
+  }
+
+  /** A scratch array of at least n elements (its first n; their values are left over from the last search). */
+  private spare<K extends keyof VectorCache['scratch']>(name: K, n: number): VectorCache['scratch'][K] {
+    let a = this.scratch[name];
+    if (a.length < n) {
+      a = (name === 'est' ? new Float32Array(Math.ceil(n * 1.25)) : new Int32Array(Math.ceil(n * 1.25))) as VectorCache['scratch'][K];
+      this.scratch[name] = a;
+    }
+    return a.subarray(0, n) as VectorCache['scratch'][K];
   }
 
   /** This thread's WebAssembly copy of `grouped`'s codes, or null (then the JavaScript loop). */
