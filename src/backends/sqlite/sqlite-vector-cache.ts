@@ -672,13 +672,12 @@ export class VectorCache {
     const table = grouped ? this.codeTable(grouped) : null;
     // lut[b*256 + v]: the sum of q over the dimensions whose bit is set in byte value v of byte b.
     // dot(q, v − c) ≈ alpha · Σ q_j·(±1) = alpha · (2·Σ_{bit set} q_j − Σ q_j).
-    // Each entry is the entry without its highest set bit plus that bit's q (the bits' sum in ascending order).
     const lut = table ? table.lut : new Float32Array(bytes * 256);
     let qsum = 0;
     for (let j = 0; j < this.dims; j++) qsum += q[j];
     for (let b = 0, base = 0; b < bytes; b++, base += 256) {
       lut[base] = 0;
-      // Entries [2^t, 2^(t+1)): those below 2^t plus bit t's q.
+      // Entries [2^t, 2^(t+1)): the entry without bit t plus bit t's q (the bits' sum in ascending order).
       for (let t = 0, h = 1; t < 8; t++, h <<= 1) {
         const j = b * 8 + t;
         const x = j < this.dims ? q[j] : 0;
