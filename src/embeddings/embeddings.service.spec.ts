@@ -5,7 +5,8 @@ import type { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { EmbeddingJob } from '../backends/ports/memory.model';
 import type { AppConfig } from '../config/app-config';
 import type { SettingsService } from '../config/settings.service';
-import { EmbeddingsService, HINTS_PER_SECOND } from './embeddings.service';
+import { EmbeddingsService } from './embeddings.service';
+import { HINT_BURST_MS, HINT_SHARE } from './hint-budget';
 
 /** Writes first: duplicate hints within their budget, and a queue that waits for a burst of writes to pause (unit: stub provider and queue). */
 describe('EmbeddingsService under a burst of writes', () => {
@@ -46,16 +47,41 @@ describe('EmbeddingsService under a burst of writes', () => {
     jest.useRealTimers();
   });
 
-  it(`computes duplicate hints for at most ${HINTS_PER_SECOND} creates a second, then skips them until the budget refills`, async () => {
+  /** Creates every `gapMs` for `forMs`, each hint keeping the model busy `costMs`: the hints given and the model time they took. */
+  async function burst(costMs: number, gapMs: number, forMs: number): Promise<{ hinted: number; modelMs: number }> {
     const embed = svc.provider.embed as jest.Mock;
-    for (let i = 0; i < HINTS_PER_SECOND + 10; i++) await svc.similar(null, `note ${i}`, {}, 'x');
-    expect(embed).toHaveBeenCalledTimes(HINTS_PER_SECOND);
-    expect(svc.hintsSkipped).toBe(10);
+    embed.mockImplementation(async () => {
+      jest.setSystemTime(Date.now() + costMs); // the model's time
+      return vector;
+    });
+    const calls = embed.mock.calls.length;
+    const end = Date.now() + forMs;
+    for (let i = 0; Date.now() < end; i++) {
+      await svc.similar(null, `note ${costMs} ${gapMs} ${i}`, {}, 'x');
+      jest.setSystemTime(Date.now() + gapMs);
+    }
+    const hinted = embed.mock.calls.length - calls;
+    return { hinted, modelMs: hinted * costMs };
+  }
 
-    jest.setSystemTime(Date.now() + 500); // half a second refills half the budget
-    for (let i = 0; i < HINTS_PER_SECOND; i++) await svc.similar(null, `later ${i}`, {}, 'x');
-    expect(embed).toHaveBeenCalledTimes(HINTS_PER_SECOND + HINTS_PER_SECOND / 2);
-    expect(svc.hintsSkipped).toBe(10 + HINTS_PER_SECOND / 2);
+  it(`hints every create of a quiet service, and in a burst of creates spends at most ${HINT_SHARE * 100} % of the model's time on hints`, async () => {
+    // An agent writing a memory every 2 s: every create gets its hints.
+    expect(await burst(25, 2_000, 60_000)).toEqual({ hinted: 30, modelMs: 750 });
+    expect(svc.hintsSkipped).toBe(0);
+
+    // 200 creates a second for 10 s of 0.7 KB memories (25 ms of model time each): the model
+    // spends at most its share of the time (plus what a quiet service had in hand) on hints.
+    jest.setSystemTime(Date.now() + 10_000);
+    const long = await burst(25, 5, 10_000);
+    expect(long.modelMs).toBeLessThanOrEqual(HINT_SHARE * 10_000 * 1.1 + HINT_BURST_MS + 25);
+    expect(long.modelMs).toBeGreaterThanOrEqual(HINT_SHARE * 10_000 * 0.9);
+    expect(svc.hintsSkipped).toBeGreaterThan(1_000);
+
+    // The same burst of one-line notes (4 ms each) gets about six times as many hints: the cap is time, not calls.
+    jest.setSystemTime(Date.now() + 10_000);
+    const short = await burst(4, 5, 10_000);
+    expect(short.modelMs).toBeLessThanOrEqual(HINT_SHARE * 10_000 * 1.1 + HINT_BURST_MS + 4);
+    expect(short.hinted).toBeGreaterThan(long.hinted * 4);
   });
 
   it('the queue waits while writes stream in, embeds once they pause, and waits at most 30 s into a burst', async () => {

@@ -10,6 +10,7 @@ import { AppConfig } from '../config/app-config';
 import { ResolvedSettings, SettingsService } from '../config/settings.service';
 import { memoryEmbeddingText } from '../../libs/search-query/fusion';
 import { EmbeddingProvider } from './embedding-provider.port';
+import { HintBudget } from './hint-budget';
 import { embeddingChoice, LocalEmbeddingProvider, noLocalModel } from './local-embedding.provider';
 import { NoneEmbeddingProvider } from './none-embedding.provider';
 import { OpenAiEmbeddingProvider } from './openai-embedding.provider';
@@ -33,8 +34,6 @@ const QUERY_CACHE = 256;
  */
 const WRITE_QUIET_MS = 250;
 const MAX_WRITE_DEFER_MS = 30_000;
-/** Duplicate hints for at most this many creates a second (a token bucket of as many): a burst of creates is not slowed down by the model. */
-export const HINTS_PER_SECOND = 20;
 /** Memory vectors just computed (by a hint or the queue), kept so the other one does not embed the same text again (~1.5 KB each). */
 const HINT_VECTORS = 4096;
 
@@ -80,8 +79,8 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   private readonly inFlight = new Map<string, Promise<Float32Array>>();
   /** Creates answered without hints because the model was busy with a request or the hint budget was spent (diagnostics, tests). */
   hintsSkipped = 0;
-  private hintTokens = HINTS_PER_SECOND;
-  private hintTokensAt = Date.now();
+  /** Writes first: the share of the provider's time hints may take (hint-budget.ts). */
+  private readonly hintBudget = new HintBudget();
   /** The last write, and when the burst of writes it belongs to began (writesFirst). */
   private lastWriteAt = 0;
   private burstSince = 0;
@@ -172,36 +171,29 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
    * vector for the queue, which reuses it when its job text is the same (a memory with no previous
    * memory in its session), so such a memory is embedded once. A create never waits behind another request's
    * embedding: when the model is busy with one (another create's hint, a search's query), the
-   * hints are skipped (`[]`) and the queue embeds the memory as usual.
+   * hints are skipped (`[]`) and the queue embeds the memory as usual; so are they when hints have
+   * taken their share of the provider's time (HintBudget: a burst of creates is not slowed down by the model).
    */
   async similar(title: string | null, content: string, filter: MemoryFilter, excludeId: string): Promise<SimilarHit[]> {
     const p = this.current;
     const key = p.key;
     if (key === null || !this.cfg.duplicateHints) return [];
-    if (p.busyWithUrgent() || !this.takeHintToken()) {
+    const reserved = p.busyWithUrgent() ? null : this.hintBudget.take();
+    if (reserved === null) {
       this.hintsSkipped++;
       return [];
     }
     try {
       // The queue's text when the memory has no session context yet (else the queue embeds again).
       const text = memoryEmbeddingText(title, content);
-      const v = await this.embedMemory(p, key, text, true);
+      const started = Date.now();
+      const v = await this.embedMemory(p, key, text, true).finally(() => this.hintBudget.settle(reserved, Date.now() - started));
       const hits = await this.index.similar(v, key, DUPLICATE_HINTS + 1, filter);
       return hits.filter((h) => h.id !== excludeId && h.score >= DUPLICATE_THRESHOLD).slice(0, DUPLICATE_HINTS);
     } catch (e) {
       this.logger.warn(`Duplicate hints skipped: ${(e as Error).message}`);
       return [];
     }
-  }
-
-  /** One hint from the budget (HINTS_PER_SECOND, refilled continuously), if any is left. */
-  private takeHintToken(): boolean {
-    const now = Date.now();
-    this.hintTokens = Math.min(HINTS_PER_SECOND, this.hintTokens + ((now - this.hintTokensAt) / 1000) * HINTS_PER_SECOND);
-    this.hintTokensAt = now;
-    if (this.hintTokens < 1) return false;
-    this.hintTokens--;
-    return true;
   }
 
   /** A memory's text embedded once, whether its hint or the queue asks first, or both at once. */
