@@ -24,7 +24,7 @@ export class HintBudget {
     this.at = now();
   }
 
-  /** Reserves a hint's typical cost; false (nothing reserved) when the budget is spent. */
+  /** Reserves a hint's typical cost and answers it; null (nothing reserved) when the budget is spent. */
   take(): number | null {
     const t = this.now();
     this.left = Math.min(HINT_BURST_MS, this.left + (t - this.at) * HINT_SHARE);
