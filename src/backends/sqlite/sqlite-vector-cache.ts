@@ -728,7 +728,7 @@ interface Grouped {
 }
 
 /** est[n] for n in [from, to): alpha · (2 · Σ_{bit set} q_j − Σ q_j) from the codes at index[n] (per-byte lookup tables `lut`). */
-function estimate(
+export function estimate(
   est: Float32Array,
   from: number,
   to: number,

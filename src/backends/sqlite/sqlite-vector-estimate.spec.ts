@@ -1,17 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { estimate } from './sqlite-vector-cache';
 import { CodeTable } from './sqlite-vector-estimate';
 import { rng } from './sqlite-vector-ivf';
 
-/** The JavaScript loop's arithmetic (sqlite-vector-cache.ts `estimate`), one code at a time. */
-function reference(codes: Uint8Array, alpha: Float32Array, bytes: number, lut: Float32Array, qsum: number, p: number): number {
-  const words = new Uint32Array(codes.buffer, codes.byteOffset + p * bytes, bytes >> 2);
-  let s = 0;
-  for (let w = 0, base = 0; w < words.length; w++, base += 1024) {
-    const x = words[w];
-    s += lut[base | (x & 255)] + lut[(base + 256) | ((x >>> 8) & 255)] + lut[(base + 512) | ((x >>> 16) & 255)] + lut[(base + 768) | (x >>> 24)];
-  }
-  return Math.fround(alpha[p] * (2 * s - qsum));
+/** The JavaScript loop's estimates (sqlite-vector-cache.ts `estimate`, the path without WebAssembly) of every member. */
+function reference(codes: Uint8Array, alpha: Float32Array, bytes: number, lut: Float32Array, qsum: number): Float32Array {
+  const est = new Float32Array(alpha.length);
+  estimate(est, 0, alpha.length, Int32Array.from(alpha, (_, p) => p), codes, alpha, bytes, lut, qsum);
+  return est;
 }
 
 function random(members: number, bytes: number, seed: number): { codes: Uint8Array; alpha: Float32Array } {
@@ -41,8 +38,9 @@ describe('CodeTable (the quantised pass in WebAssembly)', () => {
       const to = members - 7;
       table!.estimate(from, to, qsum);
       table!.estimate(0, 5, qsum);
-      for (const p of [0, 4, from, from + 1, Math.floor((from + to) / 2), to - 1]) expect(table!.est[p]).toBe(reference(codes, alpha, bytes, lut, qsum, p));
-      for (let p = from; p < to; p += 97) expect(table!.est[p]).toBe(reference(codes, alpha, bytes, lut, qsum, p));
+      const js = reference(codes, alpha, bytes, lut, qsum);
+      for (const p of [0, 4, from, from + 1, Math.floor((from + to) / 2), to - 1]) expect(table!.est[p]).toBe(js[p]);
+      for (let p = from; p < to; p += 97) expect(table!.est[p]).toBe(js[p]);
     }
   });
 
