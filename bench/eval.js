@@ -7,7 +7,8 @@
  * "<speaker>: <text>" [+ " [image: <caption>]"], title "<session date> — <speaker>", tags
  * [dia_id], type conversation, project = sample_id; one turn at a time, in order), waits until /api/status says
  * embeddings.pending = 0, then asks every question of categories 1–4 verbatim as `q` with
- * project = its sample_id and limit=10, in each mode (keyword, semantic, hybrid), and reports
+ * project = its sample_id and limit=10 (--concurrency questions at a time, default 4), in each
+ * mode (keyword, semantic, hybrid), and reports
  * R@1/5/10 (share of a question's evidence turns in the top k, averaged), Hit@1/5/10 and
  * MRR@10, overall and per category. The data is read from outside the repo and never shipped.
  *
