@@ -7,10 +7,12 @@
  * with the WAL checkpointed on the worker thread (the service's way) and, with
  * --no-checkpointer, by SQLite on the writing connection every 1,000 pages.
  *
- *   node bench/insert-cost.js [--n 100000] [--inserts 3000] [--no-checkpointer]
+ *   node bench/insert-cost.js [--n 100000] [--inserts 3000] [--no-checkpointer] [--batch 8] [--wal-pages]
  *
- * Reports wall time and the main thread's CPU (process.threadCpuUsage) per insert. Build first
- * (`npm run build`). See bench/README.md, "Create and the WAL checkpoint".
+ * Reports wall time and the main thread's CPU (process.threadCpuUsage) per insert. --batch N
+ * sends N inserts at once (the index commits them together: group commit). --wal-pages counts
+ * the WAL pages one insert writes instead (300 inserts, automatic checkpoints off). Build first
+ * (`npm run build`). See bench/README.md, "Create and the WAL checkpoint" and "Create: group commit".
  */
 const fs = require('node:fs');
 const os = require('node:os');
@@ -25,6 +27,7 @@ const arg = (name, dflt) => {
 const N = Number(arg('--n', 100000));
 const INSERTS = Number(arg('--inserts', 3000));
 const checkpointer = !process.argv.includes('--no-checkpointer');
+const BATCH = Number(arg('--batch', 1));
 
 // The bench's memories (bench/lib/corpus.js: seed data, then the create scenario's bodies), with
 // time-ordered ids like the service's.
@@ -48,16 +51,28 @@ const doc = (i, stream) => {
   for (let i = 0; i < N; i += 1000) await idx.insertMany(Array.from({ length: Math.min(1000, N - i) }, (_, j) => doc(i + j, 0)));
   const docs = Array.from({ length: INSERTS }, (_, i) => doc(i, 1));
   await new Promise((r) => setTimeout(r, 1000)); // the seeding's WAL folded in first
+  if (process.argv.includes('--wal-pages')) {
+    const db = database.db;
+    db.pragma('wal_autocheckpoint = 0');
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const K = 300;
+    for (const d of docs.slice(0, K)) await idx.insert(d);
+    const pages = db.pragma('wal_checkpoint(PASSIVE)')[0].log;
+    console.log(`${K} inserts after ${N} memories: ${(pages / K).toFixed(1)} WAL pages per insert`);
+    await database.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+    return;
+  }
   const cpu0 = process.threadCpuUsage ? process.threadCpuUsage() : process.cpuUsage();
   const t0 = performance.now();
-  for (const d of docs) {
-    await idx.insert(d);
+  for (let i = 0; i < docs.length; i += BATCH) {
+    await Promise.all(docs.slice(i, i + BATCH).map((d) => idx.insert(d)));
     await new Promise((r) => setImmediate(r));
   }
   const wall = (performance.now() - t0) / INSERTS;
   const c = process.threadCpuUsage ? process.threadCpuUsage(cpu0) : process.cpuUsage(cpu0);
   console.log(
-    `${INSERTS} inserts after ${N} memories, WAL checkpoint ${checkpointer ? 'on the worker thread' : 'on the writing connection'}: ` +
+    `${INSERTS} inserts after ${N} memories${BATCH > 1 ? ` in batches of ${BATCH}` : ''}, WAL checkpoint ${checkpointer ? 'on the worker thread' : 'on the writing connection'}: ` +
       `${wall.toFixed(3)} ms wall, ${((c.user + c.system) / 1000 / INSERTS).toFixed(3)} ms main-thread CPU ` +
       `(user ${(c.user / 1000 / INSERTS).toFixed(3)}, system ${(c.system / 1000 / INSERTS).toFixed(3)}) per insert`,
   );
