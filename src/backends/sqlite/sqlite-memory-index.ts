@@ -81,6 +81,10 @@ export class SqliteMemoryIndex extends MemoryIndex {
   private searchDelegate: SearchDelegate | null = null;
   /** The process's vectors (sqlite-vector-cache.ts): read from the table here on the main connection, shared with the search workers. */
   private readonly vectors = new VectorCache();
+  /** Creates waiting for the next group commit (see insert). */
+  private pendingInserts: PendingInsert[] = [];
+  /** One create in its own transaction, or in a savepoint when called inside one. */
+  private readonly insertOne: (doc: MemoryDoc) => void;
 
   constructor(
     private readonly db: Database.Database,
@@ -114,7 +118,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
     return this.maintenance.segments();
   }
 
-  /** No more maintenance (the connection is about to close). */
+  /** No more maintenance (the connection is about to close); creates still waiting are committed first. */
   stopMaintenance(): void {
     this.flushInserts();
     this.maintenance.stop();
@@ -142,10 +146,6 @@ export class SqliteMemoryIndex extends MemoryIndex {
       if (this.pendingInserts.push({ doc, resolve, reject }) === 1) setImmediate(() => this.flushInserts());
     });
   }
-
-  private pendingInserts: PendingInsert[] = [];
-  /** One create in its own transaction, or a savepoint when called inside one. */
-  private readonly insertOne: (doc: MemoryDoc) => void;
 
   /** Commits the waiting creates (see insert); each one's promise settles after it. */
   private flushInserts(): void {
