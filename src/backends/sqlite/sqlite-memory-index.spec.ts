@@ -157,9 +157,12 @@ describe('SqliteMemoryIndex', () => {
 
   describe('group commit: creates that reach the index in one turn of the event loop', () => {
     const ids = async (index: SqliteMemoryIndex) => (await index.list({ filter: {}, limit: 100, offset: 0 })).rows.map((r) => r.id).sort();
+    /** A database file (WAL pages and closing need one; the other tests use memory). */
+    let dir: string;
+    beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-group-commit-'))));
+    afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
     it('share one commit: far fewer WAL pages than committing each create alone', async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-group-commit-'));
       const file = new Database(path.join(dir, 'memstore.db'));
       try {
         file.pragma('journal_mode = WAL');
@@ -178,7 +181,6 @@ describe('SqliteMemoryIndex', () => {
         expect(await index.count()).toBe(56);
       } finally {
         file.close();
-        fs.rmSync(dir, { recursive: true, force: true });
       }
     });
 
@@ -208,21 +210,16 @@ describe('SqliteMemoryIndex', () => {
     });
 
     it('are committed before the database closes (a create in flight at shutdown is kept)', async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-group-commit-'));
-      try {
-        const file = new Database(path.join(dir, 'memstore.db'));
-        const index = new SqliteMemoryIndex(file);
-        const late = memoryDoc();
-        const writtenLate = index.insert(late);
-        index.stopMaintenance(); // what SqliteDocumentDatabase.close() does before closing the file
-        file.close();
-        await expect(writtenLate).resolves.toBeUndefined();
-        const reopened = new Database(path.join(dir, 'memstore.db'));
-        expect(reopened.prepare('SELECT id FROM memories').pluck().all()).toEqual([late.id]);
-        reopened.close();
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
+      const file = new Database(path.join(dir, 'memstore.db'));
+      const index = new SqliteMemoryIndex(file);
+      const late = memoryDoc();
+      const writtenLate = index.insert(late);
+      index.stopMaintenance(); // what SqliteDocumentDatabase.close() does before closing the file
+      file.close();
+      await expect(writtenLate).resolves.toBeUndefined();
+      const reopened = new Database(path.join(dir, 'memstore.db'));
+      expect(reopened.prepare('SELECT id FROM memories').pluck().all()).toEqual([late.id]);
+      reopened.close();
     });
   });
 });
