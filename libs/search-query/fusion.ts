@@ -44,7 +44,8 @@ export interface FusedResult<K> {
   matched: MatchedList[];
 }
 
-export function fuse<K>(candidates: FusionCandidate<K>[], mode: SearchMode): FusedResult<K>[] {
+/** Each candidate's fused score before session context (steps 1 and 2; semantic and keyword mode: their one signal). */
+export function baseScores<K>(candidates: FusionCandidate<K>[], mode: SearchMode): Map<K, number> {
   let kwMin = Infinity;
   let kwMax = -Infinity;
   let cosMin = Infinity;
@@ -66,6 +67,11 @@ export function fuse<K>(candidates: FusionCandidate<K>[], mode: SearchMode): Fus
       mode === 'semantic' ? (c.cosine ?? 0) : mode === 'keyword' ? norm(c.keyword, kwMin, kwMax) : KEYWORD_WEIGHT * norm(c.keyword, kwMin, kwMax) + SEMANTIC_WEIGHT * norm(c.cosine, cosMin, cosMax);
     base.set(c.key, score);
   }
+  return base;
+}
+
+export function fuse<K>(candidates: FusionCandidate<K>[], mode: SearchMode): FusedResult<K>[] {
+  const base = baseScores(candidates, mode);
   const out = candidates.map((c) => {
     let score = base.get(c.key) as number;
     if (mode === 'hybrid' && c.neighbours && c.neighbours.length > 0) {

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { FusionCandidate, SESSION_GAP_MS } from '../../../libs/search-query';
+import { fuse, FusionCandidate, SESSION_GAP_MS } from '../../../libs/search-query';
 import { MemoryDoc } from '../ports/memory.model';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
@@ -74,5 +74,26 @@ describe('hybrid session neighbours', () => {
       linked += got.size;
     }
     expect(linked).toBeGreaterThan(100); // not a comparison of empty maps
+  });
+
+  it('gives the same first places when only the candidates that can reach them are probed', () => {
+    let s = 11;
+    const r = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    let skipped = 0;
+    for (let trial = 0; trial < 60; trial++) {
+      const keys = new Set<number>();
+      const start = 1 + Math.floor(r() * 400);
+      for (let k = start; keys.size < 80 && k <= 600; k++) if (r() < 0.7) keys.add(k);
+      // Keyword scores for some, cosines for all; a few equal scores.
+      const make = () => new Map<number, FusionCandidate<number>>([...keys].map((k) => [k, { key: k, order: k, cosine: Math.round(r() * 20) / 20, keyword: r() < 0.5 ? r() * 10 : undefined }]));
+      const all = make();
+      const pruned = new Map([...all].map(([k, c]) => [k, { ...c }]));
+      const wanted = [1, 5, 10, 20][trial % 4];
+      addNeighbours(stmt, all);
+      addNeighbours(stmt, pruned, wanted);
+      expect(fuse([...pruned.values()], 'hybrid').slice(0, wanted)).toEqual(fuse([...all.values()], 'hybrid').slice(0, wanted));
+      skipped += [...all.values()].filter((c) => c.neighbours && !pruned.get(c.key)?.neighbours).length;
+    }
+    expect(skipped).toBeGreaterThan(50); // some candidates' neighbours were not looked up
   });
 });

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
+import { baseScores, fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, NEIGHBOUR_WEIGHT, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
@@ -57,7 +57,7 @@ export function vectorSearch(stmt: Stmt, cache: VectorCache, ranking: RankingOpt
     if (c) c.semanticHit = true;
     else candidates.set(s.seq, { key: s.seq, cosine: s.score, semanticHit: true, order: s.seq });
   }
-  if (mode === 'hybrid') addNeighbours(stmt, candidates);
+  if (mode === 'hybrid') addNeighbours(stmt, candidates, query.offset + query.limit);
   const fused = fuse([...candidates.values()], mode);
   const pageOf = fused.slice(query.offset, query.offset + query.limit);
   const rows = pageRows(stmt, pageOf, parsed);
@@ -72,8 +72,12 @@ export function vectorSearch(stmt: Stmt, cache: VectorCache, ranking: RankingOpt
  * (one short indexed probe per such pair, instead of looking up both neighbours of every candidate
  * in the table: ~25 ms for 100 candidates at 100,000 memories). The probes run in one statement
  * (a search tries ~70 pairs at 100,000: 0.33 ms as one call each).
+ *
+ * With `wanted` (the fused places the page needs: offset + limit), only the candidates that can
+ * reach those places are probed (pagePairs); the others' neighbours are not looked up, which
+ * changes nothing on the page.
  */
-export function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidate<number>>): void {
+export function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidate<number>>, wanted = Infinity): void {
   if (candidates.size < 2) return;
   type Row = { seq: number; project: string | null; agent: string | null; created_at: number };
   const rows = stmt('SELECT seq, project, agent, created_at FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify([...candidates.keys()])) as Row[];
@@ -90,7 +94,7 @@ export function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidat
   const after = (c: Row, n: Row) => n.created_at >= c.created_at && n.seq > c.seq;
   const earlier = (a: Row, b: Row) => a.created_at < b.created_at || (a.created_at === b.created_at && a.seq < b.seq);
   // Pairs to probe, in order: [c, its candidate neighbour, 1 = after c / 0 = before c].
-  const pairs: Array<[Row, Row, 0 | 1]> = [];
+  let pairs: Array<[Row, Row, 0 | 1]> = [];
   for (const group of groups.values()) {
     if (group.length < 2) continue;
     for (const c of group) {
@@ -107,6 +111,7 @@ export function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidat
       }
     }
   }
+  pairs = pagePairs(candidates, pairs, wanted);
   if (pairs.length === 0) return;
   // Each direction bounds created_at on both sides, so each probe is one range of the
   // (agent, project, created_at) index.
@@ -134,6 +139,22 @@ export function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidat
     const c = candidates.get(seq);
     if (c) c.neighbours = list;
   }
+}
+
+/**
+ * The pairs of the candidates that can reach the first `wanted` fused places. A neighbour adds
+ * NEIGHBOUR_WEIGHT × its base score (fusion.ts) and a candidate's neighbours can only be the
+ * candidates it is paired with, so base + NEIGHBOUR_WEIGHT × the best base among them bounds its
+ * fused score; one whose bound is below the wanted-th best base score ends below at least `wanted`
+ * candidates, with or without its neighbours.
+ */
+function pagePairs<P extends [{ seq: number }, { seq: number }, 0 | 1]>(candidates: Map<number, FusionCandidate<number>>, pairs: P[], wanted: number): P[] {
+  if (pairs.length === 0 || wanted < 1 || candidates.size <= wanted) return pairs;
+  const base = baseScores([...candidates.values()], 'hybrid');
+  const bar = [...base.values()].sort((a, b) => b - a)[wanted - 1];
+  const best = new Map<number, number>();
+  for (const [c, n] of pairs) best.set(c.seq, Math.max(best.get(c.seq) ?? 0, base.get(n.seq) ?? 0));
+  return pairs.filter(([c]) => (base.get(c.seq) ?? 0) + NEIGHBOUR_WEIGHT * (best.get(c.seq) ?? 0) >= bar);
 }
 
 function filteredSeqs(stmt: Stmt, filter: MemoryFilter): number[] {
