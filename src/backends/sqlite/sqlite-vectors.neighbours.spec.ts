@@ -19,8 +19,7 @@ describe('hybrid session neighbours', () => {
   beforeAll(async () => {
     db = new Database(':memory:');
     const index = new SqliteMemoryIndex(db, { maintenanceIdleMs: null });
-    let s = 99;
-    const r = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const r = lcg(99);
     let at = Date.UTC(2026, 0, 1);
     const docs: MemoryDoc[] = [];
     for (let i = 0; i < 600; i++) {
@@ -58,15 +57,24 @@ describe('hybrid session neighbours', () => {
     return out;
   }
 
+  /** A seeded generator of numbers in [0, 1]. */
+  function lcg(seed: number): () => number {
+    let s = seed;
+    return () => (s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  }
+
+  /** Up to `size` seqs from a random start on, each taken with probability `density`. */
+  function someKeys(r: () => number, size: number, density: number): Set<number> {
+    const keys = new Set<number>();
+    for (let k = 1 + Math.floor(r() * (600 - size)); keys.size < size && k <= 600; k++) if (r() < density) keys.add(k);
+    return keys;
+  }
+
   it('finds the same neighbours as the definition for dense, sparse and clustered candidate sets', () => {
-    let s = 7;
-    const r = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const r = lcg(7);
     let linked = 0;
     for (let trial = 0; trial < 60; trial++) {
-      const keys = new Set<number>();
-      const start = 1 + Math.floor(r() * 500);
-      const density = [0.9, 0.5, 0.1][trial % 3];
-      for (let k = start; keys.size < 100 && k <= 600; k++) if (r() < density) keys.add(k);
+      const keys = someKeys(r, 100, [0.9, 0.5, 0.1][trial % 3]);
       const candidates = new Map<number, FusionCandidate<number>>([...keys].map((k) => [k, { key: k, order: k }]));
       addNeighbours(stmt, candidates);
       const got = new Map([...candidates.values()].filter((c) => c.neighbours).map((c) => [c.key, c.neighbours]));
@@ -77,16 +85,12 @@ describe('hybrid session neighbours', () => {
   });
 
   it('gives the same first places when only the candidates that can reach them are probed', () => {
-    let s = 11;
-    const r = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const r = lcg(11);
     let skipped = 0;
     for (let trial = 0; trial < 60; trial++) {
-      const keys = new Set<number>();
-      const start = 1 + Math.floor(r() * 400);
-      for (let k = start; keys.size < 80 && k <= 600; k++) if (r() < 0.7) keys.add(k);
-      // Keyword scores for some, cosines for all; a few equal scores.
-      const make = () => new Map<number, FusionCandidate<number>>([...keys].map((k) => [k, { key: k, order: k, cosine: Math.round(r() * 20) / 20, keyword: r() < 0.5 ? r() * 10 : undefined }]));
-      const all = make();
+      // Cosines for all (a few equal), keyword scores for some.
+      const keys = someKeys(r, 80, 0.7);
+      const all = new Map<number, FusionCandidate<number>>([...keys].map((k) => [k, { key: k, order: k, cosine: Math.round(r() * 20) / 20, keyword: r() < 0.5 ? r() * 10 : undefined }]));
       const pruned = new Map([...all].map(([k, c]) => [k, { ...c }]));
       const wanted = [1, 5, 10, 20][trial % 4];
       addNeighbours(stmt, all);
