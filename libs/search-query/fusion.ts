@@ -45,7 +45,7 @@ export interface FusedResult<K> {
 }
 
 /** Each candidate's fused score before session context (steps 1 and 2; semantic and keyword mode: their one signal). */
-export function baseScores<K>(candidates: FusionCandidate<K>[], mode: SearchMode): Map<K, number> {
+function baseScores<K>(candidates: FusionCandidate<K>[], mode: SearchMode): Map<K, number> {
   let kwMin = Infinity;
   let kwMax = -Infinity;
   let cosMin = Infinity;
@@ -86,6 +86,25 @@ export function fuse<K>(candidates: FusionCandidate<K>[], mode: SearchMode): Fus
   });
   out.sort((a, b) => b.score - a.score || b.order - a.order);
   return out.map(({ key, score, matched }) => ({ key, score: Number(score.toPrecision(6)), matched }));
+}
+
+/**
+ * Whether a candidate can reach the first `wanted` places of fuse(candidates, 'hybrid'), given the
+ * only candidates that can be its session neighbours (`partners`): for an adapter that looks
+ * neighbours up one pair at a time, so it can skip the pairs that cannot change the page. A
+ * neighbour adds NEIGHBOUR_WEIGHT × its base score, so base + NEIGHBOUR_WEIGHT × the best partner's
+ * base bounds the fused score; a candidate whose bound is below the wanted-th best base score ends
+ * below at least `wanted` candidates, with or without its neighbours.
+ */
+export function pageReach<K>(candidates: FusionCandidate<K>[], wanted: number): (key: K, partners: K[]) => boolean {
+  if (wanted < 1 || candidates.length <= wanted) return () => true;
+  const base = baseScores(candidates, 'hybrid');
+  const bar = [...base.values()].sort((a, b) => b - a)[wanted - 1];
+  return (key, partners) => {
+    let best = 0;
+    for (const n of partners) best = Math.max(best, base.get(n) ?? 0);
+    return (base.get(key) ?? 0) + NEIGHBOUR_WEIGHT * best >= bar;
+  };
 }
 
 /**

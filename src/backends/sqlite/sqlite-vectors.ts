@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { baseScores, fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, NEIGHBOUR_WEIGHT, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
+import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, pageReach, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
@@ -74,8 +74,8 @@ export function vectorSearch(stmt: Stmt, cache: VectorCache, ranking: RankingOpt
  * (a search tries ~70 pairs at 100,000: 0.33 ms as one call each).
  *
  * With `wanted` (the fused places the page needs: offset + limit), only the candidates that can
- * reach those places are probed (pagePairs); the others' neighbours are not looked up, which
- * changes nothing on the page.
+ * reach those places are probed (fusion.ts pageReach); the others' neighbours are not looked up,
+ * which changes nothing on the page.
  */
 export function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidate<number>>, wanted = Infinity): void {
   if (candidates.size < 2) return;
@@ -93,8 +93,9 @@ export function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidat
   // same project and agent between c and the nearest candidate says that candidate is not it.
   const after = (c: Row, n: Row) => n.created_at >= c.created_at && n.seq > c.seq;
   const earlier = (a: Row, b: Row) => a.created_at < b.created_at || (a.created_at === b.created_at && a.seq < b.seq);
+  const reach = pageReach([...candidates.values()], wanted);
   // Pairs to probe, in order: [c, its candidate neighbour, 1 = after c / 0 = before c].
-  let pairs: Array<[Row, Row, 0 | 1]> = [];
+  const pairs: Array<[Row, Row, 0 | 1]> = [];
   for (const group of groups.values()) {
     if (group.length < 2) continue;
     for (const c of group) {
@@ -106,12 +107,15 @@ export function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidat
         if (after(c, n) && (next === null || earlier(n, next))) next = n;
         if (after(n, c) && (prev === null || earlier(prev, n))) prev = n;
       }
-      for (const [other, dir] of [[prev, 0], [next, 1]] as Array<[Row | null, 0 | 1]>) {
-        if (other && Math.abs(other.created_at - c.created_at) <= SESSION_GAP_MS) pairs.push([c, other, dir]);
+      // Its possible neighbours: those two, when close enough in time; probed only when c can reach the page with them.
+      const near = ([[prev, 0], [next, 1]] as Array<[Row | null, 0 | 1]>).filter(
+        (p): p is [Row, 0 | 1] => p[0] !== null && Math.abs(p[0].created_at - c.created_at) <= SESSION_GAP_MS,
+      );
+      if (near.length > 0 && reach(c.seq, near.map(([other]) => other.seq))) {
+        for (const [other, dir] of near) pairs.push([c, other, dir]);
       }
     }
   }
-  pairs = pagePairs(candidates, pairs, wanted);
   if (pairs.length === 0) return;
   // Each direction bounds created_at on both sides, so each probe is one range of the
   // (agent, project, created_at) index.
@@ -139,22 +143,6 @@ export function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidat
     const c = candidates.get(seq);
     if (c) c.neighbours = list;
   }
-}
-
-/**
- * The pairs of the candidates that can reach the first `wanted` fused places. A neighbour adds
- * NEIGHBOUR_WEIGHT × its base score (fusion.ts) and a candidate's neighbours can only be the
- * candidates it is paired with, so base + NEIGHBOUR_WEIGHT × the best base among them bounds its
- * fused score; one whose bound is below the wanted-th best base score ends below at least `wanted`
- * candidates, with or without its neighbours.
- */
-function pagePairs<P extends [{ seq: number }, { seq: number }, 0 | 1]>(candidates: Map<number, FusionCandidate<number>>, pairs: P[], wanted: number): P[] {
-  if (pairs.length === 0 || wanted < 1 || candidates.size <= wanted) return pairs;
-  const base = baseScores([...candidates.values()], 'hybrid');
-  const bar = [...base.values()].sort((a, b) => b - a)[wanted - 1];
-  const best = new Map<number, number>();
-  for (const [c, n] of pairs) best.set(c.seq, Math.max(best.get(c.seq) ?? 0, base.get(n.seq) ?? 0));
-  return pairs.filter(([c]) => (base.get(c.seq) ?? 0) + NEIGHBOUR_WEIGHT * (best.get(c.seq) ?? 0) >= bar);
 }
 
 function filteredSeqs(stmt: Stmt, filter: MemoryFilter): number[] {
