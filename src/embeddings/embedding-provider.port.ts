@@ -24,6 +24,9 @@ export abstract class EmbeddingProvider {
   /** `urgent`: a request waits on it (a search, a duplicate hint): it goes before background work. */
   abstract embed(text: string, kind: EmbeddingKind, urgent?: boolean): Promise<Float32Array>;
 
+  /** Gets ready to embed (the local model loads on first use); at once for the others. */
+  async load(): Promise<void> {}
+
   /**
    * True while a call that a request waits on (urgent) is running or queued here: duplicate
    * hints then do not queue behind it (EmbeddingsService.similar). Remote providers: false.

@@ -84,6 +84,27 @@ describe('EmbeddingsService under a burst of writes', () => {
     expect(short.hinted).toBeGreaterThan(long.hinted * 4);
   });
 
+  it("does not count the model's load on first use as a hint's time: the creates after the first are hinted too", async () => {
+    let loaded = false;
+    const loadOnce = () => {
+      if (loaded) return;
+      loaded = true;
+      jest.setSystemTime(Date.now() + 2_000); // a local model loading on a busy machine
+    };
+    jest.spyOn(svc.provider, 'load').mockImplementation(async () => loadOnce());
+    (svc.provider.embed as jest.Mock).mockImplementation(async () => {
+      loadOnce();
+      jest.setSystemTime(Date.now() + 25);
+      return vector;
+    });
+    for (let i = 0; i < 5; i++) {
+      await svc.similar(null, `note ${i}`, {}, 'x');
+      jest.setSystemTime(Date.now() + 1_000); // an agent writing a memory a second
+    }
+    expect(svc.provider.embed).toHaveBeenCalledTimes(5);
+    expect(svc.hintsSkipped).toBe(0);
+  });
+
   it('the queue waits while writes stream in, embeds once they pause, and waits at most 30 s into a burst', async () => {
     await jest.advanceTimersByTimeAsync(1_500); // the worker's first idle rounds
     const idle = claims;

@@ -186,6 +186,9 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     try {
       // The queue's text when the memory has no session context yet (else the queue embeds again).
       const text = memoryEmbeddingText(title, content);
+      // The budget counts embedding time, not the model's load on first use: a 2 s load on a busy
+      // machine would overdraw the bucket for ~15 s, and a just-started service would give no hints.
+      await p.load();
       const started = Date.now();
       const v = await this.embedMemory(p, key, text, true).finally(() => this.hintBudget.settle(reserved, Date.now() - started));
       const hits = await this.index.similar(v, key, DUPLICATE_HINTS + 1, filter);

@@ -99,8 +99,8 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
     }
   }
 
-  /** Loads the model now (tests, warm-up). */
-  async load(): Promise<void> {
+  /** Loads the model now, if it is not loaded yet (~200 ms here; embed does it on first use). */
+  override async load(): Promise<void> {
     await this.started();
   }
 
