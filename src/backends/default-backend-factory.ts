@@ -40,7 +40,7 @@ export class DefaultBackendFactory extends BackendFactory {
     if (s.docdb_uri) return new MongoDocumentDatabase({ uri: s.docdb_uri, dbName: s.docdb_db, memoryCollection: s.memory_collection });
     return new SqliteDocumentDatabase(path.join(this.cfg.dataDir, 'memstore.db'), {
       searchWorkers: this.cfg.searchWorkers,
-      preloadVectors: embeddingChoice(s, this.cfg.embeddingModelDir) !== 'none',
+      preloadVectors: this.cfg.loadVectorsAtStart && embeddingChoice(s, this.cfg.embeddingModelDir) !== 'none',
     });
   }
 

@@ -22,7 +22,8 @@ export class CliModule {
 /** Runs `fn` with the service's backends opened from the same settings as the server, then closes them. */
 export async function withApp<T>(env: NodeJS.ProcessEnv, fn: (app: INestApplicationContext, cfg: AppConfig) => Promise<T>): Promise<T> {
   // The background embedding worker is the server's; `memstore embed` drives the queue itself.
-  const cfg = loadAppConfig(env, { embeddingWorker: false });
+  // No command searches by meaning: the vectors stay on disk.
+  const cfg = loadAppConfig(env, { embeddingWorker: false, loadVectorsAtStart: false });
   const levels: LogLevel[] | false = cfg.logLevel === 'silent' ? false : ['error', 'warn'];
   const app = await NestFactory.createApplicationContext(CliModule.register(cfg), { logger: levels });
   try {

@@ -71,6 +71,14 @@ export class AppConfig {
    */
   searchWorkers: number;
   /**
+   * Not an environment setting: this process serves searches, so the embedded index loads its
+   * vectors (and trains their lists) when it opens, not during its first vector search. True for
+   * the server whatever MEMSTORE_SEARCH_WORKERS says; false for the command line and for the pairs
+   * a migration opens, which never search by meaning (at 100,000 memories the load costs ~1 s and
+   * ~500 MB of memory).
+   */
+  loadVectorsAtStart: boolean;
+  /**
    * MEMSTORE_WRITE_GRACE_SECONDS (issue 9): a memory write still pending after this long was never
    * acknowledged; the sweep deletes its object (and the object store's stale temp files). Default 600.
    */
@@ -159,6 +167,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   cfg.embeddingWorker = bool(env, 'MEMSTORE_EMBEDDING_WORKER', true);
   cfg.duplicateHints = bool(env, 'MEMSTORE_DUPLICATE_HINTS', true);
   cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
+  cfg.loadVectorsAtStart = true;
   cfg.writeGraceSeconds = int(env, 'MEMSTORE_WRITE_GRACE_SECONDS', 600, 0, 7 * 24 * 3600);
   const lvl = str(env, 'MEMSTORE_LOG_LEVEL') ?? 'info';
   if (lvl !== 'silent' && lvl !== 'error' && lvl !== 'info') throw new Error(`MEMSTORE_LOG_LEVEL must be silent, error or info`);

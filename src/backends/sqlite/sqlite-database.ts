@@ -31,7 +31,8 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
   /**
    * `searchWorkers`: worker threads that run searches on their own connections (0 = on the main thread);
    * `checkpointer: false` leaves the WAL checkpoint to SQLite on the writing connection (bench/insert-cost.js compares);
-   * `preloadVectors: false` (no embedding provider) leaves the vectors on disk until a vector search asks for them.
+   * `preloadVectors: true` (a serving process with an embedding provider) loads the vectors at open,
+   * with or without search workers; otherwise they stay on disk until a vector search asks for them.
    */
   constructor(
     readonly file: string,
@@ -67,11 +68,11 @@ export class SqliteDocumentDatabase extends DocumentDatabase {
       // The workers start with the first search; until one is ready, searches run on the main thread.
       this.searchPool = new SqliteSearchPool(this.file, workers);
       this.memories.delegateSearches(this.searchPool);
-      // A serving process: the vectors load now (~1–2 s at 100,000, then the IVF lists train in a
-      // worker, ~30 s of one core) rather than on the main thread during the first vector search.
-      // Not without an embedding provider: no search of that process reads them.
-      if (this.opts.preloadVectors !== false) this.memories.preloadVectors();
     }
+    // A serving process: the vectors load now (~1–2 s at 100,000, then the IVF lists train in a
+    // worker, ~30 s of one core) rather than on the main thread during the first vector search,
+    // after which every vector search until the lists are ready would scan all the vectors.
+    if (this.opts.preloadVectors === true) this.memories.preloadVectors();
   }
 
   /** The search worker pool, when there is one (tests). */

@@ -121,13 +121,13 @@ describe('SqliteSearchPool', () => {
     expect(after.rows.some((r) => r.id === doc(2000).id)).toBe(false);
   });
 
-  it('loads the stored vectors at open only when an embedding provider will search them', async () => {
+  it('loads the stored vectors at open only in a serving process whose embedding provider will search them, with or without search workers', async () => {
     const KEY = 'local:test-2';
     await database.memories.useVectorSpace(KEY);
     for (const j of await database.memories.claimEmbeddingJobs('test', 100, 60_000)) await database.memories.storeVector(j, KEY, Float32Array.from([0.6, 0.8]));
     await database.close();
-    const loaded = async (preloadVectors?: boolean) => {
-      const reopened = new SqliteDocumentDatabase(database.file, { searchWorkers: 1, preloadVectors });
+    const loaded = async (searchWorkers: number, preloadVectors?: boolean) => {
+      const reopened = new SqliteDocumentDatabase(database.file, { searchWorkers, preloadVectors });
       await reopened.init();
       try {
         return (reopened.memories as unknown as { vectors: { share(): { count: number } | null } }).vectors.share()?.count ?? 0;
@@ -135,8 +135,10 @@ describe('SqliteSearchPool', () => {
         await reopened.close();
       }
     };
-    expect(await loaded()).toBe(60); // a serving process with a provider
-    expect(await loaded(false)).toBe(0); // provider none: nothing loaded, no lists trained
+    expect(await loaded(1, true)).toBe(60); // a serving process with a provider
+    expect(await loaded(0, true)).toBe(60); // the same on one core, where it searches on its main thread
+    expect(await loaded(0, false)).toBe(0); // provider none: nothing loaded, no lists trained
+    expect(await loaded(2)).toBe(0); // a command, a backup: nothing loaded, whatever MEMSTORE_SEARCH_WORKERS says
     database = new SqliteDocumentDatabase(database.file); // for afterEach
     await database.init();
   });
