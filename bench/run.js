@@ -581,7 +581,7 @@ async function main() {
       }
     }
     const rate = report.queue ?? (report.embedding?.perSec ? report.embedding : null);
-    if (rate) log(`Embedding throughput: ${rate.perSec.toFixed(rate === report.queue ? 1 : 0)} memories/s (${rate.model}; ${rate === report.queue ? `the background queue on the created memories, ${rate.seconds.toFixed(0)} s` : 'the queue during seeding'})`);
+    if (rate) log(`Embedding throughput: ${rate.perSec.toFixed(rate === report.queue ? 1 : 0)} memories/s (${rate.model}; ${rate === report.queue ? `the background queue on the created memories, ${rate.seconds.toFixed(0)} s` : 'the queue after seeding'})`);
     else if (report.embedding?.provider) log('Embedding throughput: not measured (nothing was embedded during this run: add the create class, or seed a new data dir)');
     const bad = results.concat(baselines).filter((r) => r.errors || r.timeouts || r.non2xx);
     report.clean = bad.length === 0;
