@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { vectorsHeld } from '../../test/support/sqlite-vectors';
 import { wheelDoc } from '../../test/support/word-wheel';
 import { BackendsService } from '../backends/backends.service';
 import { DefaultBackendFactory } from '../backends/default-backend-factory';
@@ -8,9 +9,6 @@ import { SqliteDocumentDatabase } from '../backends/sqlite/sqlite-database';
 import { AppConfig } from '../config/app-config';
 import { SettingsService } from '../config/settings.service';
 import { withApp } from './context';
-
-/** Vectors an embedded database holds in memory (its copy for vector searches; 0 = left on disk). */
-const vectorsHeld = (db: unknown): number => ((db as SqliteDocumentDatabase).memories as unknown as { vectors: { share(): { count: number } | null } }).vectors.share()?.count ?? 0;
 
 describe('memstore commands (withApp)', () => {
   let dir: string;

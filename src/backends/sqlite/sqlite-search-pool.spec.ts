@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { BackendUnavailableError, ConflictError } from '../../common/errors';
 import { MemoryDoc, SearchQuery } from '../ports/memory.model';
+import { vectorsHeld } from '../../../test/support/sqlite-vectors';
 import { wheelDoc } from '../../../test/support/word-wheel';
 import { SqliteDocumentDatabase } from './sqlite-database';
 import { translateSqliteError } from './sqlite-errors';
@@ -130,7 +131,7 @@ describe('SqliteSearchPool', () => {
       const reopened = new SqliteDocumentDatabase(database.file, { searchWorkers, preloadVectors });
       await reopened.init();
       try {
-        return (reopened.memories as unknown as { vectors: { share(): { count: number } | null } }).vectors.share()?.count ?? 0;
+        return vectorsHeld(reopened);
       } finally {
         await reopened.close();
       }
