@@ -37,11 +37,10 @@ export class DefaultBackendFactory extends BackendFactory {
   }
 
   override createDocumentDatabase(s: ResolvedSettings): DocumentDatabase {
-    if (s.docdb_uri) return new MongoDocumentDatabase({ uri: s.docdb_uri, dbName: s.docdb_db, memoryCollection: s.memory_collection });
-    return new SqliteDocumentDatabase(path.join(this.cfg.dataDir, 'memstore.db'), {
-      searchWorkers: this.cfg.searchWorkers,
-      preloadVectors: this.cfg.loadVectorsAtStart && embeddingChoice(s, this.cfg.embeddingModelDir) !== 'none',
-    });
+    // A serving process with an embedding provider loads the vectors at start, on either backend.
+    const preloadVectors = this.cfg.loadVectorsAtStart && embeddingChoice(s, this.cfg.embeddingModelDir) !== 'none';
+    if (s.docdb_uri) return new MongoDocumentDatabase({ uri: s.docdb_uri, dbName: s.docdb_db, memoryCollection: s.memory_collection, preloadVectors });
+    return new SqliteDocumentDatabase(path.join(this.cfg.dataDir, 'memstore.db'), { searchWorkers: this.cfg.searchWorkers, preloadVectors });
   }
 
   override openInactiveEmbedded(): DocumentDatabase | null {

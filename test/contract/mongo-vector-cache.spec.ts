@@ -2,7 +2,8 @@
  * The MongoDB adapter's in-process vector copy (src/backends/mongodb/mongo-vector-cache.ts) on the
  * MongoDB-wire server of the global setup (FerretDB, or MONGODB_URI): every memory is searchable
  * by meaning, not only the newest ones; vectors stored and memories deleted by another instance
- * on the same database are seen; filters hold; a new vector space starts afresh.
+ * on the same database are seen; filters hold; a new vector space starts afresh; a serving
+ * instance loads the copy when it connects.
  */
 import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
 import { fromVector } from '../../src/backends/mongodb/mongo-vectors';
@@ -143,6 +144,25 @@ if (uri) describe('MongoDB in-process vector copy', () => {
     // Hard phrase filter: only memories whose text has the phrase.
     const page = await a.memories.search({ text: '"note 4"', filter: {}, limit: 10, offset: 0, mode: 'semantic', vector: axis(4), vectorKey: KEY });
     expect(page.rows.map((r) => r.id)).toEqual([doc(4).id]);
+  });
+
+  it('a serving instance (preloadVectors) holds the space’s vectors once connected, before any search; others load them on their first vector search', async () => {
+    await seed(a, Array.from({ length: 300 }, (_, n) => [doc(n), noise(n)] as [MemoryDoc, Float32Array]));
+    const serving = new MongoDocumentDatabase({ uri: uri!, dbName, memoryCollection: null, logger: quiet, preloadVectors: true });
+    const command = new MongoDocumentDatabase({ uri: uri!, dbName, memoryCollection: null, logger: quiet });
+    try {
+      await serving.init();
+      await command.init();
+      await serving.whenVectorsLoaded();
+      await command.whenVectorsLoaded();
+      expect(serving.memories.vectorCache.size).toBe(300);
+      expect(command.memories.vectorCache.size).toBe(0);
+      await search(command, axis(0));
+      expect(command.memories.vectorCache.size).toBe(300);
+    } finally {
+      await serving.close();
+      await command.close();
+    }
   });
 
   it('starts afresh on a new vector space', async () => {

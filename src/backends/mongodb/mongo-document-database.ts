@@ -45,6 +45,12 @@ export interface MongoOptions {
   timeoutMs?: number;
   /** Where connection news goes (default: the Nest logger). */
   logger?: Pick<Logger, 'log' | 'warn'>;
+  /**
+   * A serving process with an embedding provider: on connecting, loads the vector copy of the
+   * space in use in the background (mongo-vector-cache.ts), so the first vector search after a
+   * start does not pay for it. Commands and migrations leave it out.
+   */
+  preloadVectors?: boolean;
 }
 
 export interface MongoModels {
@@ -92,6 +98,8 @@ export class MongoDocumentDatabase extends DocumentDatabase {
   private connecting?: Promise<MongoModels>;
   private lastFailure?: { at: number; error: Error };
   private closed = false;
+  /** The start-up load of the vectors (preloadVectors), once connected. */
+  private preloading: Promise<void> = Promise.resolve();
 
   constructor(private readonly opts: MongoOptions) {
     super();
@@ -137,6 +145,7 @@ export class MongoDocumentDatabase extends DocumentDatabase {
       .then((m) => {
         this.models = m;
         this.lastFailure = undefined;
+        if (this.opts.preloadVectors === true) this.preloadVectors();
         return m;
       })
       .catch((e: unknown) => {
@@ -148,6 +157,18 @@ export class MongoDocumentDatabase extends DocumentDatabase {
         this.connecting = undefined;
       });
     return this.connecting;
+  }
+
+  /** Resolves once the start-up load of the vectors is over (tests; it never rejects). */
+  whenVectorsLoaded(): Promise<void> {
+    return this.preloading;
+  }
+
+  /** On a (re)connection: a failed load is only logged (the first vector search loads them then). */
+  private preloadVectors(): void {
+    this.preloading = this.memories.preloadVectors().catch((e: unknown) => {
+      if (!this.closed) this.logger.warn(`Vectors at ${this.where} not loaded at start (the first vector search loads them): ${(e as Error).message}`);
+    });
   }
 
   private async connect(): Promise<MongoModels> {

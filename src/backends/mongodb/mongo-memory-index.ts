@@ -466,6 +466,14 @@ export class MongoMemoryIndex extends MemoryIndex {
 
   // --- vectors and the embedding queue (mongo-vectors.ts) ---
 
+  /** Loads the copy of the vector space in use now (a serving process at start: not on its first vector search). */
+  preloadVectors(): Promise<void> {
+    return this.run(async (m) => {
+      const key = await vectors.vectorSpace(m);
+      if (key) await this.vectorCache.sync(m, key);
+    });
+  }
+
   override useVectorSpace(key: string): Promise<boolean> {
     return this.run(async (m) => {
       const changed = await vectors.useVectorSpace(m, key);

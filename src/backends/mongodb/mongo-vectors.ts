@@ -43,10 +43,16 @@ export function fromVector(v: Float32Array): Buffer {
   return Buffer.from(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
 }
 
+/** The vector space in use (the key of the last useVectorSpace), if any. */
+export async function vectorSpace(m: MongoModels): Promise<string | null> {
+  const current = await m.memories.db.collection<{ _id: string; value: string }>(META).findOne({ _id: 'vector_space' });
+  return current?.value ?? null;
+}
+
 export async function useVectorSpace(m: MongoModels, key: string): Promise<boolean> {
   const meta = m.memories.db.collection<{ _id: string; value: string }>(META);
-  const current = await meta.findOne({ _id: 'vector_space' });
-  if (current?.value === key) return false;
+  const current = await vectorSpace(m);
+  if (current === key) return false;
   await meta.updateOne({ _id: 'vector_space' }, { $set: { value: key } }, { upsert: true });
   await m.memories.collection.updateMany({ vec_model: { $ne: key }, emb_pending: { $ne: true } } as never, { $set: queuedFields(1) } as never);
   return current !== null;
