@@ -20,7 +20,9 @@ export interface VectorHit {
  * slot's createdAt, and a map id → slot. A deleted memory frees its slot; the arrays are compacted
  * when half the slots are free. A re-embedded memory's vector is overwritten in its slot.
  *
- * The first search of a space loads every memory with `vec_model: key`. Every search then reads
+ * The first sync of a space loads every memory with `vec_model: key`: the server's at connection
+ * (MongoOptions.preloadVectors), elsewhere the first vector search's; a sync that arrives during
+ * that load waits for it. Every search then reads
  * the count of vector writes (one document by _id, bumped by storeVector after each vector); when
  * it has moved, it reads the vectors stored since its previous refresh (`vec_at`, set by
  * storeVector, ≥ that refresh's start − VECTOR_SKEW_MS). So a search on an unchanged store costs
