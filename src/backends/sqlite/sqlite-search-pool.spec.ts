@@ -174,6 +174,25 @@ describe('SqliteSearchPool', () => {
     expect(await pool.search(queries[2])).toEqual(database.memories.searchNow(queries[2]));
   });
 
+  it('gives each worker two searches at a time from one queue, so a worker that dies fails only the ones it held', async () => {
+    const pool = database.searchWorkers() as SqliteSearchPool;
+    await waitReady(pool, 2);
+    const internals = pool as unknown as { slots: Set<{ pending: Map<number, unknown>; worker: { terminate(): Promise<number> } }>; queue: unknown[] };
+    const many = Array.from({ length: 30 }, (_, i) => queries[i % queries.length]);
+    const sent = many.map((q) => pool.search(q));
+    const slots = [...internals.slots];
+    expect(slots.map((s) => s.pending.size)).toEqual([2, 2]);
+    expect(internals.queue).toHaveLength(26);
+    await slots[0].worker.terminate();
+    const settled = await Promise.allSettled(sent);
+    const failed = settled.filter((r) => r.status === 'rejected');
+    expect(failed.length).toBeLessThanOrEqual(2);
+    for (const r of failed) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(BackendUnavailableError);
+    settled.forEach((r, i) => {
+      if (r.status === 'fulfilled') expect(r.value).toEqual(database.memories.searchNow(many[i]));
+    });
+  });
+
   it('falls back to the main thread when a worker cannot open the file', async () => {
     const pool = new SqliteSearchPool(path.join(dir, 'missing.db'), 1);
     await pool.start();

@@ -53,6 +53,19 @@ interface Slot {
   pending: Map<number, Pending>;
 }
 
+/** A request waiting for a worker with room (Pool.queue). */
+interface Queued extends Pending {
+  id: number;
+  request: WorkerRequest;
+}
+
+/**
+ * Requests in flight per worker at most; the others wait in the pool's one queue and go to the
+ * first worker that answers. A second in flight hides the message's round trip; more would tie
+ * a request to one worker's queue while the other may be free first (a longer tail).
+ */
+const IN_FLIGHT = 2;
+
 /** Restarts of a worker that stopped unexpectedly, at most this often. */
 const RESTART_DELAY_MS = 1000;
 const CLOSE_TIMEOUT_MS = 2000;
@@ -69,6 +82,8 @@ const CLOSE_TIMEOUT_MS = 2000;
 export class SqliteSearchPool implements SearchDelegate {
   private readonly logger = new Logger('SqliteSearchPool');
   private readonly slots = new Set<Slot>();
+  /** Requests waiting for a worker with room, oldest first. */
+  private readonly queue: Queued[] = [];
   private nextId = 1;
   private closed = false;
   private started: Promise<void> | null = null;
@@ -111,23 +126,34 @@ export class SqliteSearchPool implements SearchDelegate {
   private send<T>(request: WorkerRequest): Promise<T> | null {
     if (this.closed) return null;
     if (!this.started) void this.start();
-    // The ready worker with the fewest requests in flight.
-    let best: Slot | null = null;
-    for (const s of this.slots) if (s.ready && (best === null || s.pending.size < best.pending.size)) best = s;
-    if (best === null) return null;
-    const slot = best;
+    if (this.readyCount() === 0) return null;
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
-      // An idle worker does not keep the process alive; one with a request in flight does.
-      if (slot.pending.size === 0) slot.worker.ref();
-      slot.pending.set(id, { resolve: resolve as (r: unknown) => void, reject });
-      // SharedArrayBuffers are shared, not copied: the worker searches the main thread's vectors.
-      slot.worker.postMessage({ id, ...request });
+      this.queue.push({ id, request, resolve: resolve as (r: unknown) => void, reject });
+      this.dispatch();
     });
+  }
+
+  /** Hands waiting requests, oldest first, to the ready workers with room, the least busy first. */
+  private dispatch(limit = IN_FLIGHT): void {
+    while (this.queue.length > 0) {
+      let best: Slot | null = null;
+      for (const s of this.slots) if (s.ready && s.pending.size < limit && (best === null || s.pending.size < best.pending.size)) best = s;
+      if (best === null) return;
+      const { id, request, resolve, reject } = this.queue.shift() as Queued;
+      // An idle worker does not keep the process alive; one with a request in flight does.
+      if (best.pending.size === 0) best.worker.ref();
+      best.pending.set(id, { resolve, reject });
+      // SharedArrayBuffers are shared, not copied: the worker searches the main thread's vectors.
+      best.worker.postMessage({ id, ...request });
+    }
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    // The waiting requests go ahead of the workers' close, which answers what they hold first.
+    this.dispatch(Infinity);
+    this.rejectQueued(new BackendUnavailableError('Document database', 'the embedded database is closed'));
     const slots = [...this.slots];
     this.slots.clear();
     await Promise.all(slots.map((s) => this.stop(s)));
@@ -144,6 +170,7 @@ export class SqliteSearchPool implements SearchDelegate {
           worker.unref();
           slot.ready = true;
           started();
+          this.dispatch();
         } else if (msg.failed !== undefined) {
           this.logger.warn(`A search worker could not open ${this.file}: ${msg.failed}; searching on the main thread`);
           this.slots.delete(slot);
@@ -155,6 +182,7 @@ export class SqliteSearchPool implements SearchDelegate {
           if (slot.pending.size === 0) worker.unref();
           if (msg.error) p.reject(revive(msg.error));
           else p.resolve(msg.result);
+          this.dispatch();
         }
       });
       worker.on('error', (e) => this.logger.error(`Search worker error: ${e.message}`));
@@ -166,6 +194,9 @@ export class SqliteSearchPool implements SearchDelegate {
         slot.pending.clear();
         started();
         if (!this.slots.delete(slot) || this.closed) return;
+        // The waiting requests go to the other workers; with none left ready, they fail as the ones in flight did.
+        if (this.readyCount() === 0) this.rejectQueued(gone);
+        else this.dispatch();
         // An unexpected exit of a worker that was serving: start another (its searches ran on
         // the main thread meanwhile). One that never became ready is not retried.
         if (wasReady) {
@@ -176,6 +207,10 @@ export class SqliteSearchPool implements SearchDelegate {
         }
       });
     });
+  }
+
+  private rejectQueued(e: Error): void {
+    for (const q of this.queue.splice(0)) q.reject(e);
   }
 
   private async stop(slot: Slot): Promise<void> {
