@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Stmt } from './sqlite-memory-rows';
 import { dotAt, dotsAt, groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
 import { startWorker } from '../../common/worker-script';
-import { CodeTable } from './sqlite-vector-estimate';
+import { CodeTable, estimate, queryTable } from './sqlite-vector-estimate';
 
 /**
  * The vectors of the current space, in memory, ONE copy per process: the main thread's cache
@@ -18,8 +18,8 @@ import { CodeTable } from './sqlite-vector-estimate';
  *
  * Search (top): exact dot products when the candidates are few (≤ exactBelow: a small store, or
  * a filtered subset), else a quantised pass — an asymmetric estimate of every candidate's dot
- * product from its sign bits (the float query against the bits, by per-byte lookup tables: 48
- * lookups for 384 dimensions) — then an exact re-rank of the best `rerank(n)` by that estimate.
+ * product from its sign bits (the query against the bits, by lookup tables of small integers:
+ * sqlite-vector-estimate.ts) — then an exact re-rank of the best `rerank(n)` by that estimate.
  *
  * Above exactBelow vectors an unfiltered search first narrows the candidates with an inverted
  * file (IVF, sqlite-vector-ivf.ts): `lists` ≈ 1.6 √n centroids trained by k-means in a worker thread
@@ -668,31 +668,21 @@ export class VectorCache {
    * grouped.codes[grouped.at[n]] (one run per probed list instead of a stride over all the slots).
    */
   private prefilter(q: Float32Array, slots: Int32Array, r: number, grouped: Grouped | null): Int32Array {
-    const bytes = this.bytes;
     const table = grouped ? this.codeTable(grouped) : null;
-    // lut[b*256 + v]: the sum of q over the dimensions whose bit is set in byte value v of byte b.
-    // dot(q, v − c) ≈ alpha · Σ q_j·(±1) = alpha · (2·Σ_{bit set} q_j − Σ q_j).
-    const lut = table ? table.lut : new Float32Array(bytes * 256);
-    let qsum = 0;
-    for (let j = 0; j < this.dims; j++) qsum += q[j];
-    for (let b = 0, base = 0; b < bytes; b++, base += 256) {
-      lut[base] = 0;
-      // Entries [2^t, 2^(t+1)): the entry without bit t plus bit t's q (the bits' sum in ascending order).
-      for (let t = 0, h = 1; t < 8; t++, h <<= 1) {
-        const j = b * 8 + t;
-        const x = j < this.dims ? q[j] : 0;
-        for (let u = 0; u < h; u++) lut[base + h + u] = lut[base + u] + x;
-      }
-    }
     const est = this.spare('est', slots.length);
     const inLists = grouped ? grouped.count : 0;
     if (table && grouped) {
       // Each probed list's codes in one run, then the estimates of the candidates among them.
-      for (const c of grouped.lists) table.estimate(grouped.starts[c], grouped.starts[c + 1], qsum);
+      table.setQuery(q, this.dims);
+      for (const c of grouped.lists) table.estimate(grouped.starts[c], grouped.starts[c + 1]);
       const all = table.est;
       for (let n = 0; n < inLists; n++) est[n] = all[grouped.at[n]];
-    } else if (grouped) estimate(est, 0, inLists, grouped.at, grouped.codes, grouped.alpha, bytes, lut, qsum);
-    estimate(est, inLists, slots.length, slots, this.codes, this.alpha, bytes, lut, qsum);
+    }
+    if (slots.length > (table ? inLists : 0)) {
+      const t = queryTable(q, this.dims, this.bytes);
+      if (grouped && !table) estimate(est, 0, inLists, grouped.at, grouped.codes, grouped.alpha, this.bytes, t);
+      estimate(est, inLists, slots.length, slots, this.codes, this.alpha, this.bytes, t);
+    }
     const best = bestIndexes(est, r);
     const out = new Int32Array(best.length);
     for (let n = 0; n < best.length; n++) out[n] = slots[best[n]];
@@ -725,41 +715,6 @@ interface Grouped {
   /** The probed lists, ascending: list c's members are at [starts[c], starts[c + 1]) of codes/alpha. */
   lists: number[];
   starts: Int32Array<ArrayBufferLike>;
-}
-
-/** est[n] for n in [from, to): alpha · (2 · Σ_{bit set} q_j − Σ q_j) from the codes at index[n] (per-byte lookup tables `lut`). */
-export function estimate(
-  est: Float32Array,
-  from: number,
-  to: number,
-  index: Int32Array,
-  codes: Uint8Array<ArrayBufferLike>,
-  alpha: Float32Array<ArrayBufferLike>,
-  bytes: number,
-  lut: Float32Array,
-  qsum: number,
-): void {
-  if (bytes % 4 === 0 && codes.byteOffset % 4 === 0) {
-    // Four bytes per read (little-endian: byte b is bits 8b..8b+7 of its word).
-    const words = new Uint32Array(codes.buffer, codes.byteOffset, codes.length >> 2);
-    const per = bytes >> 2;
-    for (let n = from; n < to; n++) {
-      const i = index[n];
-      let s = 0;
-      for (let w = 0, o = i * per, base = 0; w < per; w++, base += 1024) {
-        const x = words[o + w];
-        s += lut[base | (x & 255)] + lut[(base + 256) | ((x >>> 8) & 255)] + lut[(base + 512) | ((x >>> 16) & 255)] + lut[(base + 768) | (x >>> 24)];
-      }
-      est[n] = alpha[i] * (2 * s - qsum);
-    }
-  } else {
-    for (let n = from; n < to; n++) {
-      const i = index[n];
-      let s = 0;
-      for (let b = 0, o = i * bytes; b < bytes; b++) s += lut[(b << 8) | codes[o + b]];
-      est[n] = alpha[i] * (2 * s - qsum);
-    }
-  }
 }
 
 /**
@@ -795,15 +750,18 @@ function bestIndexes(scores: Float32Array, k: number): number[] {
     if (s > hi) hi = s;
   }
   const B = 2048;
-  const width = (hi - lo) / B || 1;
+  // Bucket of score s: min(B, ⌊(s − lo) · per⌋), the same expression in both passes.
+  const per = hi > lo ? B / (hi - lo) : 0;
   const counts = new Uint32Array(B + 1);
-  for (let i = 0; i < n; i++) counts[Math.min(B, Math.floor((scores[i] - lo) / width))]++;
+  for (let i = 0; i < n; i++) {
+    const b = ((scores[i] - lo) * per) | 0;
+    counts[b > B ? B : b]++;
+  }
   let cut = B;
   let seen = counts[B];
   while (cut > 0 && seen < k) seen += counts[--cut];
-  const threshold = lo + cut * width;
   const out: number[] = [];
-  for (let i = 0; i < n; i++) if (Math.min(B, Math.floor((scores[i] - lo) / width)) >= cut || scores[i] >= threshold + width) out.push(i);
+  for (let i = 0; i < n; i++) if ((((scores[i] - lo) * per) | 0) >= cut) out.push(i);
   if (out.length > 4 * k) {
     // A bucket with many ties: keep the best k exactly.
     out.sort((a, b) => scores[b] - scores[a]);

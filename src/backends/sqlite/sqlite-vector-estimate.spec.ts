@@ -1,14 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { estimate } from './sqlite-vector-cache';
-import { CodeTable } from './sqlite-vector-estimate';
+import { CodeTable, estimate, queryTable } from './sqlite-vector-estimate';
 import { rng } from './sqlite-vector-ivf';
 
-/** The JavaScript loop's estimates (sqlite-vector-cache.ts `estimate`, the path without WebAssembly) of every member. */
-function reference(codes: Uint8Array, alpha: Float32Array, bytes: number, lut: Float32Array, qsum: number): Float32Array {
+/** The JavaScript loop's estimates (`estimate`, the path without WebAssembly) of every member. */
+function javascript(codes: Uint8Array, alpha: Float32Array, bytes: number, q: Float32Array): Float32Array {
   const est = new Float32Array(alpha.length);
-  estimate(est, 0, alpha.length, Int32Array.from(alpha, (_, p) => p), codes, alpha, bytes, lut, qsum);
+  estimate(est, 0, alpha.length, Int32Array.from(alpha, (_, p) => p), codes, alpha, bytes, queryTable(q, q.length, bytes));
   return est;
+}
+
+/** The sign-bit estimate unquantised, in doubles: alpha · (2 · Σ_{bit set} q_j − Σ q_j). */
+function unquantised(codes: Uint8Array, alpha: Float32Array, bytes: number, q: Float32Array, p: number): number {
+  let set = 0;
+  let sum = 0;
+  for (let d = 0; d < q.length; d++) {
+    sum += q[d];
+    if (codes[p * bytes + (d >> 3)] & (1 << (d & 7))) set += q[d];
+  }
+  return alpha[p] * (2 * set - sum);
 }
 
 function random(members: number, bytes: number, seed: number): { codes: Uint8Array; alpha: Float32Array } {
@@ -18,55 +28,106 @@ function random(members: number, bytes: number, seed: number): { codes: Uint8Arr
   return { codes, alpha };
 }
 
-describe('CodeTable (the quantised pass in WebAssembly)', () => {
-  it('gives the JavaScript loop’s float32 for every code, for the ranges asked, as its memory grows and its codes change', () => {
+/** A unit query of `dims` random components. */
+function query(dims: number, seed: number): Float32Array {
+  const r = rng(seed);
+  const q = new Float32Array(dims).map(() => r() - 0.5);
+  const norm = Math.hypot(...q);
+  return q.map((x) => x / norm);
+}
+
+/**
+ * How far the table's estimate may be from the JavaScript loop's: half a quantisation step on each
+ * of the 2 · bytes lookups (the step being the largest nibble's range / qmax), times 2 · alpha,
+ * plus float32 rounding.
+ */
+function bound(q: Float32Array, bytes: number, alpha: number): number {
+  let range = 0;
+  for (let j = 0; j < 2 * bytes; j++) {
+    let r = 0;
+    for (let i = 0; i < 4; i++) r += Math.abs(q[4 * j + i] ?? 0);
+    range = Math.max(range, r);
+  }
+  const qmax = Math.min(127, Math.floor(0xffff / (2 * bytes)));
+  return 2 * alpha * (2 * bytes) * (range / qmax / 2) + 1e-6;
+}
+
+describe('CodeTable (the quantised pass in WebAssembly SIMD)', () => {
+  it('gives the JavaScript loop’s float32 for every code asked, within half a step per lookup of the unquantised estimate, as its memory grows and its codes change', () => {
     const table = CodeTable.create();
     expect(table).not.toBeNull();
-    const r = rng(5);
-    // 384 dimensions (48 bytes), then 1,536 (192 bytes: OpenAI's size) with more members than the first memory holds.
-    for (const [members, bytes, seed] of [
-      [300, 48, 1],
-      [20_000, 48, 2],
-      [2_000, 192, 3],
+    // 384 dimensions (48 bytes), then 1,536 (192 bytes: OpenAI's size) with more members than the
+    // first memory holds, then 3,072 (384 bytes: a smaller table, so 768 lookups fit in 16 bits), then 44 (6 bytes, padded).
+    for (const [members, dims, seed] of [
+      [300, 384, 1],
+      [20_000, 384, 2],
+      [2_000, 1536, 3],
+      [500, 3072, 4],
+      [50, 44, 5],
     ]) {
+      const bytes = Math.ceil(dims / 8);
       const { codes, alpha } = random(members, bytes, seed);
+      const q = query(dims, seed + 10);
       expect(table!.hold(codes, alpha, bytes)).toBe(true);
-      for (let i = 0; i < table!.lut.length; i++) table!.lut[i] = r() - 0.5;
-      const qsum = r() - 0.5;
-      const lut = Float32Array.from(table!.lut);
-      const from = Math.floor(members / 3);
+      table!.setQuery(q, dims);
+      const from = Math.floor(members / 3) + 1;
       const to = members - 7;
-      table!.estimate(from, to, qsum);
-      table!.estimate(0, 5, qsum);
-      const js = reference(codes, alpha, bytes, lut, qsum);
-      for (const p of [0, 4, from, from + 1, Math.floor((from + to) / 2), to - 1]) expect(table!.est[p]).toBe(js[p]);
-      for (let p = from; p < to; p += 97) expect(table!.est[p]).toBe(js[p]);
+      table!.estimate(from, to);
+      table!.estimate(0, 5);
+      const js = javascript(codes, alpha, bytes, q);
+      const asked = [0, 4, from, from + 1, Math.floor((from + to) / 2), to - 1];
+      for (let p = from; p < to; p += 7) asked.push(p);
+      let worst = 0;
+      for (const p of asked) {
+        expect(table!.est[p]).toBe(js[p]);
+        const err = Math.abs(table!.est[p] - unquantised(codes, alpha, bytes, q, p));
+        expect(err).toBeLessThanOrEqual(bound(q, bytes, alpha[p]));
+        worst = Math.max(worst, err / (2 * alpha[p] * bytes));
+      }
+      // Not a vacuous bound: the estimates move with the codes (not all equal), and rounding left some error.
+      expect(new Set(asked.map((p) => table!.est[p])).size).toBeGreaterThan(asked.length / 2);
+      expect(worst).toBeGreaterThan(0);
     }
   });
 
-  it('copies a grouping once, and again only for another one', () => {
+  it('ranks codes as the unquantised estimate does, but for near ties', () => {
+    const table = CodeTable.create()!;
+    const members = 5_000;
+    const { codes, alpha } = random(members, 48, 21);
+    const q = query(384, 22);
+    table.hold(codes, alpha, 48);
+    table.setQuery(q, 384);
+    table.estimate(0, members);
+    const exact = Float32Array.from(alpha, (_, p) => unquantised(codes, alpha, 48, q, p));
+    const top = (est: Float32Array) => new Set(Array.from(est.subarray(0, members), (e, p) => [e, p]).sort((a, b) => b[0] - a[0]).slice(0, 250).map(([, p]) => p));
+    const a = top(table.est);
+    const b = top(exact);
+    let same = 0;
+    for (const p of a) if (b.has(p)) same++;
+    expect(same / 250).toBeGreaterThan(0.9);
+  });
+
+  it('is exact when every lookup is a whole step, and copies a grouping once, again only for another one', () => {
     const table = CodeTable.create()!;
     const a = random(1000, 48, 7);
     const b = random(1000, 48, 8);
+    // One component of ±0.1 per nibble: each nibble's sums are its least or its largest, 0 or 127 steps.
+    const q = Float32Array.from({ length: 384 }, (_, d) => (d % 4 !== 0 ? 0 : d % 8 === 0 ? 0.1 : -0.1));
     table.hold(a.codes, a.alpha, 48);
-    table.lut.fill(0.25);
-    table.estimate(0, 1, 0);
+    table.setQuery(q, 384);
+    table.estimate(0, 1);
     const first = table.est[0];
+    expect(first).toBeCloseTo(unquantised(a.codes, a.alpha, 48, q, 0), 6);
     // The same codes object: kept (a change made in place after the copy is not seen).
     a.alpha[0] *= 2;
     table.hold(a.codes, a.alpha, 48);
-    table.estimate(0, 1, 0);
+    table.setQuery(q, 384);
+    table.estimate(0, 1);
     expect(table.est[0]).toBe(first);
     table.hold(b.codes, b.alpha, 48);
-    table.lut.fill(0.25);
-    table.estimate(0, 1, 0);
-    expect(table.est[0]).toBe(Math.fround(b.alpha[0] * 2 * 48 * 0.25));
-  });
-
-  it('declines codes that are not whole 32-bit words (dimensions not a multiple of 32): the JavaScript loop then', () => {
-    const table = CodeTable.create()!;
-    const { codes, alpha } = random(10, 6, 9);
-    expect(table.hold(codes, alpha, 6)).toBe(false);
+    table.setQuery(q, 384);
+    table.estimate(0, 1);
+    expect(table.est[0]).toBeCloseTo(unquantised(b.codes, b.alpha, 48, q, 0), 6);
   });
 
   it('runs the module assembled from sqlite-vector-estimate.wat (npm run build:wasm)', async () => {

@@ -1,19 +1,122 @@
 import { ESTIMATE_WASM } from './sqlite-vector-estimate.wasm';
 
-type EstimateFn = (lut: number, codes: number, alpha: number, count: number, words: number, qsum: number, out: number) => void;
+type EstimateFn = (lut: number, codes: number, alpha: number, blocks: number, bytes: number, scale: number, base: number, qsum: number, out: number) => void;
 
 const PAGE = 65536;
+/** Members per block: one 128-bit lane each per code byte. */
+export const BLOCK = 16;
 
 /**
- * The quantised pass over the IVF lists' codes in WebAssembly (sqlite-vector-estimate.wat): the
- * same float32 estimate as the JavaScript loop (`estimate` in sqlite-vector-cache.ts) for every
- * code, in ~0.6 of its time (21,000 codes of 48 bytes: 0.29 ms against 0.46 ms on Node 24, 0.68 ms
- * on Node 20). A WebAssembly function reads only its own memory, so each thread that searches
- * keeps there a copy of the grouping's codes and alphas (52 bytes per vector at 384 dimensions:
- * 5.2 MB at 100,000), taken when a search first meets a grouping (after each training, and
- * every REGROUP_AFTER new vectors).
+ * The quantised pass's lookup table for one query: for each 4 bits of a code (nibble j covers
+ * dimensions 4j..4j+3; a code byte's low nibble first) and each value v, the query's sum over the
+ * dimensions whose bit is set in v, quantised: round((sum − min_j) / scale), min_j being the
+ * nibble's least sum (its negative components) and scale the largest nibble's range / qmax. So
+ * Σ q over a code's set bits ≈ scale · Σ lookups + base (base = Σ min_j), and
+ * dot(q, v − centre) ≈ alpha · (2 · Σ_{bit set} q_j − Σ q_j): the sign-bit estimate.
  *
- * Memory, in bytes: [lookup table: 1,024 per code byte | codes | alphas | estimates].
+ * Quantising moves an estimate by at most alpha · 2 · bytes · scale (half a step on each of the
+ * 2 · bytes lookups): a few thousandths of a dot product at 384 dimensions, well inside the sign
+ * bits' own error, and the candidates it keeps are re-ranked exactly. The integers let the
+ * WebAssembly pass look up 16 codes per instruction; the JavaScript loop (no WebAssembly) sums
+ * the same integers, so both give the same float32 for every code.
+ */
+export interface QueryTable {
+  /** 16 entries per nibble, 2 · bytes nibbles. */
+  nibbles: Uint8Array;
+  scale: number;
+  base: number;
+  qsum: number;
+}
+
+export function queryTable(q: Float32Array, dims: number, bytes: number, nibbles = new Uint8Array(bytes * 32)): QueryTable {
+  const count = bytes * 2;
+  const at = (d: number) => (d < dims ? q[d] : 0);
+  let range = 0;
+  for (let j = 0; j < count; j++) {
+    let r = 0;
+    for (let i = 0; i < 4; i++) r += Math.abs(at(4 * j + i));
+    if (r > range) range = r;
+  }
+  let qsum = 0;
+  for (let d = 0; d < dims; d++) qsum += q[d];
+  // Two lookups per byte into a u8 lane, 2 · bytes of them into a u16 lane: neither may wrap.
+  const qmax = Math.min(127, Math.floor(0xffff / (2 * bytes)));
+  const scale = Math.fround(range / qmax) || 1;
+  const sums = new Float64Array(16);
+  let base = 0;
+  for (let j = 0; j < count; j++) {
+    let min = 0;
+    // Entries [2^i, 2^(i+1)): the entry without bit i plus bit i's component.
+    for (let i = 0, h = 1; i < 4; i++, h <<= 1) {
+      const x = at(4 * j + i);
+      if (x < 0) min += x;
+      for (let u = 0; u < h; u++) sums[h + u] = sums[u] + x;
+    }
+    base += min;
+    for (let v = 0; v < 16; v++) nibbles[j * 16 + v] = Math.min(qmax, Math.max(0, Math.round((sums[v] - min) / scale)));
+  }
+  return { nibbles, scale, base: Math.fround(base), qsum: Math.fround(qsum) };
+}
+
+/** The float32 estimate from a code's sum of lookups, as the WebAssembly pass computes it. */
+function fromSum(sum: number, alpha: number, t: QueryTable): number {
+  return Math.fround(alpha * Math.fround(2 * Math.fround(Math.fround(sum * t.scale) + t.base) - t.qsum));
+}
+
+/**
+ * The JavaScript loop: est[n] for n in [from, to) from the codes at index[n] (`bytes` per code),
+ * summing per code byte the two nibbles' lookups (one per byte from a table of 256 per byte).
+ */
+export function estimate(
+  est: Float32Array,
+  from: number,
+  to: number,
+  index: Int32Array,
+  codes: Uint8Array<ArrayBufferLike>,
+  alpha: Float32Array<ArrayBufferLike>,
+  bytes: number,
+  t: QueryTable,
+): void {
+  const lut = new Uint16Array(bytes * 256);
+  for (let b = 0; b < bytes; b++) {
+    for (let x = 0; x < 256; x++) lut[b * 256 + x] = t.nibbles[b * 32 + (x & 15)] + t.nibbles[b * 32 + 16 + (x >> 4)];
+  }
+  if (bytes % 4 === 0 && codes.byteOffset % 4 === 0) {
+    // Four bytes per read (little-endian: byte b is bits 8b..8b+7 of its word).
+    const words = new Uint32Array(codes.buffer, codes.byteOffset, codes.length >> 2);
+    const per = bytes >> 2;
+    for (let n = from; n < to; n++) {
+      const i = index[n];
+      let sum = 0;
+      for (let w = 0, o = i * per, base = 0; w < per; w++, base += 1024) {
+        const x = words[o + w];
+        sum += lut[base | (x & 255)] + lut[(base + 256) | ((x >>> 8) & 255)] + lut[(base + 512) | ((x >>> 16) & 255)] + lut[(base + 768) | (x >>> 24)];
+      }
+      est[n] = fromSum(sum, alpha[i], t);
+    }
+    return;
+  }
+  for (let n = from; n < to; n++) {
+    const i = index[n];
+    let sum = 0;
+    for (let b = 0, o = i * bytes; b < bytes; b++) sum += lut[(b << 8) | codes[o + b]];
+    est[n] = fromSum(sum, alpha[i], t);
+  }
+}
+
+/**
+ * The quantised pass over the IVF lists' codes in WebAssembly SIMD (sqlite-vector-estimate.wat):
+ * the same float32 as `estimate` for every code, 16 codes at a time (a byte shuffle looks up one
+ * nibble of 16 codes). 20,000 codes of 48 bytes: ~0.05 ms, against ~0.3 ms for one float lookup
+ * per code byte at a time.
+ *
+ * A WebAssembly function reads only its own memory, so each thread that searches keeps there a
+ * copy of the grouping's codes (in blocks of 16 members: byte b of the 16 codes side by side) and
+ * alphas (52 bytes per vector at 384 dimensions: 5.2 MB at 100,000), made when a search first
+ * meets a grouping (after each training, and every REGROUP_AFTER new vectors).
+ *
+ * Memory, in bytes: [lookup table: 32 per code byte | codes | alphas | estimates], the last three
+ * padded to whole blocks.
  */
 export class CodeTable {
   private static compiled: WebAssembly.Module | null | undefined;
@@ -25,12 +128,13 @@ export class CodeTable {
   private codesAt = 0;
   private alphaAt = 0;
   private estAt = 0;
-  /** The lookup table the caller fills before estimate(): 256 float32 per code byte. */
-  lut = new Float32Array(0);
-  /** est[p]: the estimate of member p, for the members of the ranges estimated since the lookup table was filled. */
+  /** The lookup table's place in memory (bytes · 32), and the query's table in it (setQuery). */
+  private nibbles = new Uint8Array(0);
+  private query: QueryTable | null = null;
+  /** est[p]: the estimate of member p, for the members of the ranges estimated since the last setQuery. */
   est = new Float32Array(0);
 
-  /** A table for this thread, or null where WebAssembly is missing (node --jitless): the JavaScript loop then. */
+  /** A table for this thread, or null where WebAssembly (or its SIMD) is missing (node --jitless): the JavaScript loop then. */
   static create(): CodeTable | null {
     if (CodeTable.compiled === undefined) {
       try {
@@ -48,33 +152,46 @@ export class CodeTable {
     this.run = exports.estimate;
   }
 
-  /**
-   * Holds a grouping's codes (`bytes` per member) and alphas, copying them in unless they are the
-   * ones held already; false when the codes are not whole 32-bit words (dimensions not a multiple of 32).
-   */
+  /** Holds a grouping's codes (`bytes` per member) and alphas, copying them in unless they are the ones held already. */
   hold(codes: Uint8Array<ArrayBufferLike>, alpha: Float32Array<ArrayBufferLike>, bytes: number): boolean {
-    if (bytes === 0 || bytes % 4 !== 0) return false;
+    if (bytes === 0) return false;
     if (codes === this.source && bytes === this.bytes) return true;
     const members = alpha.length;
-    const lutBytes = bytes * 256 * 4;
-    const need = lutBytes + members * (bytes + 8);
+    const blocks = Math.ceil(members / BLOCK);
+    const lutBytes = bytes * 32;
+    const need = lutBytes + blocks * BLOCK * (bytes + 8);
     if (need > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / PAGE));
     const buffer = this.memory.buffer;
     this.bytes = bytes;
     this.codesAt = lutBytes;
-    this.alphaAt = this.codesAt + members * bytes;
-    this.estAt = this.alphaAt + members * 4;
-    new Uint8Array(buffer, this.codesAt, members * bytes).set(codes.subarray(0, members * bytes));
-    new Float32Array(buffer, this.alphaAt, members).set(alpha);
-    this.lut = new Float32Array(buffer, 0, bytes * 256);
+    this.alphaAt = this.codesAt + blocks * BLOCK * bytes;
+    this.estAt = this.alphaAt + blocks * BLOCK * 4;
+    const out = new Uint8Array(buffer, this.codesAt, blocks * BLOCK * bytes);
+    for (let p = 0; p < members; p++) {
+      // Member p is lane p % 16 of its block: its byte b at block + 16 b.
+      const src = p * bytes;
+      for (let b = 0, o = (p - (p % BLOCK)) * bytes + (p % BLOCK); b < bytes; b++, o += BLOCK) out[o] = codes[src + b];
+    }
+    // (The last block's padding lanes keep whatever they held: their estimates are never read.)
+    new Float32Array(buffer, this.alphaAt, blocks * BLOCK).fill(0).set(alpha.subarray(0, members));
+    this.nibbles = new Uint8Array(buffer, 0, lutBytes);
     this.est = new Float32Array(buffer, this.estAt, members);
     this.source = codes;
     return true;
   }
 
-  /** est[p] for the members p in [from, to), from the lookup table in `lut` and Σ q (`qsum`). */
-  estimate(from: number, to: number, qsum: number): void {
-    if (to <= from) return;
-    this.run(0, this.codesAt + from * this.bytes, this.alphaAt + from * 4, to - from, this.bytes >> 2, qsum, this.estAt + from * 4);
+  /** Fills the lookup table for query q (`dims` dimensions), for the codes held. */
+  setQuery(q: Float32Array, dims: number): void {
+    this.query = queryTable(q, dims, this.bytes, this.nibbles);
+  }
+
+  /** est[p] for the members p in [from, to) (and the others of their blocks), for the query of the last setQuery. */
+  estimate(from: number, to: number): void {
+    const t = this.query;
+    if (to <= from || !t) return;
+    const first = Math.floor(from / BLOCK);
+    const blocks = Math.ceil(to / BLOCK) - first;
+    const at = first * BLOCK;
+    this.run(0, this.codesAt + at * this.bytes, this.alphaAt + at * 4, blocks, this.bytes, t.scale, t.base, t.qsum, this.estAt + at * 4);
   }
 }
