@@ -58,11 +58,6 @@ export function queryTable(q: Float32Array, dims: number, bytes: number, nibbles
   return { nibbles, scale, base: Math.fround(base), qsum: Math.fround(qsum) };
 }
 
-/** The float32 estimate from a code's sum of lookups, as the WebAssembly pass computes it. */
-function fromSum(sum: number, alpha: number, t: QueryTable): number {
-  return Math.fround(alpha * Math.fround(2 * Math.fround(Math.fround(sum * t.scale) + t.base) - t.qsum));
-}
-
 /**
  * The JavaScript loop: est[n] for n in [from, to) from the codes at index[n] (`bytes` per code),
  * summing per code byte the two nibbles' lookups (one per byte from a table of 256 per byte).
@@ -77,6 +72,9 @@ export function estimate(
   bytes: number,
   t: QueryTable,
 ): void {
+  const { scale, base, qsum } = t;
+  // The WebAssembly pass's float32 arithmetic, step by step: alpha · (2 · (sum · scale + base) − qsum).
+  const fromSum = (sum: number, a: number) => Math.fround(a * Math.fround(2 * Math.fround(Math.fround(sum * scale) + base) - qsum));
   const lut = new Uint16Array(bytes * 256);
   for (let b = 0; b < bytes; b++) {
     for (let x = 0; x < 256; x++) lut[b * 256 + x] = t.nibbles[b * 32 + (x & 15)] + t.nibbles[b * 32 + 16 + (x >> 4)];
@@ -92,7 +90,7 @@ export function estimate(
         const x = words[o + w];
         sum += lut[base | (x & 255)] + lut[(base + 256) | ((x >>> 8) & 255)] + lut[(base + 512) | ((x >>> 16) & 255)] + lut[(base + 768) | (x >>> 24)];
       }
-      est[n] = fromSum(sum, alpha[i], t);
+      est[n] = fromSum(sum, alpha[i]);
     }
     return;
   }
@@ -100,15 +98,15 @@ export function estimate(
     const i = index[n];
     let sum = 0;
     for (let b = 0, o = i * bytes; b < bytes; b++) sum += lut[(b << 8) | codes[o + b]];
-    est[n] = fromSum(sum, alpha[i], t);
+    est[n] = fromSum(sum, alpha[i]);
   }
 }
 
 /**
  * The quantised pass over the IVF lists' codes in WebAssembly SIMD (sqlite-vector-estimate.wat):
  * the same float32 as `estimate` for every code, 16 codes at a time (a byte shuffle looks up one
- * nibble of 16 codes). 20,000 codes of 48 bytes: ~0.05 ms, against ~0.3 ms for one float lookup
- * per code byte at a time.
+ * nibble of 16 codes). 20,000 codes of 48 bytes: 0.10 ms, against 0.85 ms for the JavaScript loop
+ * and 0.3–0.4 ms for the float lookups one code byte at a time that it replaced (WebAssembly too).
  *
  * A WebAssembly function reads only its own memory, so each thread that searches keeps there a
  * copy of the grouping's codes (in blocks of 16 members: byte b of the 16 codes side by side) and
