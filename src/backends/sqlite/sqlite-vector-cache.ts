@@ -663,7 +663,7 @@ export class VectorCache {
   }
 
   /**
-   * The ~`r` slots with the best estimated dot product (sign bits against the float query). The
+   * The ~`r` slots with the best estimated dot product (sign bits against the query's table). The
    * codes of slots[n] are read at codes[slots[n]], or, for n < grouped.count, at the lists' copy
    * grouped.codes[grouped.at[n]] (one run per probed list instead of a stride over all the slots).
    */

@@ -28,6 +28,7 @@ export interface QueryTable {
   qsum: number;
 }
 
+/** The table for query q (`dims` dimensions) and codes of `bytes` bytes, its nibbles written into `nibbles`. */
 export function queryTable(q: Float32Array, dims: number, bytes: number, nibbles = new Uint8Array(bytes * 32)): QueryTable {
   const count = bytes * 2;
   const at = (d: number) => (d < dims ? q[d] : 0);
@@ -86,9 +87,9 @@ export function estimate(
     for (let n = from; n < to; n++) {
       const i = index[n];
       let sum = 0;
-      for (let w = 0, o = i * per, base = 0; w < per; w++, base += 1024) {
+      for (let w = 0, o = i * per, at = 0; w < per; w++, at += 1024) {
         const x = words[o + w];
-        sum += lut[base | (x & 255)] + lut[(base + 256) | ((x >>> 8) & 255)] + lut[(base + 512) | ((x >>> 16) & 255)] + lut[(base + 768) | (x >>> 24)];
+        sum += lut[at | (x & 255)] + lut[(at + 256) | ((x >>> 8) & 255)] + lut[(at + 512) | ((x >>> 16) & 255)] + lut[(at + 768) | (x >>> 24)];
       }
       est[n] = fromSum(sum, alpha[i]);
     }

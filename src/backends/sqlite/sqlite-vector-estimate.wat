@@ -4,7 +4,7 @@
 ;; Codes are held in blocks of 16 members: byte b of the block's 16 codes are 16 consecutive bytes
 ;; at block + 16 b. The lookup table holds, for every 4-bit half of a code byte (low half first),
 ;; 16 unsigned bytes: the query's sum over the dimensions whose bit is set in that nibble value,
-;; quantised (see CodeTable.setQuery). One swizzle looks up one nibble of 16 codes at once.
+;; quantised (see queryTable). One swizzle looks up one nibble of 16 codes at once.
 (module
   (memory (export "memory") 1)
   ;; For the `blocks` blocks of codes from byte $codes on (`bytes` bytes per code) and their
