@@ -75,9 +75,10 @@ const CLOSE_TIMEOUT_MS = 2000;
  * not block the writer nor each other), so searches use the other cores while the main thread
  * serves HTTP and does every write. A search reads one snapshot that includes every write
  * committed before it was asked for (writes commit synchronously on the main thread before their
- * response). Each worker holds at most IN_FLIGHT searches; the others wait in one queue. The workers start with the first search (a process that never searches, like the
- * reindex command, starts none); until one is ready, or when none is left, `search` returns null
- * and the index searches on the main thread: the results are the same either way.
+ * response). Each worker holds at most IN_FLIGHT searches; the others wait in one queue. The
+ * workers start with the first search (a process that never searches, like the reindex command,
+ * starts none); until one is ready, or when none is left, `search` returns null and the index
+ * searches on the main thread: the results are the same either way.
  */
 export class SqliteSearchPool implements SearchDelegate {
   private readonly logger = new Logger('SqliteSearchPool');

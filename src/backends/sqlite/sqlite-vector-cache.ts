@@ -669,20 +669,17 @@ export class VectorCache {
    */
   private prefilter(q: Float32Array, slots: Int32Array, r: number, grouped: Grouped | null): Int32Array {
     const table = grouped ? this.codeTable(grouped) : null;
+    // One lookup table per search, for the WebAssembly pass and the JavaScript loop alike.
+    const t = table ? table.setQuery(q, this.dims) : queryTable(q, this.dims, this.bytes);
     const est = this.spare('est', slots.length);
     const inLists = grouped ? grouped.count : 0;
     if (table && grouped) {
       // Each probed list's codes in one run, then the estimates of the candidates among them.
-      table.setQuery(q, this.dims);
       for (const c of grouped.lists) table.estimate(grouped.starts[c], grouped.starts[c + 1]);
       const all = table.est;
       for (let n = 0; n < inLists; n++) est[n] = all[grouped.at[n]];
-    }
-    if (slots.length > (table ? inLists : 0)) {
-      const t = queryTable(q, this.dims, this.bytes);
-      if (grouped && !table) estimate(est, 0, inLists, grouped.at, grouped.codes, grouped.alpha, this.bytes, t);
-      estimate(est, inLists, slots.length, slots, this.codes, this.alpha, this.bytes, t);
-    }
+    } else if (grouped) estimate(est, 0, inLists, grouped.at, grouped.codes, grouped.alpha, this.bytes, t);
+    if (slots.length > inLists) estimate(est, inLists, slots.length, slots, this.codes, this.alpha, this.bytes, t);
     const best = bestIndexes(est, r);
     const out = new Int32Array(best.length);
     for (let n = 0; n < best.length; n++) out[n] = slots[best[n]];

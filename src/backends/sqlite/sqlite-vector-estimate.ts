@@ -179,9 +179,10 @@ export class CodeTable {
     return true;
   }
 
-  /** Fills the lookup table for query q (`dims` dimensions), for the codes held. */
-  setQuery(q: Float32Array, dims: number): void {
+  /** Fills the lookup table for query q (`dims` dimensions), for the codes held; returns it (the JavaScript loop takes the same). */
+  setQuery(q: Float32Array, dims: number): QueryTable {
     this.query = queryTable(q, dims, this.bytes, this.nibbles);
+    return this.query;
   }
 
   /** est[p] for the members p in [from, to) (and the others of their blocks), for the query of the last setQuery. */
