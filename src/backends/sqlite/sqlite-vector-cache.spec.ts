@@ -125,7 +125,9 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
     const top = worker.top(queries[0], 3, null, null);
     expect(top[0].seq).toBe(5);
     expect(top[0].score).toBeCloseTo(1, 5);
-    expect(worker.cosine(7, queries[0])).toBeUndefined();
+    const cosines = worker.cosines([7, 5], queries[0]);
+    expect(cosines.has(7)).toBe(false);
+    expect(cosines.get(5)).toBe(top[0].score);
     expect(worker.top(queries[0], 1500, null, null).some((h) => h.seq === 7)).toBe(false);
     // A vector of another space is not searched.
     db.prepare("UPDATE memory_vectors SET model = 'other', stamp = 99999 WHERE seq = 5").run();
@@ -349,7 +351,7 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
     expect([...members]).toEqual([1, 5, 4, 0, 6]);
   });
 
-  it('dotsAt: dotAt of each slot (or of each vector in order), four at a time and the rest one by one', () => {
+  it('dotsAt: dotAt of each slot (or of each vector in order), eight at a time and the rest one by one', () => {
     const random = rng(7);
     const dims = 12;
     const data = Float32Array.from({ length: 20 * dims }, () => random() - 0.5);
@@ -358,9 +360,9 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
     const out = new Float32Array(slots.length);
     dotsAt(q, data, slots, slots.length, out);
     expect([...out]).toEqual([...slots].map((i) => Math.fround(dotAt(q, data, i * dims))));
-    const first = new Float32Array(6);
-    dotsAt(q, data, null, 6, first);
-    expect([...first]).toEqual([0, 1, 2, 3, 4, 5].map((i) => Math.fround(dotAt(q, data, i * dims))));
+    const first = new Float32Array(10);
+    dotsAt(q, data, null, 10, first);
+    expect([...first]).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => Math.fround(dotAt(q, data, i * dims))));
     // Distinct vectors give distinct sums (the check above compares something).
     expect(new Set(out).size).toBe(10);
   });

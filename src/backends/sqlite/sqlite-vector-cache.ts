@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import type { Stmt } from './sqlite-memory-rows';
-import { dotAt, dotsAt, groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
+import { dotsAt, groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
 import { startWorker } from '../../common/worker-script';
 import { CodeTable, estimate, queryTable } from './sqlite-vector-estimate';
 
@@ -552,10 +552,22 @@ export class VectorCache {
     return i !== undefined && i < this.count && this.seqs[i] === seq ? i : undefined;
   }
 
-  cosine(seq: number, q: Float32Array): number | undefined {
-    if (q.length !== this.dims) return undefined;
-    const i = this.live(seq);
-    return i === undefined ? undefined : dotAt(q, this.data, i * this.dims);
+  /** The cosine of q with each of `seqs` that has a vector (as float32, as top() scores them), in one pass of dotsAt. */
+  cosines(seqs: Iterable<number>, q: Float32Array): Map<number, number> {
+    const out = new Map<number, number>();
+    if (q.length !== this.dims) return out;
+    const found: number[] = [];
+    const slots: number[] = [];
+    for (const seq of seqs) {
+      const i = this.live(seq);
+      if (i === undefined) continue;
+      found.push(seq);
+      slots.push(i);
+    }
+    const scores = new Float32Array(slots.length);
+    dotsAt(q, this.data, Int32Array.from(slots), slots.length, scores);
+    for (let n = 0; n < found.length; n++) out.set(found[n], scores[n]);
+    return out;
   }
 
   /** The `k` closest vectors, among `only` when given and never those in `except`. */

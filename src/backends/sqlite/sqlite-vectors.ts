@@ -50,12 +50,14 @@ export function vectorSearch(stmt: Stmt, cache: VectorCache, ranking: RankingOpt
   }
   const semantic = cache.top(q, K, only, hard.except);
 
+  // Every candidate's cosine: the vector list's own, computed for the keyword list's others.
   const candidates = new Map<number, FusionCandidate<number>>();
-  for (const [seq, score] of keyword) candidates.set(seq, { key: seq, keyword: score, cosine: cache.cosine(seq, q), order: seq });
-  for (const s of semantic) {
-    const c = candidates.get(s.seq);
-    if (c) c.semanticHit = true;
-    else candidates.set(s.seq, { key: s.seq, cosine: s.score, semanticHit: true, order: s.seq });
+  for (const s of semantic) candidates.set(s.seq, { key: s.seq, cosine: s.score, semanticHit: true, order: s.seq });
+  const cosines = cache.cosines([...keyword.keys()].filter((seq) => !candidates.has(seq)), q);
+  for (const [seq, score] of keyword) {
+    const c = candidates.get(seq);
+    if (c) c.keyword = score;
+    else candidates.set(seq, { key: seq, keyword: score, cosine: cosines.get(seq), order: seq });
   }
   if (mode === 'hybrid') addNeighbours(stmt, candidates, query.offset + query.limit);
   const fused = fuse([...candidates.values()], mode);
