@@ -130,6 +130,23 @@ describe('CodeTable (the quantised pass in WebAssembly SIMD)', () => {
     expect(table.est[0]).toBeCloseTo(unquantised(b.codes, b.alpha, 48, q, 0), 6);
   });
 
+  it('the JavaScript loop makes its per-byte table once per query: two calls give what one call gives', () => {
+    const { codes, alpha } = random(100, 48, 31);
+    const q = query(384, 32);
+    const t = queryTable(q, 384, 48);
+    const index = Int32Array.from(alpha, (_, p) => p);
+    const split = new Float32Array(100);
+    estimate(split, 0, 40, index, codes, alpha, 48, t);
+    const made = t.perByte;
+    expect(made).toBeInstanceOf(Uint16Array);
+    estimate(split, 40, 100, index, codes, alpha, 48, t);
+    expect(t.perByte).toBe(made);
+    expect([...split]).toEqual([...javascript(codes, alpha, 48, q)]);
+    // Another query has its own table (and other estimates).
+    const other = javascript(codes, alpha, 48, query(384, 33));
+    expect([...other]).not.toEqual([...split]);
+  });
+
   it('runs the module assembled from sqlite-vector-estimate.wat (npm run build:wasm)', async () => {
     const { generate, OUT } = require(join(__dirname, '..', '..', '..', 'scripts', 'build-wasm.js')) as { generate: () => Promise<string>; OUT: string };
     expect(readFileSync(OUT, 'utf8')).toBe(await generate());

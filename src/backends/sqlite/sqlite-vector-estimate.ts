@@ -26,6 +26,8 @@ export interface QueryTable {
   scale: number;
   base: number;
   qsum: number;
+  /** The JavaScript loop's table (256 sums per code byte), made by its first call for this query (byteSums). */
+  perByte?: Uint16Array;
 }
 
 /** The table for query q (`dims` dimensions) and codes of `bytes` bytes, its nibbles written into `nibbles`. */
@@ -59,9 +61,21 @@ export function queryTable(q: Float32Array, dims: number, bytes: number, nibbles
   return { nibbles, scale, base: Math.fround(base), qsum: Math.fround(qsum) };
 }
 
+/** For each code byte b and value x, the sum of its two nibbles' lookups: perByte[256 b + x] (once per query). */
+function byteSums(t: QueryTable, bytes: number): Uint16Array {
+  if (t.perByte) return t.perByte;
+  const lut = new Uint16Array(bytes * 256);
+  for (let b = 0; b < bytes; b++) {
+    for (let x = 0; x < 256; x++) lut[b * 256 + x] = t.nibbles[b * 32 + (x & 15)] + t.nibbles[b * 32 + 16 + (x >> 4)];
+  }
+  t.perByte = lut;
+  return lut;
+}
+
 /**
  * The JavaScript loop: est[n] for n in [from, to) from the codes at index[n] (`bytes` per code),
- * summing per code byte the two nibbles' lookups (one per byte from a table of 256 per byte).
+ * summing per code byte the two nibbles' lookups (one per byte from a table of 256 per byte, made
+ * once per query however many calls it takes).
  */
 export function estimate(
   est: Float32Array,
@@ -76,10 +90,7 @@ export function estimate(
   const { scale, base, qsum } = t;
   // The WebAssembly pass's float32 arithmetic, step by step: alpha · (2 · (sum · scale + base) − qsum).
   const fromSum = (sum: number, a: number) => Math.fround(a * Math.fround(2 * Math.fround(Math.fround(sum * scale) + base) - qsum));
-  const lut = new Uint16Array(bytes * 256);
-  for (let b = 0; b < bytes; b++) {
-    for (let x = 0; x < 256; x++) lut[b * 256 + x] = t.nibbles[b * 32 + (x & 15)] + t.nibbles[b * 32 + 16 + (x >> 4)];
-  }
+  const lut = byteSums(t, bytes);
   if (bytes % 4 === 0 && codes.byteOffset % 4 === 0) {
     // Four bytes per read (little-endian: byte b is bits 8b..8b+7 of its word).
     const words = new Uint32Array(codes.buffer, codes.byteOffset, codes.length >> 2);
