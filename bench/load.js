@@ -2,19 +2,14 @@
 /**
  * The load generator, run as its own process (child_process.fork) so that it never shares a
  * CPU-bound event loop with the service or the orchestrator. It receives one scenario over IPC,
- * runs autocannon against it and sends back autocannon's summary plus exact latency
- * percentiles computed from every 2xx response time (autocannon's histogram is whole ms).
+ * runs autocannon against it and sends back autocannon's summary plus every 2xx response time
+ * (autocannon's histogram is whole ms; run.js computes exact percentiles, over several slices
+ * of a class with --rounds).
  *
  * Scenario: { url, connections, duration, warmup, method, headers, paths: [..], bodies?: [..] }
  * Requests rotate through `paths` (and `bodies`), so a run is not one cached query repeated.
  */
 const autocannon = require('autocannon');
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return null;
-  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[idx];
-}
 
 function run(sc, duration, record) {
   let i = 0;
@@ -53,8 +48,6 @@ process.on('message', async (sc) => {
     if (sc.warmup > 0) await run(sc, sc.warmup, null);
     const record = { lat: [], samples: [] };
     const res = await run(sc, sc.duration, record);
-    const lat = Float64Array.from(record.lat).sort();
-    const mean = lat.length ? lat.reduce((a, b) => a + b, 0) / lat.length : null;
     process.send({
       ok: true,
       result: {
@@ -66,14 +59,8 @@ process.on('message', async (sc) => {
         errors: res.errors,
         timeouts: res.timeouts,
         statusCodes: Object.fromEntries(Object.entries(res.statusCodeStats).map(([k, v]) => [k, v.count])),
-        bytesPerSec: res.throughput.average,
-        latencyMs: {
-          mean,
-          p50: percentile(lat, 50),
-          p90: percentile(lat, 90),
-          p99: percentile(lat, 99),
-          max: lat.length ? lat[lat.length - 1] : null,
-        },
+        bytes: res.throughput.total,
+        latencies: record.lat,
       },
     });
   } catch (e) {

@@ -17,6 +17,7 @@
  *          --search-workers N (MEMSTORE_SEARCH_WORKERS for the service; default: its own default)
  *          --embeddings none|local|openai (MEMSTORE_EMBEDDING_PROVIDER for the service; default: its own)
  *          --settle S (wait S seconds after the start before measuring: the vector index trains in the background)
+ *          --rounds R (each class in R slices of duration/R, the classes taking turns: ratios compare the same minutes)
  * See bench/README.md.
  */
 const { spawn, fork } = require('node:child_process');
@@ -26,6 +27,7 @@ const path = require('node:path');
 const { Corpus, CORPUS_VERSION } = require('./lib/corpus');
 const { sampler, rssBytes, dirBytes } = require('./lib/proc');
 const { summarise } = require('./lib/profile-summary');
+const { combine } = require('./lib/slices');
 const { agent, freePort, request, expectStatus } = require('./lib/http');
 
 const ROOT = path.resolve(__dirname, '..');
@@ -52,6 +54,7 @@ function parseArgs(argv) {
     searchWorkers: null,
     embeddings: null,
     settle: 0,
+    rounds: 1,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -71,6 +74,7 @@ function parseArgs(argv) {
       case '--duration': opts.duration = num(1); break;
       case '--warmup': opts.warmup = num(0); break;
       case '--settle': opts.settle = num(0); break;
+      case '--rounds': opts.rounds = Math.floor(num(1)); break;
       case '--connections': opts.connections = Math.floor(num(1)); break;
       case '--seed': opts.seed = Math.floor(num(0)); break;
       case '--seed-concurrency': opts.seedConcurrency = Math.floor(num(1)); break;
@@ -81,12 +85,13 @@ function parseArgs(argv) {
       case '--search-workers': opts.searchWorkers = Math.floor(num(0)); break;
       case '--embeddings': opts.embeddings = val(); break;
       case '--help': case '-h':
-        console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 18).join('\n').replace(/^ \* ?/gm, ''));
+        console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 21).join('\n').replace(/^ \* ?/gm, ''));
         process.exit(0);
         break;
       default: throw new Error(`unknown option ${a} (try --help)`);
     }
   }
+  if (opts.profile && opts.rounds > 1) throw new Error('--profile takes one slice per class: leave out --rounds');
   return opts;
 }
 
@@ -399,7 +404,8 @@ async function preflight(port, sc) {
   return { mean: Math.round(totals.reduce((a, b) => a + b, 0) / totals.length), min: sorted[0], median: sorted[sorted.length >> 1], max: sorted[sorted.length - 1], zeroHits: totals.filter((t) => t === 0).length, of: totals.length };
 }
 
-async function measure(loader, target, sc, opts, profileFile) {
+/** One slice of a class: `duration` seconds measured after `warmup` seconds not recorded. */
+async function measureSlice(loader, target, sc, opts, duration, warmup, profileFile) {
   const spec = {
     url: `http://127.0.0.1:${target.port}`,
     connections: opts.connections,
@@ -408,13 +414,46 @@ async function measure(loader, target, sc, opts, profileFile) {
     paths: sc.paths,
     bodies: sc.bodies,
   };
-  if (opts.warmup > 0) await loader.call({ ...spec, duration: opts.warmup, warmup: 0, record: false });
+  if (warmup > 0) await loader.call({ ...spec, duration: warmup, warmup: 0, record: false });
   if (profileFile) await target.call({ cmd: 'start' });
   const s = sampler(target.pid);
-  const { result } = await loader.call({ ...spec, duration: opts.duration, warmup: 0 });
+  const { result } = await loader.call({ ...spec, duration, warmup: 0 });
   const proc = s.stop();
   if (profileFile) await target.call({ cmd: 'stop', file: profileFile });
-  return { ...result, server: { ...proc, cpuMsPerRequest: proc.cpuMs !== null && result.requests ? proc.cpuMs / result.requests : null } };
+  return { ...result, proc };
+}
+
+/**
+ * Measures every class for `--duration` seconds. With `--rounds R` each reading class runs R
+ * slices of duration / R seconds, the classes taking turns (round 1: every class and its
+ * baseline, then round 2, ...), so a ratio between two classes compares the same minutes of the
+ * machine instead of two windows taken minutes apart; a slice after the first is preceded by a
+ * second of warm-up, not recorded, which also lets the last slice's unanswered requests drain.
+ * Writing classes (create) still run last and whole: reads see exactly the seeded memories, and
+ * no embedding queue runs under them.
+ */
+async function measureAll(loader, parts, opts, onDone) {
+  const reads = parts.filter((p) => (p.sc.method ?? 'GET') === 'GET');
+  const writes = parts.filter((p) => !reads.includes(p));
+  await measureRounds(loader, reads, opts, opts.rounds, onDone);
+  await measureRounds(loader, writes, opts, 1, onDone);
+}
+
+async function measureRounds(loader, parts, opts, rounds, onDone) {
+  const slices = parts.map(() => []);
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < parts.length; i++) {
+      const { target, sc, profileFile } = parts[i];
+      if (r === 0 && rounds === 1) process.stdout.write(`measuring ${sc.name.padEnd(16)} ${sc.label} ... `);
+      const warmup = r === 0 ? opts.warmup : Math.min(opts.warmup, 1);
+      slices[i].push(await measureSlice(loader, target(), sc, opts, opts.duration / rounds, warmup, profileFile));
+      if (r === rounds - 1) {
+        if (rounds > 1) process.stdout.write(`measured  ${sc.name.padEnd(16)} ${sc.label} (${rounds} slices) ... `);
+        onDone(parts[i], combine(slices[i]));
+      }
+    }
+    if (rounds > 1 && r < rounds - 1) log(`  round ${r + 1} of ${rounds} done`);
+  }
 }
 
 // ---------------------------------------------------------------- report
@@ -508,22 +547,22 @@ async function main() {
     }
     const results = [];
     const baselines = [];
+    const parts = [];
     for (const sc of scenarios) {
       const hits = await preflight(service.port, sc);
-      process.stdout.write(`measuring ${sc.name.padEnd(16)} ${sc.label} ... `);
       const profileFile = opts.profile ? path.join(profDir, `${sc.name}.cpuprofile`) : null;
-      const r = await measure(loader, service, sc, opts, profileFile);
-      results.push({ name: sc.name, group: sc.group, label: sc.label, hits, ...r, profile: profileFile ? summarise(profileFile) : undefined });
-      log(`${r.rps.toFixed(0)} req/s, p50 ${fmtMs(r.latencyMs.p50)} ms, p99 ${fmtMs(r.latencyMs.p99)} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx ${JSON.stringify(r.statusCodes)}, ${r.errors} errors` : ''}`);
+      parts.push({ target: () => service, sc, profileFile, hits });
       if (sc.baselinePaths) {
         baseline ??= await startBaseline(dbFile);
-        const bsc = { ...sc, name: `baseline-${sc.name}`, headers: {}, paths: sc.baselinePaths };
-        process.stdout.write(`measuring ${bsc.name.padEnd(16)} bare node:http + SqliteMemoryIndex.search() ... `);
-        const b = await measure(loader, baseline, bsc, opts, null);
-        baselines.push({ name: bsc.name, of: sc.name, ...b });
-        log(`${b.rps.toFixed(0)} req/s, p50 ${fmtMs(b.latencyMs.p50)} ms, p99 ${fmtMs(b.latencyMs.p99)} ms`);
+        const bsc = { ...sc, name: `baseline-${sc.name}`, label: 'bare node:http + SqliteMemoryIndex.search()', headers: {}, paths: sc.baselinePaths };
+        parts.push({ target: () => baseline, sc: bsc, of: sc.name });
       }
     }
+    await measureAll(loader, parts, opts, (part, r) => {
+      if (part.of) baselines.push({ name: part.sc.name, of: part.of, ...r });
+      else results.push({ name: part.sc.name, group: part.sc.group, label: part.sc.label, hits: part.hits, ...r, profile: part.profileFile ? summarise(part.profileFile) : undefined });
+      log(`${r.rps.toFixed(0)} req/s, p50 ${fmtMs(r.latencyMs.p50)} ms, p99 ${fmtMs(r.latencyMs.p99)} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx ${JSON.stringify(r.statusCodes)}, ${r.errors} errors` : ''}`);
+    });
     report.rssAtEnd = rssBytes(service.pid);
     // Issue 14: embedding throughput, measured on the queue the create scenario filled (before the recall check below loads the CPU).
     if (report.embedding?.provider && results.some((r) => r.name === 'create')) {
@@ -536,7 +575,7 @@ async function main() {
 
     // ------------------------------------------------ summary
     log('');
-    log(`Results (n=${opts.n}, ${opts.connections} connections, ${opts.duration}s each; latency from 2xx responses; CPU and RSS of the service process)`);
+    log(`Results (n=${opts.n}, ${opts.connections} connections, ${opts.duration}s each${opts.rounds > 1 ? ` (reads in ${opts.rounds} interleaved slices)` : ''}; latency from 2xx responses; CPU and RSS of the service process)`);
     printTable([...results, ...baselines.map((b) => ({ ...b, hits: null }))]);
     log('');
     const verdicts = [];
