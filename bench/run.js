@@ -446,7 +446,7 @@ async function measureRounds(loader, parts, opts, rounds, onDone) {
       const { target, sc, profileFile } = parts[i];
       if (r === 0 && rounds === 1) process.stdout.write(`measuring ${sc.name.padEnd(16)} ${sc.label} ... `);
       const warmup = r === 0 ? opts.warmup : Math.min(opts.warmup, 1);
-      slices[i].push(await measureSlice(loader, target(), sc, opts, opts.duration / rounds, warmup, profileFile));
+      slices[i].push(await measureSlice(loader, target, sc, opts, opts.duration / rounds, warmup, profileFile));
       if (r === rounds - 1) {
         if (rounds > 1) process.stdout.write(`measured  ${sc.name.padEnd(16)} ${sc.label} (${rounds} slices) ... `);
         onDone(parts[i], combine(slices[i]));
@@ -551,11 +551,11 @@ async function main() {
     for (const sc of scenarios) {
       const hits = await preflight(service.port, sc);
       const profileFile = opts.profile ? path.join(profDir, `${sc.name}.cpuprofile`) : null;
-      parts.push({ target: () => service, sc, profileFile, hits });
+      parts.push({ target: service, sc, profileFile, hits });
       if (sc.baselinePaths) {
         baseline ??= await startBaseline(dbFile);
         const bsc = { ...sc, name: `baseline-${sc.name}`, label: 'bare node:http + SqliteMemoryIndex.search()', headers: {}, paths: sc.baselinePaths };
-        parts.push({ target: () => baseline, sc: bsc, of: sc.name });
+        parts.push({ target: baseline, sc: bsc, of: sc.name });
       }
     }
     await measureAll(loader, parts, opts, (part, r) => {
