@@ -34,7 +34,7 @@ import {
 import { VersionListQueryDto, VersionListResponseDto, VersionResponseDto } from './dto/memory-versions.dto';
 import { UpdateMemoryDto } from './dto/update-memory.dto';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
-import { MARKDOWN_TYPE, MemoriesService } from './memories.service';
+import { ListPage, MARKDOWN_TYPE, MemoriesService } from './memories.service';
 import { mapMemory, mapStats, mapVersion } from './memory.mapper';
 import { authorOf, ifMatchVersion, setEtag } from './write-headers';
 
@@ -55,6 +55,14 @@ const IDEMPOTENCY_KEY = {
 };
 const PRECONDITION = { description: 'If-Match does not name the current version; the body has current_version' };
 
+/**
+ * The JSON body of a page whose rows are JSON text already (MemoriesService.list, `rowsAsJson`):
+ * the same members in the same order as the serialised page object.
+ */
+export function listPageJson({ ok, rows: _rows, rowsJson, ...rest }: ListPage): string {
+  return `{"ok":${JSON.stringify(ok)},"rows":${rowsJson ?? '[]'},${JSON.stringify(rest).slice(1)}`;
+}
+
 /** A version number in a path (1, 2, …); anything else is a 422. */
 function versionParam(raw: string): number {
   if (!/^[1-9][0-9]{0,9}$/.test(raw)) throw RequestValidationError.one(['path', 'version'], 'Input should be a positive integer', 'int_parsing', raw);
@@ -73,11 +81,15 @@ export class MemoriesController {
   @Get('memories')
   @RequireScopes('memory:read')
   @ApiOperation({ summary: 'List or search memories' })
-  async list(@Query() query: ListMemoriesQueryDto, @Res({ passthrough: true }) res: Response): Promise<MemoryListResponseDto> {
-    const page = await this.memories.list(query);
+  @ApiOkResponse({ type: MemoryListResponseDto })
+  async list(@Query() query: ListMemoriesQueryDto, @Res({ passthrough: true }) res: Response): Promise<MemoryListResponseDto | string> {
+    const page = await this.memories.list(query, { rowsAsJson: true });
     // The mode the search really ran in (hybrid falls back to keyword without a model): /metrics labels by it.
     if (page.search_mode) res.locals.searchMode = page.search_mode;
-    return page;
+    if (page.rowsJson === undefined) return page;
+    // The rows were serialised on the search thread: the body is the rest of the page written around them.
+    res.type('application/json');
+    return listPageJson(page);
   }
 
   @Post('memories')

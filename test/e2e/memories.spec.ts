@@ -2,7 +2,12 @@ import request from 'supertest';
 import { signFileUrl } from '../../src/backends/filesystem/url-signer';
 import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import { ObjectStore } from '../../src/backends/ports/object-store.port';
+import { BackendsService } from '../../src/backends/backends.service';
+import { SqliteDocumentDatabase } from '../../src/backends/sqlite/sqlite-database';
+import { AppConfig } from '../../src/config/app-config';
 import { SettingsService } from '../../src/config/settings.service';
+import { ListMemoriesQueryDto } from '../../src/memories/dto/list-memories-query.dto';
+import { MemoriesService } from '../../src/memories/memories.service';
 import { adminAgent, createTestApp, TestApp } from '../support/app';
 import { TestBackend, testBackends } from '../support/backends';
 import { FULL_TEXT, MemoryIndexCapabilities } from '../contract/memory-index.contract';
@@ -494,6 +499,21 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       expect((await api.get('/api/memories?q=quokka&type=fact').expect(200)).body.total).toBe(2);
       expect((await api.get('/api/memories?q=quokka&tag=pair').expect(200)).body.total).toBe(2);
       expect((await api.get(`/api/memories?q=quokka&since=${encodeURIComponent(made[3].created_at)}`).expect(200)).body.total).toBe(2);
+    });
+
+    it('answers a search page whose rows a search worker serialised exactly as the page object', async () => {
+      for (let i = 0; i < 3; i++) await createMemory(api, { content: `numbat sighting ${i}`, tags: ['wildlife'] });
+      const pool = (t.app.get(BackendsService).docdb as Partial<SqliteDocumentDatabase>).searchWorkers?.();
+      if (backend.docdb === 'sqlite' && t.app.get(AppConfig).searchWorkers > 0) expect(pool).toBeDefined();
+      if (pool) {
+        await pool.start();
+        expect(pool.readyCount()).toBeGreaterThan(0); // so the rows below cross from a worker as JSON text
+      }
+      const query = { q: 'numbat', limit: 2, page: 1, mode: 'keyword' } as ListMemoriesQueryDto;
+      const res = await api.get('/api/memories?q=numbat&limit=2&mode=keyword').expect(200);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.body).toMatchObject({ ok: true, count: 2, total: 3, has_next: true, search_mode: 'keyword' });
+      expect(res.text).toBe(JSON.stringify(await t.app.get(MemoriesService).list(query)));
     });
 
     it('drops stop words: "what does the user prefer" finds the preference, not every "the"', async () => {
