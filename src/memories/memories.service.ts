@@ -344,9 +344,9 @@ export class MemoriesService {
   }
 
   /**
-   * A list or search page. With `rowsAsJson`, a search whose backend honours it (the embedded
-   * index's search threads) answers its rows as JSON text in `rowsJson` and `rows` empty; the
-   * controller writes the body around them (memories.controller.ts, listPageJson).
+   * A list or search page. With `rowsAsJson`, a keyword search whose backend honours it (the
+   * embedded index's search threads) answers its rows as JSON text in `rowsJson` and `rows` empty;
+   * the controller writes the body around them (memories.controller.ts, listPageJson).
    */
   async list(q: ListMemoriesQueryDto, opts: { rowsAsJson?: boolean } = {}): Promise<ListPage> {
     const limit = q.limit;
@@ -362,7 +362,10 @@ export class MemoriesService {
       const wanted = q.mode ?? 'hybrid';
       const embedded = wanted === 'keyword' ? null : await this.embeddings.queryVector(semanticText(text) || text);
       const mode = embedded ? wanted : 'keyword';
-      const res = await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key, rowsAsJson: opts.rowsAsJson });
+      // Rows as JSON for keyword searches only: their worker part is short and the main thread is the
+      // busiest thread, where a vector search's worker is the busiest and serialising there would add to it.
+      const rowsAsJson = opts.rowsAsJson === true && mode === 'keyword';
+      const res = await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key, rowsAsJson });
       const encoded = res.rowsJson;
       const count = encoded ? encoded.count : res.rows.length;
       const hasNext = offset + count < Math.min(res.total, res.reachable ?? res.total);

@@ -501,7 +501,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       expect((await api.get(`/api/memories?q=quokka&since=${encodeURIComponent(made[3].created_at)}`).expect(200)).body.total).toBe(2);
     });
 
-    it('answers a search page whose rows a search worker serialised exactly as the page object', async () => {
+    it('answers a keyword search page whose rows a search worker serialised exactly as the page object', async () => {
       for (let i = 0; i < 3; i++) await createMemory(api, { content: `numbat sighting ${i}`, tags: ['wildlife'] });
       const pool = (t.app.get(BackendsService).docdb as Partial<SqliteDocumentDatabase>).searchWorkers?.();
       if (backend.docdb === 'sqlite' && t.app.get(AppConfig).searchWorkers > 0) expect(pool).toBeDefined();
