@@ -15,9 +15,9 @@ import { SearchWorkerData, serializeError, WorkerRequest } from './sqlite-search
 
 /**
  * A page as the main thread wants it. With `rowsAsJson` the rows cross as one string in the API's
- * form, mapped and serialised here: a string is copied whole, where twenty rows of objects and dates
- * cost the main thread more to read back than this thread to write them (measured in bench/README,
- * "Where search-1's excess goes").
+ * form (`mapRow`, the memories module's pure mapping of a row), mapped and serialised here: a string
+ * is copied whole, where twenty rows of objects and dates cost the main thread more to read back
+ * than this thread to write them (bench/README, "A keyword page's rows serialised on the search worker").
  */
 export function answerOf(query: SearchQuery, page: MemoryPage): MemoryPage {
   if (!query.rowsAsJson) return page;
