@@ -19,7 +19,7 @@ import { SearchWorkerData, serializeError, WorkerRequest } from './sqlite-search
  * is copied whole, where twenty rows of objects and dates cost the main thread more to read back
  * than this thread to write them (bench/README, "A keyword page's rows serialised on the search worker").
  */
-export function answerOf(query: SearchQuery, page: MemoryPage): MemoryPage {
+function answerOf(query: SearchQuery, page: MemoryPage): MemoryPage {
   if (!query.rowsAsJson) return page;
   return { ...page, rows: [], rowsJson: { text: JSON.stringify(page.rows.map(mapRow)), count: page.rows.length } };
 }
