@@ -74,14 +74,9 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
   const maxSeq = (stmt('SELECT max(seq) FROM memories').pluck().get() as number) ?? 0;
   const not = (e: string) => (exclusion ? `(${e}) NOT (${exclusion})` : e);
 
-  interface TermHits {
-    /** Newest matching rowids, descending. */
-    rows: number[];
-    titleTags: Set<number>;
+  interface TermHits extends TermWindow {
     /** Rowids below this are not known (the window was full). 0 when complete. */
     cutoff: number;
-    idf: number;
-    required: boolean;
   }
   const hits: TermHits[] = terms.map((t) => {
     const any = newest.all(not(t.expr), C) as number[];
@@ -91,7 +86,7 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
     // FTS5 ignores a REAL rowid constraint (what a JS number binds as) beside MATCH.
     const titleTags = any.length === 0 ? [] : (newestTitleTags.all(t.expr, BigInt(cutoff), C) as number[]);
     const df = complete ? any.length : (C * n) / Math.max(C, maxSeq - cutoff + 1);
-    return { rows: any, titleTags: new Set(titleTags), cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
+    return { rows: any, titleTags, cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
   });
 
   // Few matches: bm25 over all of them is cheap and ranks with term frequencies too. Not with a
@@ -101,57 +96,36 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
   const exact = !phrases && hits.every((h) => h.cutoff === 0) && postings <= opts.exactRankingBudget;
   const filtered = hasFilter(query.filter);
 
-  // Candidates: rows of the required terms (phrases, all of them), else of any term.
-  const required = hits.filter((h) => h.required);
-  let candidates: number[] | null = null;
-  if (required.length > 0) {
-    const [first, ...others] = required;
-    const sets = others.map((h) => new Set(h.rows));
-    candidates = sets.length === 0 ? first.rows : first.rows.filter((r) => sets.every((set) => set.has(r)));
-  }
+  // Candidates: rows of the required terms (phrases, all of them), else of any term; with their
+  // scores, in descending rowid order.
+  let scored = windowScores(hits);
   // Every window complete and no filter: the candidates are exactly the matches, so their number
   // is exactSearch's total (it need not count again).
-  if (exact) {
-    if (filtered) return { total: null };
-    if (candidates) return { total: candidates.length };
-    const union = new Set<number>();
-    for (const h of hits) for (const r of h.rows) union.add(r);
-    return { total: union.size };
-  }
-  // Scores of every row in a window, summed term by term in query order (so each row's sum is
-  // the same as adding its terms one after another).
-  const scores = new Map<number, number>();
-  for (const h of hits) {
-    for (const r of h.rows) {
-      const add = h.idf * (h.titleTags.has(r) ? TITLE_TAG_WEIGHT : 1);
-      const prev = scores.get(r);
-      scores.set(r, prev === undefined ? add : prev + add);
-    }
-  }
-  candidates ??= [...scores.keys()];
-  if (filtered && candidates.length > 0) {
+  if (exact) return { total: filtered ? null : scored.count };
+  if (filtered && scored.count > 0) {
     const { where, params } = filterSql(query.filter);
-    candidates = stmt(`SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(@seqs)) AND ${where.join(' AND ')}`)
+    const kept = stmt(`SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(@seqs)) AND ${where.join(' AND ')}`)
       .pluck()
-      .all({ ...params, seqs: JSON.stringify(candidates) }) as number[];
+      .all({ ...params, seqs: JSON.stringify(Array.from(scored.seqs.subarray(0, scored.count))) }) as number[];
+    scored = scored.keep(new Set(kept));
   }
-  const scored = candidates.map((r) => ({ seq: r, score: scores.get(r) as number }));
-  scored.sort((a, b) => b.score - a.score || b.seq - a.seq);
 
   const incomplete = hits.filter((h) => h.cutoff > 0);
-  let total = scored.length;
+  let total = scored.count;
   if (incomplete.length > 0) {
     // A filter that leaves fewer rows in the windows than the largest page: rank every match
     // exactly instead. Decided from the query alone (not the page), so paging stays consistent.
-    if (filtered && scored.length < FILTERED_WINDOW_MIN) return { total: null };
+    if (filtered && scored.count < FILTERED_WINDOW_MIN) return { total: null };
     // Exact inside the window where every term is complete; scaled to the whole table.
     const lowest = Math.max(...incomplete.map((h) => h.cutoff));
-    const inside = scored.filter((x) => x.seq >= lowest).length;
-    total = Math.max(scored.length, Math.round((inside * n) / Math.max(1, maxSeq - lowest + 1)));
+    let inside = 0;
+    while (inside < scored.count && scored.seqs[inside] >= lowest) inside++;
+    total = Math.max(scored.count, Math.round((inside * n) / Math.max(1, maxSeq - lowest + 1)));
   }
-  const page = scored.slice(query.offset, query.offset + query.limit);
+  // The page's places only: the best offset + limit by (score, newer first).
+  const page = scored.best(query.offset + query.limit).slice(query.offset);
   if (seqsOnly) return { seqs: page.map((p) => ({ seq: p.seq, score: rounded(p.score) })) };
-  if (page.length === 0) return { rows: [], total, reachable: scored.length };
+  if (page.length === 0) return { rows: [], total, reachable: scored.count };
   const details = stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(
     JSON.stringify(page.map((p) => p.seq)),
   ) as DbRow[];
@@ -166,7 +140,7 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
     row.score = rounded(p.score);
     rows.push(row);
   }
-  return { rows, total, reachable: scored.length };
+  return { rows, total, reachable: scored.count };
 }
 
 /** Exact bm25 ranking over every match: for small result sets, and for a filtered search that needs more than the windows hold. */
@@ -216,4 +190,110 @@ function exactSearch(stmt: Stmt, parsed: ParsedSearch, query: SearchQuery, known
     rows.push(row);
   }
   return { rows, total };
+}
+
+/** A term's window (rankedSearch). */
+interface TermWindow {
+  /** Newest matching rowids, descending. */
+  rows: number[];
+  /** Newest rowids with the term in their title or tags (from the window's lowest rowid on), descending. */
+  titleTags: number[];
+  idf: number;
+  required: boolean;
+}
+
+/**
+ * The candidates of a windowed ranking, descending by rowid, with their scores: the rows in
+ * every required term's window (phrases), or with none required in any term's window. A row's
+ * score is the sum over the terms whose window holds it, in query order, of idf · (TITLE_TAG_WEIGHT
+ * for a title or tag hit, else 1). One merge of the windows (each descending, as are the title and
+ * tag hits): no map or set per search.
+ */
+export function windowScores(hits: TermWindow[]): WindowScores {
+  const k = hits.length;
+  const at = new Int32Array(k);
+  const tt = new Int32Array(k);
+  const need = hits.filter((h) => h.required).length;
+  const size = hits.reduce((sum, h) => sum + h.rows.length, 0);
+  const seqs = new Float64Array(size);
+  const scores = new Float64Array(size);
+  let count = 0;
+  for (;;) {
+    let r = -1;
+    for (let t = 0; t < k; t++) {
+      const rows = hits[t].rows;
+      if (at[t] < rows.length && rows[at[t]] > r) r = rows[at[t]];
+    }
+    if (r < 0) break;
+    let score = 0;
+    let required = 0;
+    for (let t = 0; t < k; t++) {
+      const h = hits[t];
+      if (at[t] >= h.rows.length || h.rows[at[t]] !== r) continue;
+      at[t]++;
+      const titles = h.titleTags;
+      while (tt[t] < titles.length && titles[tt[t]] > r) tt[t]++;
+      score += h.idf * (tt[t] < titles.length && titles[tt[t]] === r ? TITLE_TAG_WEIGHT : 1);
+      if (h.required) required++;
+    }
+    if (required < need) continue;
+    seqs[count] = r;
+    scores[count] = score;
+    count++;
+  }
+  return new WindowScores(seqs, scores, count);
+}
+
+/** windowScores' answer: candidates [0, count) of `seqs` and `scores`, descending by rowid. */
+export class WindowScores {
+  constructor(
+    readonly seqs: Float64Array,
+    readonly scores: Float64Array,
+    readonly count: number,
+  ) {}
+
+  /** The candidates whose rowid is in `kept`, in the same order. */
+  keep(kept: Set<number>): WindowScores {
+    const seqs = new Float64Array(this.count);
+    const scores = new Float64Array(this.count);
+    let n = 0;
+    for (let i = 0; i < this.count; i++) {
+      if (!kept.has(this.seqs[i])) continue;
+      seqs[n] = this.seqs[i];
+      scores[n] = this.scores[i];
+      n++;
+    }
+    return new WindowScores(seqs, scores, n);
+  }
+
+  /**
+   * The best `limit` candidates, best first: higher score, then the newer (higher rowid). What
+   * sorting them all and taking the first `limit` gives, without sorting them all: a page needs
+   * 10–50 of the ~1,500 a three-word search scores.
+   */
+  best(limit: number): RankedSeq[] {
+    const { seqs, scores } = this;
+    const n = this.count;
+    const want = Math.max(0, Math.min(limit, n));
+    if (want === 0) return [];
+    const better = (i: number, j: number) => scores[i] > scores[j] || (scores[i] === scores[j] && seqs[i] > seqs[j]);
+    let order: number[];
+    if (want * 8 >= n) {
+      order = Array.from({ length: n }, (_, i) => i).sort((i, j) => (better(i, j) ? -1 : better(j, i) ? 1 : 0));
+      order.length = want;
+    } else {
+      // The best so far, best first; a candidate goes in only when it beats the last of them.
+      order = [];
+      for (let i = 0; i < n; i++) {
+        if (order.length === want && !better(i, order[want - 1])) continue;
+        let p = order.length === want ? want - 1 : order.length;
+        while (p > 0 && better(i, order[p - 1])) {
+          order[p] = order[p - 1];
+          p--;
+        }
+        order[p] = i;
+      }
+    }
+    return order.map((i) => ({ seq: seqs[i], score: scores[i] }));
+  }
 }
