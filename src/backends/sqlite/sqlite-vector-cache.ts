@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Stmt } from './sqlite-memory-rows';
 import { dotsAt, groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
 import { startWorker } from '../../common/worker-script';
-import { CodeTable, estimate, queryTable } from './sqlite-vector-estimate';
+import { CodeTable, dotsF32, estimate, queryTable } from './sqlite-vector-estimate';
 
 /**
  * The vectors of the current space, in memory, ONE copy per process: the main thread's cache
@@ -60,6 +60,7 @@ export interface SharedIvf {
   memberCodes: SharedArrayBuffer;
   memberAlpha: SharedArrayBuffer;
   grouped: number;
+  freed: number;
 }
 
 interface Ivf {
@@ -76,12 +77,14 @@ interface Ivf {
   memberCodes: Uint8Array<ArrayBufferLike>;
   memberAlpha: Float32Array<ArrayBufferLike>;
   grouped: number;
+  /** Members freed since the grouping (still in their list's run of `members`). */
+  freed: number;
   /** Slots it was trained on (retrained when the store has doubled). */
   of: number;
 }
 
 /** The lists' grouped members and their copy of the codes (Ivf). */
-type Grouping = Pick<Ivf, 'members' | 'starts' | 'memberCodes' | 'memberAlpha' | 'grouped'>;
+type Grouping = Pick<Ivf, 'members' | 'starts' | 'memberCodes' | 'memberAlpha' | 'grouped' | 'freed'>;
 
 /** A reader's views of the main thread's grouping. */
 function groupingOf(s: SharedIvf): Grouping {
@@ -91,6 +94,7 @@ function groupingOf(s: SharedIvf): Grouping {
     memberCodes: new Uint8Array(s.memberCodes),
     memberAlpha: new Float32Array(s.memberAlpha),
     grouped: s.grouped,
+    freed: s.freed,
   };
 }
 
@@ -164,8 +168,8 @@ export class VectorCache {
   /** This thread's copy of the lists' codes for the WebAssembly pass (sqlite-vector-estimate.ts): undefined until a search needs it, null without. */
   private table: CodeTable | null | undefined;
   private ivf: Ivf | null = null;
-  /** top()'s largest temporaries (the probed slots, their positions in the lists, their estimates), kept between searches: grown, never shrunk. */
-  private scratch = { slots: new Int32Array(0), at: new Int32Array(0), est: new Float32Array(0) };
+  /** top()'s largest temporaries (the probed candidates, their estimates), kept between searches: grown, never shrunk. */
+  private scratch = { index: new Int32Array(0), est: new Float32Array(0) };
   /** Moves whenever slots move (reserve, reset): a training started before is discarded. */
   private layout = 0;
   /** A training under way (worker), and the slot count it started from. */
@@ -249,6 +253,7 @@ export class VectorCache {
             memberCodes: shared(this.ivf.memberCodes),
             memberAlpha: shared(this.ivf.memberAlpha),
             grouped: this.ivf.grouped,
+            freed: this.ivf.freed,
           }
         : null,
     };
@@ -284,6 +289,7 @@ export class VectorCache {
     this.count = v.count;
     if (this.ivf && v.ivf) {
       this.ivf.assigned = v.ivf.assigned;
+      this.ivf.freed = v.ivf.freed;
       // Regrouped (new buffers, same gen): grouped only grows then.
       if (v.ivf.grouped !== this.ivf.grouped) Object.assign(this.ivf, groupingOf(v.ivf));
     }
@@ -419,7 +425,7 @@ export class VectorCache {
       memberCodes.set(this.codes.subarray(i * bytes, (i + 1) * bytes), p * bytes);
       memberAlpha[p] = this.alpha[i];
     }
-    return { members, starts, memberCodes, memberAlpha, grouped: assigned };
+    return { members, starts, memberCodes, memberAlpha, grouped: assigned, freed: 0 };
   }
 
   private settle(): void {
@@ -539,7 +545,9 @@ export class VectorCache {
 
   private free(seq: number): void {
     const i = this.live(seq);
-    if (i !== undefined) this.seqs[i] = -1;
+    if (i === undefined) return;
+    this.seqs[i] = -1;
+    if (this.ivf && i < this.ivf.grouped) this.ivf.freed++;
   }
 
   /** The slot of `seq`, if it has a live one. */
@@ -575,8 +583,6 @@ export class VectorCache {
     if (q.length !== this.dims || k <= 0 || this.count === 0) return [];
     // The candidate slots.
     let slots: Int32Array;
-    let grouped: Grouped | null = null;
-    let quantised = false;
     if (only) {
       const list: number[] = [];
       for (const seq of only) {
@@ -585,22 +591,15 @@ export class VectorCache {
       }
       slots = Int32Array.from(list);
     } else {
-      const probed = this.count > this.exactBelow ? this.probed(q, except) : null;
-      if (probed) {
-        slots = probed.slots;
-        grouped = probed.grouped;
-      } else {
-        slots = this.allSlots();
-        if (except && except.size > 0) slots = slots.filter((i) => !except.has(this.seqs[i]));
-      }
-      // The lists' candidates (a share of a store above exactBelow) go through the quantised pass
-      // however few: an exact scan of 5,000 costs twice the quantised pass over 20,000.
-      quantised = probed !== null;
+      const probed = this.count > this.exactBelow ? this.probed(q, k, except) : null;
+      if (probed) return this.exact(q, probed, k);
+      slots = this.allSlots();
+      if (except && except.size > 0) slots = slots.filter((i) => !except.has(this.seqs[i]));
     }
     this.scanned = slots.length;
-    if (quantised || slots.length > this.exactBelow) {
+    if (slots.length > this.exactBelow) {
       const r = this.rerank(slots.length, k);
-      if (r < slots.length) slots = this.prefilter(q, slots, r, grouped);
+      if (r < slots.length) slots = this.prefilter(q, slots, r);
     }
     return this.exact(q, slots, k);
   }
@@ -613,14 +612,27 @@ export class VectorCache {
     return out.subarray(0, n);
   }
 
-  /** The slots of the lists closest to q holding at least probe(count) slots, less `except`; null without lists. */
-  private probed(q: Float32Array, except: Set<number> | null): { slots: Int32Array; grouped: Grouped } | null {
+  /**
+   * The IVF path of top(), or null without lists: the lists closest to q holding at least
+   * probe(count) slots, and the slots after the grouping that are in those lists or in none, go
+   * through the quantised pass (the lists' copy of the codes, one run per probed list: the lists'
+   * candidates go through it however few, an exact scan of 5,000 costing twice the quantised pass
+   * over 20,000); the best ~rerank(n, k) by that estimate are returned, for the exact re-rank.
+   *
+   * A probed list's run also holds its members freed since the grouping and those in `except`:
+   * they are estimated with the others (no pass over the members to skip them) and dropped from
+   * the best r + freed, so at least r are left. When that would be many more than r (an
+   * exclusion, many deletions), their estimates are masked instead, in one pass.
+   */
+  private probed(q: Float32Array, k: number, except: Set<number> | null): Int32Array | null {
     const ivf = this.ivf;
     if (!ivf || ivf.assigned === 0) return null;
     const budget = this.probe(this.count);
     if (budget >= ivf.assigned) return null;
-    const scores = new Float32Array(ivf.lists);
-    dotsAt(q, ivf.centroids, null, ivf.lists, scores);
+    const { members, starts, grouped, assign, assigned, memberCodes, memberAlpha } = ivf;
+    const table = this.codeTable(memberCodes, memberAlpha, { data: ivf.centroids, lists: ivf.lists, dims: this.dims });
+    let scores = table?.centroidScores(q) ?? null;
+    if (!scores) dotsF32(q, ivf.centroids, ivf.lists, (scores = new Float32Array(ivf.lists)));
     const order = descending(scores);
     const mark = new Uint8Array(ivf.lists);
     let held = 0;
@@ -629,35 +641,61 @@ export class VectorCache {
       mark[c] = 1;
       held += ivf.sizes[c];
     }
-    // The marked lists' grouped members (never more than their sizes), with their positions in
-    // `members`; then the slots after the grouping: those of a marked list, and those not assigned yet.
-    const { members, starts, grouped, assign, assigned } = ivf;
     const seqs = this.seqs;
     const skip = except && except.size > 0 ? except : null;
-    const out = this.spare('slots', held + Math.max(0, this.count - grouped));
-    const at = this.spare('at', held);
     const lists: number[] = [];
-    let n = 0;
+    let inLists = 0;
     for (let c = 0; c < ivf.lists; c++) {
       if (mark[c] === 0) continue;
       lists.push(c);
-      for (let p = starts[c], end = starts[c + 1]; p < end; p++) {
-        const i = members[p];
-        if (seqs[i] < 0 || (skip && skip.has(seqs[i]))) continue;
-        at[n] = p;
-        out[n++] = i;
-      }
+      inLists += starts[c + 1] - starts[c];
     }
-    const inLists = n;
+    // Candidate b is the member at position index[b] of the lists' copy for b < inLists, else
+    // slot index[b] (after the grouping: those are skipped here when freed or excluded).
+    const index = this.spare('index', inLists + Math.max(0, this.count - grouped));
+    let n = 0;
+    for (const c of lists) for (let p = starts[c], end = starts[c + 1]; p < end; p++) index[n++] = p;
     for (let i = grouped; i < this.count; i++) {
       if (seqs[i] < 0 || (skip && skip.has(seqs[i]))) continue;
       if (i < assigned) {
         const c = assign[i];
         if (c < 0 || mark[c] === 0) continue;
       }
-      out[n++] = i;
+      index[n++] = i;
     }
-    return { slots: out.subarray(0, n), grouped: { at, count: inLists, codes: ivf.memberCodes, alpha: ivf.memberAlpha, lists, starts } };
+    this.scanned = n;
+    const est = this.spare('est', n);
+    // One lookup table per search, for the WebAssembly pass and the JavaScript loop alike.
+    const t = table ? table.setQuery(q, this.dims) : queryTable(q, this.dims, this.bytes);
+    if (table) {
+      for (let c = 0, at = 0; c < lists.length; c++) {
+        const from = starts[lists[c]];
+        const to = starts[lists[c] + 1];
+        table.estimate(from, to);
+        est.set(table.est.subarray(from, to), at);
+        at += to - from;
+      }
+    } else estimate(est, 0, inLists, index, memberCodes, memberAlpha, this.bytes, t);
+    if (n > inLists) estimate(est, inLists, n, index, this.codes, this.alpha, this.bytes, t);
+    const r = this.rerank(n, k);
+    let extra = ivf.freed;
+    if (skip || extra > r) {
+      for (let b = 0; b < inLists; b++) {
+        const s = seqs[members[index[b]]];
+        if (s < 0 || (skip && skip.has(s))) est[b] = NaN;
+      }
+      extra = 0;
+    }
+    const best = bestIndexes(est, r + extra);
+    const out = new Int32Array(best.length);
+    let m = 0;
+    for (const b of best) {
+      const slot = b < inLists ? members[index[b]] : index[b];
+      const s = seqs[slot];
+      if (s < 0 || (skip && skip.has(s))) continue;
+      out[m++] = slot;
+    }
+    return out.subarray(0, m);
   }
 
   /** Exact dot products over `slots`; the best `k`. */
@@ -674,24 +712,10 @@ export class VectorCache {
     return out.slice(0, k);
   }
 
-  /**
-   * The ~`r` slots with the best estimated dot product (sign bits against the query's table). The
-   * codes of slots[n] are read at codes[slots[n]], or, for n < grouped.count, at the lists' copy
-   * grouped.codes[grouped.at[n]] (one run per probed list instead of a stride over all the slots).
-   */
-  private prefilter(q: Float32Array, slots: Int32Array, r: number, grouped: Grouped | null): Int32Array {
-    const table = grouped ? this.codeTable(grouped) : null;
-    // One lookup table per search, for the WebAssembly pass and the JavaScript loop alike.
-    const t = table ? table.setQuery(q, this.dims) : queryTable(q, this.dims, this.bytes);
+  /** The ~`r` slots with the best estimated dot product (sign bits against the query's table; the JavaScript loop). */
+  private prefilter(q: Float32Array, slots: Int32Array, r: number): Int32Array {
     const est = this.spare('est', slots.length);
-    const inLists = grouped ? grouped.count : 0;
-    if (table && grouped) {
-      // Each probed list's codes in one run, then the estimates of the candidates among them.
-      for (const c of grouped.lists) table.estimate(grouped.starts[c], grouped.starts[c + 1]);
-      const all = table.est;
-      for (let n = 0; n < inLists; n++) est[n] = all[grouped.at[n]];
-    } else if (grouped) estimate(est, 0, inLists, grouped.at, grouped.codes, grouped.alpha, this.bytes, t);
-    if (slots.length > inLists) estimate(est, inLists, slots.length, slots, this.codes, this.alpha, this.bytes, t);
+    estimate(est, 0, slots.length, slots, this.codes, this.alpha, this.bytes, queryTable(q, this.dims, this.bytes));
     const best = bestIndexes(est, r);
     const out = new Int32Array(best.length);
     for (let n = 0; n < best.length; n++) out[n] = slots[best[n]];
@@ -708,22 +732,11 @@ export class VectorCache {
     return a.subarray(0, n) as VectorCache['scratch'][K];
   }
 
-  /** This thread's WebAssembly copy of `grouped`'s codes, or null (then the JavaScript loop). */
-  private codeTable(grouped: Grouped): CodeTable | null {
+  /** This thread's WebAssembly copy of the lists' codes, or null (then the JavaScript loop). */
+  private codeTable(codes: Uint8Array<ArrayBufferLike>, alpha: Float32Array<ArrayBufferLike>, centroids: Parameters<CodeTable['hold']>[3]): CodeTable | null {
     if (this.table === undefined) this.table = CodeTable.create();
-    return this.table?.hold(grouped.codes, grouped.alpha, this.bytes) ? this.table : null;
+    return this.table?.hold(codes, alpha, this.bytes, centroids) ? this.table : null;
   }
-}
-
-/** Candidates whose codes are read from the lists' copy: the first `count`, at[n] being a position in codes/alpha. */
-interface Grouped {
-  at: Int32Array;
-  count: number;
-  codes: Uint8Array<ArrayBufferLike>;
-  alpha: Float32Array<ArrayBufferLike>;
-  /** The probed lists, ascending: list c's members are at [starts[c], starts[c + 1]) of codes/alpha. */
-  lists: number[];
-  starts: Int32Array<ArrayBufferLike>;
 }
 
 /**
@@ -747,10 +760,13 @@ export function descending(scores: Float32Array): Int32Array {
   return out;
 }
 
-/** Indexes of (about, never fewer than min(k, n)) the k largest scores: a histogram threshold, O(n). */
+/**
+ * Indexes of (about, never fewer than min(k, n)) the k largest scores: a histogram threshold, O(n).
+ * A NaN score (a masked candidate) is never among them.
+ */
 function bestIndexes(scores: Float32Array, k: number): number[] {
   const n = scores.length;
-  if (n <= k) return Array.from({ length: n }, (_, i) => i);
+  if (n <= k) return Array.from({ length: n }, (_, i) => i).filter((i) => !Number.isNaN(scores[i]));
   let lo = Infinity;
   let hi = -Infinity;
   for (let i = 0; i < n; i++) {
@@ -763,14 +779,16 @@ function bestIndexes(scores: Float32Array, k: number): number[] {
   const per = hi > lo ? B / (hi - lo) : 0;
   const counts = new Uint32Array(B + 1);
   for (let i = 0; i < n; i++) {
-    const b = ((scores[i] - lo) * per) | 0;
+    const s = scores[i];
+    if (s !== s) continue;
+    const b = ((s - lo) * per) | 0;
     counts[b > B ? B : b]++;
   }
   let cut = B;
   let seen = counts[B];
   while (cut > 0 && seen < k) seen += counts[--cut];
   const out: number[] = [];
-  for (let i = 0; i < n; i++) if ((((scores[i] - lo) * per) | 0) >= cut) out.push(i);
+  for (let i = 0; i < n; i++) if ((((scores[i] - lo) * per) | 0) >= cut && scores[i] === scores[i]) out.push(i);
   if (out.length > 4 * k) {
     // A bucket with many ties: keep the best k exactly.
     out.sort((a, b) => scores[b] - scores[a]);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CodeTable, estimate, queryTable } from './sqlite-vector-estimate';
-import { rng } from './sqlite-vector-ivf';
+import { CodeTable, dotsF32, estimate, queryTable } from './sqlite-vector-estimate';
+import { dotAt, rng } from './sqlite-vector-ivf';
 
 /** The JavaScript loop's estimates (`estimate`, the path without WebAssembly) of every member. */
 function javascript(codes: Uint8Array, alpha: Float32Array, bytes: number, q: Float32Array): Float32Array {
@@ -145,6 +145,38 @@ describe('CodeTable (the quantised pass in WebAssembly SIMD)', () => {
     // Another query has its own table (and other estimates).
     const other = javascript(codes, alpha, 48, query(384, 33));
     expect([...other]).not.toEqual([...split]);
+  });
+
+  it('scores the IVF centroids with the float32 of dotsF32 (the path without WebAssembly), close to the dot products, as the centroids change', () => {
+    const table = CodeTable.create()!;
+    const { codes, alpha } = random(100, 48, 41);
+    // 520 lists (the bench's), a count that is not a multiple of four, OpenAI's size, a small model's.
+    for (const [lists, dims, seed] of [
+      [520, 384, 1],
+      [7, 384, 2],
+      [33, 1536, 3],
+      [5, 44, 4],
+    ]) {
+      const r = rng(seed);
+      const data = new Float32Array(lists * dims).map(() => r() - 0.5);
+      const q = query(dims, seed + 50);
+      expect(table.hold(codes, alpha, 48, { data, lists, dims })).toBe(true);
+      const wasm = table.centroidScores(q);
+      expect(wasm).not.toBeNull();
+      const js = new Float32Array(lists);
+      dotsF32(q, data, lists, js);
+      expect([...wasm!]).toEqual([...js]);
+      for (let c = 0; c < lists; c++) expect(Math.abs(js[c] - dotAt(q, data, c * dims))).toBeLessThan(1e-5);
+      // Not all equal: the scores follow the centroids.
+      expect(new Set(js).size).toBe(lists);
+    }
+    // The codes are kept when only the centroids change, and the estimates still come from them.
+    table.setQuery(query(384, 60), 384);
+    table.estimate(0, 100);
+    expect([...table.est.subarray(0, 100)]).toEqual([...javascript(codes, alpha, 48, query(384, 60))]);
+    // Dimensions the module cannot take four at a time: no centroids held (dotsF32 then).
+    expect(table.hold(codes, alpha, 48, { data: new Float32Array(3 * 6), lists: 3, dims: 6 })).toBe(true);
+    expect(table.centroidScores(query(6, 1))).toBeNull();
   });
 
   it('runs the module assembled from sqlite-vector-estimate.wat (npm run build:wasm)', async () => {

@@ -1,6 +1,7 @@
 import { ESTIMATE_WASM } from './sqlite-vector-estimate.wasm';
 
 type EstimateFn = (lut: number, codes: number, alpha: number, blocks: number, bytes: number, scale: number, base: number, qsum: number, out: number) => void;
+type DotsFn = (q: number, data: number, count: number, dims: number, out: number) => void;
 
 const PAGE = 65536;
 /** Members per block: one 128-bit lane each per code byte. */
@@ -115,6 +116,22 @@ export function estimate(
 }
 
 /**
+ * out[c] = q · data[c · dims .. (c + 1) · dims) for c < count, in float32 as the WebAssembly
+ * `dots` sums it (sqlite-vector-estimate.wat): four lane sums (lane l: the products q[j] · v[j]
+ * for j = l mod 4, in order), then (lane 0 + lane 1) + (lane 2 + lane 3). The IVF centroids'
+ * scores where there is no WebAssembly: the same lists are probed either way.
+ */
+export function dotsF32(q: Float32Array<ArrayBufferLike>, data: Float32Array<ArrayBufferLike>, count: number, out: Float32Array): void {
+  const f = Math.fround;
+  const dims = q.length;
+  for (let c = 0, o = 0; c < count; c++, o += dims) {
+    const lane = [0, 0, 0, 0];
+    for (let j = 0; j < dims; j++) lane[j & 3] = f(lane[j & 3] + f(q[j] * data[o + j]));
+    out[c] = f(f(lane[0] + lane[1]) + f(lane[2] + lane[3]));
+  }
+}
+
+/**
  * The quantised pass over the IVF lists' codes in WebAssembly SIMD (sqlite-vector-estimate.wat):
  * the same float32 as `estimate` for every code, 16 codes at a time (a byte shuffle looks up one
  * nibble of 16 codes). 20,000 codes of 48 bytes: 0.10 ms, against 0.85 ms for the JavaScript loop
@@ -132,12 +149,20 @@ export class CodeTable {
   private static compiled: WebAssembly.Module | null | undefined;
   private readonly memory: WebAssembly.Memory;
   private readonly run: EstimateFn;
+  private readonly dots: DotsFn;
   /** The grouping's codes copied in (by identity), their size, and where they are. */
   private source: Uint8Array<ArrayBufferLike> | null = null;
   private bytes = 0;
   private codesAt = 0;
   private alphaAt = 0;
   private estAt = 0;
+  /** The IVF centroids copied in (by identity; none when their dimensions are not a multiple of 4), and where they and the query and scores are. */
+  private centroids: Float32Array<ArrayBufferLike> | null = null;
+  private lists = 0;
+  private dims = 0;
+  private queryAt = 0;
+  private centroidsAt = 0;
+  private scoresAt = 0;
   /** The lookup table's place in memory (bytes · 32), and the query's table in it (setQuery). */
   private nibbles = new Uint8Array(0);
   private query: QueryTable | null = null;
@@ -157,19 +182,26 @@ export class CodeTable {
   }
 
   private constructor(compiled: WebAssembly.Module) {
-    const exports = new WebAssembly.Instance(compiled, {}).exports as { memory: WebAssembly.Memory; estimate: EstimateFn };
+    const exports = new WebAssembly.Instance(compiled, {}).exports as { memory: WebAssembly.Memory; estimate: EstimateFn; dots: DotsFn };
     this.memory = exports.memory;
     this.run = exports.estimate;
+    this.dots = exports.dots;
   }
 
-  /** Holds a grouping's codes (`bytes` per member) and alphas, copying them in unless they are the ones held already. */
-  hold(codes: Uint8Array<ArrayBufferLike>, alpha: Float32Array<ArrayBufferLike>, bytes: number): boolean {
+  /**
+   * Holds a grouping's codes (`bytes` per member) and alphas, and the IVF lists' centroids (`lists`
+   * of `dims` float32) when given, copying them in unless they are the ones held already.
+   */
+  hold(codes: Uint8Array<ArrayBufferLike>, alpha: Float32Array<ArrayBufferLike>, bytes: number, centroids?: { data: Float32Array<ArrayBufferLike>; lists: number; dims: number }): boolean {
     if (bytes === 0) return false;
-    if (codes === this.source && bytes === this.bytes) return true;
+    const held = centroids && centroids.dims % 4 === 0 ? centroids : null;
+    if (codes === this.source && bytes === this.bytes && (held?.data ?? null) === this.centroids) return true;
     const members = alpha.length;
     const blocks = Math.ceil(members / BLOCK);
     const lutBytes = bytes * 32;
-    const need = lutBytes + blocks * BLOCK * (bytes + 8);
+    // [lookup table | codes | alphas | estimates | query | centroids | their scores]
+    const estEnd = lutBytes + blocks * BLOCK * (bytes + 8);
+    const need = estEnd + (held ? (held.dims + held.lists * held.dims + held.lists) * 4 : 0);
     if (need > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / PAGE));
     const buffer = this.memory.buffer;
     this.bytes = bytes;
@@ -187,7 +219,24 @@ export class CodeTable {
     this.nibbles = new Uint8Array(buffer, 0, lutBytes);
     this.est = new Float32Array(buffer, this.estAt, members);
     this.source = codes;
+    this.centroids = held?.data ?? null;
+    if (held) {
+      this.lists = held.lists;
+      this.dims = held.dims;
+      this.queryAt = estEnd;
+      this.centroidsAt = this.queryAt + held.dims * 4;
+      this.scoresAt = this.centroidsAt + held.lists * held.dims * 4;
+      new Float32Array(buffer, this.centroidsAt, held.lists * held.dims).set(held.data.subarray(0, held.lists * held.dims));
+    }
     return true;
+  }
+
+  /** The held centroids' scores for query q (dotsF32's float32; a view valid until the next call), or null when none are held. */
+  centroidScores(q: Float32Array<ArrayBufferLike>): Float32Array | null {
+    if (this.centroids === null || q.length !== this.dims) return null;
+    new Float32Array(this.memory.buffer, this.queryAt, this.dims).set(q);
+    this.dots(this.queryAt, this.centroidsAt, this.lists, this.dims, this.scoresAt);
+    return new Float32Array(this.memory.buffer, this.scoresAt, this.lists);
   }
 
   /** Fills the lookup table for query q (`dims` dimensions), for the codes held; returns it (the JavaScript loop takes the same). */

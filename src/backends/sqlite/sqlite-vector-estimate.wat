@@ -65,4 +65,61 @@
               (local.get $vqsum))))
         (local.set $out (i32.add (local.get $out) (i32.const 64)))
         (local.set $alpha (i32.add (local.get $alpha) (i32.const 64)))
-        (br $block)))))
+        (br $block))))
+  ;; The IVF centroids' scores (sqlite-vector-cache.ts): out[c] = the dot product of the query at
+  ;; $q with the `count` vectors of `dims` float32 (a multiple of 4) from byte $data on, four
+  ;; vectors per pass. Lane l of a vector's accumulator sums q[j] * v[j] for j = l mod 4 in
+  ;; order, in float32; then (lane 0 + lane 1) + (lane 2 + lane 3). `dotsF32` in
+  ;; sqlite-vector-estimate.ts computes the same float32, step by step.
+  (func (export "dots")
+    (param $q i32) (param $data i32) (param $count i32) (param $dims i32) (param $out i32)
+    (local $stride i32) (local $qend i32) (local $end i32) (local $j i32) (local $p i32) (local $x v128)
+    (local $a0 v128) (local $a1 v128) (local $a2 v128) (local $a3 v128)
+    (local.set $stride (i32.shl (local.get $dims) (i32.const 2)))
+    (local.set $qend (i32.add (local.get $q) (local.get $stride)))
+    ;; Whole groups of four vectors, then one at a time.
+    (local.set $end (i32.add (local.get $out) (i32.shl (i32.and (local.get $count) (i32.const -4)) (i32.const 2))))
+    (block $fours
+      (loop $four
+        (br_if $fours (i32.ge_u (local.get $out) (local.get $end)))
+        (local.set $a0 (v128.const i32x4 0 0 0 0))
+        (local.set $a1 (v128.const i32x4 0 0 0 0))
+        (local.set $a2 (v128.const i32x4 0 0 0 0))
+        (local.set $a3 (v128.const i32x4 0 0 0 0))
+        (local.set $j (local.get $q))
+        (local.set $p (local.get $data))
+        (loop $dim
+          (local.set $x (v128.load (local.get $j)))
+          (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (local.get $x) (v128.load (local.get $p)))))
+          (local.set $a1 (f32x4.add (local.get $a1) (f32x4.mul (local.get $x) (v128.load (i32.add (local.get $p) (local.get $stride))))))
+          (local.set $a2 (f32x4.add (local.get $a2) (f32x4.mul (local.get $x) (v128.load (i32.add (local.get $p) (i32.shl (local.get $stride) (i32.const 1)))))))
+          (local.set $a3 (f32x4.add (local.get $a3) (f32x4.mul (local.get $x) (v128.load (i32.add (local.get $p) (i32.mul (local.get $stride) (i32.const 3)))))))
+          (local.set $p (i32.add (local.get $p) (i32.const 16)))
+          (local.set $j (i32.add (local.get $j) (i32.const 16)))
+          (br_if $dim (i32.lt_u (local.get $j) (local.get $qend))))
+        (f32.store (local.get $out) (call $sum (local.get $a0)))
+        (f32.store offset=4 (local.get $out) (call $sum (local.get $a1)))
+        (f32.store offset=8 (local.get $out) (call $sum (local.get $a2)))
+        (f32.store offset=12 (local.get $out) (call $sum (local.get $a3)))
+        (local.set $data (i32.add (local.get $data) (i32.shl (local.get $stride) (i32.const 2))))
+        (local.set $out (i32.add (local.get $out) (i32.const 16)))
+        (br $four)))
+    (local.set $end (i32.add (local.get $end) (i32.shl (i32.and (local.get $count) (i32.const 3)) (i32.const 2))))
+    (block $ones
+      (loop $one
+        (br_if $ones (i32.ge_u (local.get $out) (local.get $end)))
+        (local.set $a0 (v128.const i32x4 0 0 0 0))
+        (local.set $j (local.get $q))
+        (loop $dim1
+          (local.set $a0 (f32x4.add (local.get $a0) (f32x4.mul (v128.load (local.get $j)) (v128.load (local.get $data)))))
+          (local.set $data (i32.add (local.get $data) (i32.const 16)))
+          (local.set $j (i32.add (local.get $j) (i32.const 16)))
+          (br_if $dim1 (i32.lt_u (local.get $j) (local.get $qend))))
+        (f32.store (local.get $out) (call $sum (local.get $a0)))
+        (local.set $out (i32.add (local.get $out) (i32.const 4)))
+        (br $one))))
+  ;; (lane 0 + lane 1) + (lane 2 + lane 3), in float32.
+  (func $sum (param $v v128) (result f32)
+    (f32.add
+      (f32.add (f32x4.extract_lane 0 (local.get $v)) (f32x4.extract_lane 1 (local.get $v)))
+      (f32.add (f32x4.extract_lane 2 (local.get $v)) (f32x4.extract_lane 3 (local.get $v))))))
