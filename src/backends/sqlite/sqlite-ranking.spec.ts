@@ -1,15 +1,8 @@
-import { windowScores } from './sqlite-ranking';
+import { TermWindow, windowScores } from './sqlite-ranking';
 import { rng } from './sqlite-vector-ivf';
 
-interface Window {
-  rows: number[];
-  titleTags: number[];
-  idf: number;
-  required: boolean;
-}
-
 /** What rankedSearch did before windowScores: a map of sums term by term, the required terms' intersection, one full sort. */
-function byMapAndSort(hits: Window[]): Array<{ seq: number; score: number }> {
+function byMapAndSort(hits: TermWindow[]): Array<{ seq: number; score: number }> {
   const scores = new Map<number, number>();
   for (const h of hits) {
     const titles = new Set(h.titleTags);
@@ -32,7 +25,7 @@ function rowids(random: () => number, count: number, max: number): number[] {
 }
 
 /** Terms over a small rowid range (many rows in several windows), with repeated idfs (ties). */
-function windows(seed: number): Window[] {
+function windows(seed: number): TermWindow[] {
   const random = rng(seed);
   const terms = 1 + Math.floor(random() * 4);
   const max = 50 + Math.floor(random() * 400);

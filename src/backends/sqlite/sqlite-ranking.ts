@@ -193,7 +193,7 @@ function exactSearch(stmt: Stmt, parsed: ParsedSearch, query: SearchQuery, known
 }
 
 /** A term's window (rankedSearch). */
-interface TermWindow {
+export interface TermWindow {
   /** Newest matching rowids, descending. */
   rows: number[];
   /** Newest rowids with the term in their title or tags (from the window's lowest rowid on), descending. */
@@ -279,7 +279,7 @@ export class WindowScores {
     const better = (i: number, j: number) => scores[i] > scores[j] || (scores[i] === scores[j] && seqs[i] > seqs[j]);
     let order: number[];
     if (want * 8 >= n) {
-      order = Array.from({ length: n }, (_, i) => i).sort((i, j) => (better(i, j) ? -1 : better(j, i) ? 1 : 0));
+      order = Array.from({ length: n }, (_, i) => i).sort((i, j) => scores[j] - scores[i] || seqs[j] - seqs[i]);
       order.length = want;
     } else {
       // The best so far, best first; a candidate goes in only when it beats the last of them.

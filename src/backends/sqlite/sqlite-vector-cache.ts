@@ -2,7 +2,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Stmt } from './sqlite-memory-rows';
 import { dotsAt, groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
 import { startWorker } from '../../common/worker-script';
-import { CodeTable, dotsF32, estimate, queryTable } from './sqlite-vector-estimate';
+import { Centroids, CodeTable, dotsF32, estimate, queryTable } from './sqlite-vector-estimate';
 
 /**
  * The vectors of the current space, in memory, ONE copy per process: the main thread's cache
@@ -733,7 +733,7 @@ export class VectorCache {
   }
 
   /** This thread's WebAssembly copy of the lists' codes, or null (then the JavaScript loop). */
-  private codeTable(codes: Uint8Array<ArrayBufferLike>, alpha: Float32Array<ArrayBufferLike>, centroids: Parameters<CodeTable['hold']>[3]): CodeTable | null {
+  private codeTable(codes: Uint8Array<ArrayBufferLike>, alpha: Float32Array<ArrayBufferLike>, centroids: Centroids): CodeTable | null {
     if (this.table === undefined) this.table = CodeTable.create();
     return this.table?.hold(codes, alpha, this.bytes, centroids) ? this.table : null;
   }

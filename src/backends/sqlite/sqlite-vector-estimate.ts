@@ -3,6 +3,13 @@ import { ESTIMATE_WASM } from './sqlite-vector-estimate.wasm';
 type EstimateFn = (lut: number, codes: number, alpha: number, blocks: number, bytes: number, scale: number, base: number, qsum: number, out: number) => void;
 type DotsFn = (q: number, data: number, count: number, dims: number, out: number) => void;
 
+/** The IVF lists' centroids a CodeTable may hold: `lists` of `dims` float32. */
+export interface Centroids {
+  data: Float32Array<ArrayBufferLike>;
+  lists: number;
+  dims: number;
+}
+
 const PAGE = 65536;
 /** Members per block: one 128-bit lane each per code byte. */
 export const BLOCK = 16;
@@ -192,7 +199,7 @@ export class CodeTable {
    * Holds a grouping's codes (`bytes` per member) and alphas, and the IVF lists' centroids (`lists`
    * of `dims` float32) when given, copying them in unless they are the ones held already.
    */
-  hold(codes: Uint8Array<ArrayBufferLike>, alpha: Float32Array<ArrayBufferLike>, bytes: number, centroids?: { data: Float32Array<ArrayBufferLike>; lists: number; dims: number }): boolean {
+  hold(codes: Uint8Array<ArrayBufferLike>, alpha: Float32Array<ArrayBufferLike>, bytes: number, centroids?: Centroids): boolean {
     if (bytes === 0) return false;
     const held = centroids && centroids.dims % 4 === 0 ? centroids : null;
     if (codes === this.source && bytes === this.bytes && (held?.data ?? null) === this.centroids) return true;
