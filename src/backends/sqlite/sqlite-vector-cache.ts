@@ -1,8 +1,9 @@
 import type { Worker } from 'node:worker_threads';
 import type { Stmt } from './sqlite-memory-rows';
-import { dotsAt, groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
+import { groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
 import { startWorker } from '../../common/worker-script';
-import { Centroids, CodeTable, dotsF32, estimate, queryTable } from './sqlite-vector-estimate';
+import { dotsF32, VectorDots, vectorStore } from './sqlite-vector-dots';
+import { Centroids, CodeTable, estimate, queryTable } from './sqlite-vector-estimate';
 
 /**
  * The vectors of the current space, in memory, ONE copy per process: the main thread's cache
@@ -11,7 +12,9 @@ import { Centroids, CodeTable, dotsF32, estimate, queryTable } from './sqlite-ve
  *
  * Layout (slot i): `data` float32 [i*dims, (i+1)*dims), `codes` the sign bits of (vector −
  * centre), one bit per dimension packed in bytes, `alpha` mean |vector − centre| (the scale of
- * the binary approximation), `seqs` the memory's seq or −1 for a free slot. Slots are only
+ * the binary approximation), `seqs` the memory's seq or −1 for a free slot. `data` is the buffer
+ * of a shared WebAssembly memory where one can hold it (up to 4 GiB), so that the exact re-rank
+ * reads the vectors in WebAssembly where they lie (sqlite-vector-dots.ts). Slots are only
  * appended (a re-embedded memory gets a new slot, its old one is freed), so a worker reading
  * slots [0, count) never sees a half-written vector; a larger store or a reload makes new
  * buffers (`gen` moves) and workers still holding the old ones finish their search on them.
@@ -41,6 +44,8 @@ export interface SharedVectors {
   dims: number;
   count: number;
   data: SharedArrayBuffer;
+  /** The shared WebAssembly memory `data` is the buffer of, when it is one (sqlite-vector-dots.ts). */
+  memory: WebAssembly.Memory | null;
   codes: SharedArrayBuffer;
   alpha: SharedArrayBuffer;
   seqs: SharedArrayBuffer;
@@ -144,6 +149,8 @@ export class VectorCache {
   private count = 0;
   private capacity = 0;
   private data: Float32Array<ArrayBufferLike> = new Float32Array(0);
+  /** The WebAssembly memory holding `data`, or null (a plain SharedArrayBuffer: too large, or no WebAssembly). */
+  private memory: WebAssembly.Memory | null = null;
   private codes: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
   private alpha: Float32Array<ArrayBufferLike> = new Float32Array(0);
   private seqs: Int32Array<ArrayBufferLike> = new Int32Array(0);
@@ -167,6 +174,10 @@ export class VectorCache {
   private readonly train: 'worker' | 'inline' | 'off';
   /** This thread's copy of the lists' codes for the WebAssembly pass (sqlite-vector-estimate.ts): undefined until a search needs it, null without. */
   private table: CodeTable | null | undefined;
+  /** This thread's re-rank over `memory` (sqlite-vector-dots.ts): undefined until a search needs it, null without. */
+  private scorer: VectorDots | null | undefined;
+  /** WebAssembly where it can (VectorSearchOptions.wasm). */
+  private readonly wasm: boolean;
   private ivf: Ivf | null = null;
   /** top()'s largest temporaries (the probed candidates, their estimates), kept between searches: grown, never shrunk. */
   private scratch = { index: new Int32Array(0), est: new Float32Array(0) };
@@ -187,7 +198,8 @@ export class VectorCache {
     this.probe = opts.probe ?? defaultProbe;
     this.lists = opts.lists ?? listsFor;
     this.train = opts.train ?? 'worker';
-    if (opts.wasm === false) this.table = null;
+    this.wasm = opts.wasm !== false;
+    if (!this.wasm) this.table = null;
   }
 
   /** The IVF lists in use (diagnostics, tests): null before the first training. */
@@ -238,6 +250,7 @@ export class VectorCache {
       dims: this.dims,
       count: this.count,
       data: shared(this.data),
+      memory: this.memory,
       codes: shared(this.codes),
       alpha: shared(this.alpha),
       seqs: shared(this.seqs),
@@ -268,6 +281,8 @@ export class VectorCache {
       this.dims = v.dims;
       this.bytes = Math.ceil(v.dims / 8);
       this.data = new Float32Array(v.data);
+      this.memory = v.memory;
+      this.scorer = undefined;
       this.codes = new Uint8Array(v.codes);
       this.alpha = new Float32Array(v.alpha);
       this.seqs = new Int32Array(v.seqs);
@@ -442,6 +457,8 @@ export class VectorCache {
     this.count = 0;
     this.capacity = 0;
     this.data = new Float32Array(0);
+    this.memory = null;
+    this.scorer = undefined;
     this.codes = new Uint8Array(0);
     this.alpha = new Float32Array(0);
     this.seqs = new Int32Array(0);
@@ -471,7 +488,8 @@ export class VectorCache {
     const live: number[] = [];
     for (let i = 0; i < this.count; i++) if (this.seqs[i] >= 0) live.push(i);
     const capacity = Math.max(1024, Math.ceil((live.length + need - this.count) * 1.25));
-    const data = new Float32Array(new SharedArrayBuffer(capacity * this.dims * 4));
+    const store = vectorStore(capacity * this.dims * 4);
+    const data = new Float32Array(store.buffer, 0, capacity * this.dims);
     const codes = new Uint8Array(new SharedArrayBuffer(capacity * this.bytes));
     const alpha = new Float32Array(new SharedArrayBuffer(capacity * 4));
     const seqs = new Int32Array(new SharedArrayBuffer(capacity * 4)).fill(-1);
@@ -494,6 +512,8 @@ export class VectorCache {
     if (ivf && assign && sizes) this.ivf = { ...ivf, assign, sizes, assigned };
     this.layout++;
     this.data = data;
+    this.memory = store.memory;
+    this.scorer = undefined;
     this.codes = codes;
     this.alpha = alpha;
     this.seqs = seqs;
@@ -560,7 +580,7 @@ export class VectorCache {
     return i !== undefined && i < this.count && this.seqs[i] === seq ? i : undefined;
   }
 
-  /** The cosine of q with each of `seqs` that has a vector (as float32, as top() scores them), in one pass of dotsAt. */
+  /** The cosine of q with each of `seqs` that has a vector (the float32 top() scores them with), in one pass. */
   cosines(seqs: Iterable<number>, q: Float32Array): Map<number, number> {
     const out = new Map<number, number>();
     if (q.length !== this.dims) return out;
@@ -573,7 +593,7 @@ export class VectorCache {
       slots.push(i);
     }
     const scores = new Float32Array(slots.length);
-    dotsAt(q, this.data, Int32Array.from(slots), slots.length, scores);
+    this.dots(q, Int32Array.from(slots), scores);
     for (let n = 0; n < found.length; n++) out.set(found[n], scores[n]);
     return out;
   }
@@ -698,10 +718,10 @@ export class VectorCache {
     return out.subarray(0, m);
   }
 
-  /** Exact dot products over `slots`; the best `k`. */
+  /** Exact dot products over `slots` (dotsF32's float32, in WebAssembly where it can); the best `k`. */
   private exact(q: Float32Array, slots: Int32Array, k: number): Array<{ seq: number; score: number }> {
     const scores = new Float32Array(slots.length);
-    dotsAt(q, this.data, slots, slots.length, scores);
+    this.dots(q, slots, scores);
     const order = bestIndexes(scores, k);
     const out: Array<{ seq: number; score: number }> = [];
     for (const n of order) {
@@ -710,6 +730,13 @@ export class VectorCache {
     }
     out.sort((a, b) => b.score - a.score || b.seq - a.seq);
     return out.slice(0, k);
+  }
+
+  /** out[n] = q · slot slots[n]'s vector, dotsF32's float32: in WebAssembly over the shared memory of vectors where it can. */
+  private dots(q: Float32Array, slots: Int32Array, out: Float32Array): void {
+    if (this.scorer === undefined) this.scorer = this.wasm && this.memory && this.dims % 4 === 0 ? VectorDots.over(this.memory) : null;
+    if (this.scorer) this.scorer.dotsAt(q, slots, slots.length, out);
+    else dotsF32(q, this.data, slots.length, out, slots);
   }
 
   /** The ~`r` slots with the best estimated dot product (sign bits against the query's table; the JavaScript loop). */

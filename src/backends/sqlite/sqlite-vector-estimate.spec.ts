@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CodeTable, dotsF32, estimate, queryTable } from './sqlite-vector-estimate';
+import { dotsF32 } from './sqlite-vector-dots';
+import { CodeTable, estimate, queryTable } from './sqlite-vector-estimate';
 import { dotAt, rng } from './sqlite-vector-ivf';
 
 /** The JavaScript loop's estimates (`estimate`, the path without WebAssembly) of every member. */
@@ -179,8 +180,12 @@ describe('CodeTable (the quantised pass in WebAssembly SIMD)', () => {
     expect(table.centroidScores(query(6, 1))).toBeNull();
   });
 
-  it('runs the module assembled from sqlite-vector-estimate.wat (npm run build:wasm)', async () => {
-    const { generate, OUT } = require(join(__dirname, '..', '..', '..', 'scripts', 'build-wasm.js')) as { generate: () => Promise<string>; OUT: string };
-    expect(readFileSync(OUT, 'utf8')).toBe(await generate());
+  it('runs the modules assembled from sqlite-vector-estimate.wat and sqlite-vector-dots.wat (npm run build:wasm)', async () => {
+    const { generate, TARGETS } = require(join(__dirname, '..', '..', '..', 'scripts', 'build-wasm.js')) as {
+      generate: (wat: string) => Promise<string>;
+      TARGETS: Array<{ wat: string; out: string }>;
+    };
+    expect(TARGETS.map((t) => t.wat.replace(/.*\//, ''))).toEqual(['sqlite-vector-estimate.wat', 'sqlite-vector-dots.wat']);
+    for (const { wat, out } of TARGETS) expect(readFileSync(out, 'utf8')).toBe(await generate(wat));
   });
 });

@@ -123,22 +123,6 @@ export function estimate(
 }
 
 /**
- * out[c] = q · data[c · dims .. (c + 1) · dims) for c < count, in float32 as the WebAssembly
- * `dots` sums it (sqlite-vector-estimate.wat): four lane sums (lane l: the products q[j] · v[j]
- * for j = l mod 4, in order), then (lane 0 + lane 1) + (lane 2 + lane 3). The IVF centroids'
- * scores where there is no WebAssembly: the same lists are probed either way.
- */
-export function dotsF32(q: Float32Array<ArrayBufferLike>, data: Float32Array<ArrayBufferLike>, count: number, out: Float32Array): void {
-  const f = Math.fround;
-  const dims = q.length;
-  for (let c = 0, o = 0; c < count; c++, o += dims) {
-    const lane = [0, 0, 0, 0];
-    for (let j = 0; j < dims; j++) lane[j & 3] = f(lane[j & 3] + f(q[j] * data[o + j]));
-    out[c] = f(f(lane[0] + lane[1]) + f(lane[2] + lane[3]));
-  }
-}
-
-/**
  * The quantised pass over the IVF lists' codes in WebAssembly SIMD (sqlite-vector-estimate.wat):
  * the same float32 as `estimate` for every code, 16 codes at a time (a byte shuffle looks up one
  * nibble of 16 codes). 20,000 codes of 48 bytes: 0.10 ms, against 0.85 ms for the JavaScript loop
@@ -238,7 +222,7 @@ export class CodeTable {
     return true;
   }
 
-  /** The held centroids' scores for query q (dotsF32's float32; a view valid until the next call), or null when none are held. */
+  /** The held centroids' scores for query q (sqlite-vector-dots.ts dotsF32's float32; a view valid until the next call), or null when none are held. */
   centroidScores(q: Float32Array<ArrayBufferLike>): Float32Array | null {
     if (this.centroids === null || q.length !== this.dims) return null;
     new Float32Array(this.memory.buffer, this.queryAt, this.dims).set(q);
