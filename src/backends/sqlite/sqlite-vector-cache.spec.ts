@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { createMemorySchema } from './sqlite-memory-schema';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
-import { defaultRerank, descending, IVF_SHARE, REGROUP_AFTER, RERANK_SHARE, VectorCache, VectorSearchOptions } from './sqlite-vector-cache';
+import { defaultRerank, IVF_SHARE, probedLists, REGROUP_AFTER, RERANK_SHARE, VectorCache, VectorSearchOptions } from './sqlite-vector-cache';
 import { toBlob } from './sqlite-vectors';
 import { CodeTable } from './sqlite-vector-estimate';
 import { dotAt, dotsAt, groupByList, nearestList, rng } from './sqlite-vector-ivf';
@@ -387,12 +387,30 @@ describe('VectorCache (quantised pre-filter + exact re-rank, shared buffers)', (
     expect(nearestList(twin, 3, 2, Float32Array.from([1, 0]), 0)).toBe(1);
   });
 
-  it('descending: indexes by descending score, equal scores by ascending index (as a stable comparator sort)', () => {
+  it('probedLists: the lists by descending score (equal scores: lower index first) until they hold the budget', () => {
     const random = rng(11);
-    const scores = Float32Array.from({ length: 700 }, () => Math.round((random() * 2 - 1) * 300) / 100);
-    scores.set([0.5, -0.5, 0.5, -3, 3, 1e-30, -1e-30], 3);
-    const expected = Array.from({ length: scores.length }, (_, c) => c).sort((a, b) => scores[b] - scores[a]);
-    expect([...descending(scores)]).toEqual(expected);
-    expect([...descending(Float32Array.from([0.25, 0.75, -0.1, 0.75]))]).toEqual([1, 3, 0, 2]);
+    // The walk it replaces: every list sorted, taken while less than the budget is held.
+    const walk = (scores: Float32Array, sizes: Int32Array, budget: number) => {
+      const mark = new Uint8Array(scores.length);
+      let held = 0;
+      for (const c of Array.from(scores, (_, i) => i).sort((a, b) => scores[b] - scores[a] || a - b)) {
+        if (held >= budget) break;
+        mark[c] = 1;
+        held += sizes[c];
+      }
+      return [...mark];
+    };
+    for (let round = 0; round < 40; round++) {
+      const n = 1 + Math.floor(random() * 700);
+      // Coarse scores (many ties), empty lists, and budgets from none to more than all hold.
+      const scores = Float32Array.from({ length: n }, () => Math.round((random() * 2 - 1) * 300) / 100);
+      const sizes = Int32Array.from({ length: n }, () => (random() < 0.1 ? 0 : Math.floor(random() * 400)));
+      const all = sizes.reduce((a, b) => a + b, 0);
+      for (const budget of [0, 1, Math.floor(all * 0.2), Math.floor(all * random()), all, all + 1]) {
+        expect([...probedLists(scores, sizes, budget)]).toEqual(walk(scores, sizes, budget));
+      }
+    }
+    expect([...probedLists(Float32Array.from([0.25, 0.75, -0.1, 0.75]), Int32Array.from([5, 5, 5, 5]), 6)]).toEqual([0, 1, 0, 1]);
+    expect([...probedLists(Float32Array.from([0.5, 0.5, 0.5]), Int32Array.from([2, 2, 2]), 3)]).toEqual([1, 1, 0]);
   });
 });

@@ -3,7 +3,7 @@ import type { Stmt } from './sqlite-memory-rows';
 import { groupByList, listsFor, nearestList, TrainOutput, trainIvf } from './sqlite-vector-ivf';
 import { startWorker } from '../../common/worker-script';
 import { dotsF32, VectorDots, vectorStore } from './sqlite-vector-dots';
-import { Centroids, CodeTable, estimate, queryTable } from './sqlite-vector-estimate';
+import { BUCKETS, Centroids, CodeTable, estimate, queryTable } from './sqlite-vector-estimate';
 
 /**
  * The vectors of the current space, in memory, ONE copy per process: the main thread's cache
@@ -180,7 +180,7 @@ export class VectorCache {
   private readonly wasm: boolean;
   private ivf: Ivf | null = null;
   /** top()'s largest temporaries (the probed candidates, their estimates), kept between searches: grown, never shrunk. */
-  private scratch = { index: new Int32Array(0), est: new Float32Array(0) };
+  private scratch = { index: new Int32Array(0), tail: new Int32Array(0), members: new Int32Array(0), est: new Float32Array(0) };
   /** Moves whenever slots move (reserve, reset): a training started before is discarded. */
   private layout = 0;
   /** A training under way (worker), and the slot count it started from. */
@@ -643,6 +643,9 @@ export class VectorCache {
    * they are estimated with the others (no pass over the members to skip them) and dropped from
    * the best r + freed, so at least r are left. When that would be many more than r (an
    * exclusion, many deletions), their estimates are masked instead, in one pass.
+   *
+   * With WebAssembly, the estimates are made and chosen from where they lie in the module's
+   * memory (CodeTable.select: the runs as they are, no copy; the same choice as bestIndexes).
    */
   private probed(q: Float32Array, k: number, except: Set<number> | null): Int32Array | null {
     const ivf = this.ivf;
@@ -653,69 +656,73 @@ export class VectorCache {
     const table = this.codeTable(memberCodes, memberAlpha, { data: ivf.centroids, lists: ivf.lists, dims: this.dims });
     let scores = table?.centroidScores(q) ?? null;
     if (!scores) dotsF32(q, ivf.centroids, ivf.lists, (scores = new Float32Array(ivf.lists)));
-    const order = descending(scores);
-    const mark = new Uint8Array(ivf.lists);
-    let held = 0;
-    for (const c of order) {
-      if (held >= budget) break;
-      mark[c] = 1;
-      held += ivf.sizes[c];
-    }
+    const mark = probedLists(scores, ivf.sizes, budget);
     const seqs = this.seqs;
     const skip = except && except.size > 0 ? except : null;
-    const lists: number[] = [];
+    // The probed lists' runs of members, [from, to) pairs in list order.
+    const runs = this.spare('index', 2 * ivf.lists);
+    let count = 0;
     let inLists = 0;
     for (let c = 0; c < ivf.lists; c++) {
       if (mark[c] === 0) continue;
-      lists.push(c);
+      runs[2 * count] = starts[c];
+      runs[2 * count + 1] = starts[c + 1];
       inLists += starts[c + 1] - starts[c];
+      count++;
     }
-    // Candidate b is the member at position index[b] of the lists' copy for b < inLists, else
-    // slot index[b] (after the grouping: those are skipped here when freed or excluded).
-    const index = this.spare('index', inLists + Math.max(0, this.count - grouped));
-    let n = 0;
-    for (const c of lists) for (let p = starts[c], end = starts[c + 1]; p < end; p++) index[n++] = p;
+    // The slots after the grouping that are in those lists or in none (skipped here when freed or excluded).
+    const tail = this.spare('tail', Math.max(0, this.count - grouped));
+    let m = 0;
     for (let i = grouped; i < this.count; i++) {
       if (seqs[i] < 0 || (skip && skip.has(seqs[i]))) continue;
       if (i < assigned) {
         const c = assign[i];
         if (c < 0 || mark[c] === 0) continue;
       }
-      index[n++] = i;
+      tail[m++] = i;
     }
+    const n = inLists + m;
     this.scanned = n;
-    const est = this.spare('est', n);
-    // One lookup table per search, for the WebAssembly pass and the JavaScript loop alike.
-    const t = table ? table.setQuery(q, this.dims) : queryTable(q, this.dims, this.bytes);
-    if (table) {
-      for (let c = 0, at = 0; c < lists.length; c++) {
-        const from = starts[lists[c]];
-        const to = starts[lists[c] + 1];
-        table.estimate(from, to);
-        est.set(table.est.subarray(from, to), at);
-        at += to - from;
-      }
-    } else estimate(est, 0, inLists, index, memberCodes, memberAlpha, this.bytes, t);
-    if (n > inLists) estimate(est, inLists, n, index, this.codes, this.alpha, this.bytes, t);
     const r = this.rerank(n, k);
-    let extra = ivf.freed;
-    if (skip || extra > r) {
-      for (let b = 0; b < inLists; b++) {
-        const s = seqs[members[index[b]]];
-        if (s < 0 || (skip && skip.has(s))) est[b] = NaN;
+    // Members freed since the grouping are chosen among the others and dropped after: r + freed
+    // leaves at least r. With an exclusion, or more freed than r, they are masked (NaN) first.
+    const dead = (s: number) => s < 0 || (skip !== null && skip.has(s));
+    const mask = skip !== null || ivf.freed > r;
+    const want = r + (mask ? 0 : ivf.freed);
+    let chosen: Int32Array;
+    let otherBase: number;
+    if (table) {
+      // Estimated and chosen where they lie in the module's memory: est index p is member p,
+      // otherBase + i tail slot i.
+      table.room(count, m, n);
+      const t = table.setQuery(q, this.dims);
+      for (let c = 0; c < count; c++) table.estimate(runs[2 * c], runs[2 * c + 1]);
+      estimate(table.others(m), 0, m, tail, this.codes, this.alpha, this.bytes, t);
+      if (mask) {
+        const est = table.est;
+        for (let c = 0; c < count; c++) for (let p = runs[2 * c]; p < runs[2 * c + 1]; p++) if (dead(seqs[members[p]])) est[p] = NaN;
       }
-      extra = 0;
+      chosen = table.select(runs, count, m, want);
+      otherBase = table.otherBase;
+    } else {
+      // Candidate b: member index[b] for b < inLists, then tail slot b − inLists (chosen as otherBase + that).
+      const index = this.spare('members', inLists);
+      for (let c = 0, b = 0; c < count; c++) for (let p = runs[2 * c]; p < runs[2 * c + 1]; p++) index[b++] = p;
+      const est = this.spare('est', n);
+      const t = queryTable(q, this.dims, this.bytes);
+      estimate(est, 0, inLists, index, memberCodes, memberAlpha, this.bytes, t);
+      estimate(est.subarray(inLists), 0, m, tail, this.codes, this.alpha, this.bytes, t);
+      if (mask) for (let b = 0; b < inLists; b++) if (dead(seqs[members[index[b]]])) est[b] = NaN;
+      otherBase = members.length;
+      chosen = Int32Array.from(bestIndexes(est, want), (b) => (b < inLists ? index[b] : otherBase + b - inLists));
     }
-    const best = bestIndexes(est, r + extra);
-    const out = new Int32Array(best.length);
-    let m = 0;
-    for (const b of best) {
-      const slot = b < inLists ? members[index[b]] : index[b];
-      const s = seqs[slot];
-      if (s < 0 || (skip && skip.has(s))) continue;
-      out[m++] = slot;
+    const out = new Int32Array(chosen.length);
+    let o = 0;
+    for (const x of chosen) {
+      const slot = x < otherBase ? members[x] : tail[x - otherBase];
+      if (!dead(seqs[slot])) out[o++] = slot;
     }
-    return out.subarray(0, m);
+    return out.subarray(0, o);
   }
 
   /** Exact dot products over `slots` (dotsF32's float32, in WebAssembly where it can); the best `k`. */
@@ -767,33 +774,53 @@ export class VectorCache {
 }
 
 /**
- * Indexes of `scores` by descending score, equal scores by ascending index: one native sort of
- * numeric keys (each score's float bits made unsigned-orderable, then the index), instead of a
- * comparator called ~5,000 times for 520 lists.
+ * The lists to probe (mark[c] = 1): by descending score (equal scores: the lower c first) until
+ * they hold `budget` slots. Without sorting all the lists: a histogram of the lists' sizes by
+ * score finds the bucket where that walk stops; the lists above it are all taken, and only that
+ * bucket's are sorted (a few of 500, where a sort of every list took 0.04 ms per search).
  */
-export function descending(scores: Float32Array): Int32Array {
+export function probedLists(scores: Float32Array, sizes: Int32Array<ArrayBufferLike>, budget: number): Uint8Array {
   const n = scores.length;
-  const bits = new Uint32Array(scores.buffer, scores.byteOffset, n);
-  const keys = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const b = bits[i];
-    // Ascending order of the floats: negative ones inverted, positive ones above them; then reversed.
-    const ascending = b & 0x80000000 ? ~b >>> 0 : (b | 0x80000000) >>> 0;
-    keys[i] = (0xffffffff - ascending) * n + i;
+  const mark = new Uint8Array(n);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (let c = 0; c < n; c++) {
+    if (scores[c] < lo) lo = scores[c];
+    if (scores[c] > hi) hi = scores[c];
   }
-  keys.sort();
-  const out = new Int32Array(n);
-  for (let i = 0; i < n; i++) out[i] = keys[i] % n;
-  return out;
+  const B = 256;
+  const per = hi > lo ? B / (hi - lo) : 0;
+  // The same expression for every list: a higher score never falls in a lower bucket.
+  const bucket = (s: number) => Math.min(B, ((s - lo) * per) | 0);
+  const held = new Float64Array(B + 1);
+  for (let c = 0; c < n; c++) held[bucket(scores[c])] += sizes[c];
+  let total = 0;
+  let cut = B;
+  while (cut >= 0 && total + held[cut] < budget) total += held[cut--];
+  const last: number[] = [];
+  for (let c = 0; c < n; c++) {
+    const b = bucket(scores[c]);
+    if (b > cut) mark[c] = 1;
+    else if (b === cut) last.push(c);
+  }
+  last.sort((a, b) => scores[b] - scores[a] || a - b);
+  for (const c of last) {
+    if (total >= budget) break;
+    mark[c] = 1;
+    total += sizes[c];
+  }
+  return mark;
 }
 
 /**
  * Indexes of (about, never fewer than min(k, n)) the k largest scores: a histogram threshold, O(n).
- * A NaN score (a masked candidate) is never among them.
+ * A NaN score (a masked candidate) is never among them. In float32 arithmetic, step by step as
+ * CodeTable.select (sqlite-vector-estimate.wat `select`) chooses, so both choose alike.
  */
-function bestIndexes(scores: Float32Array, k: number): number[] {
+export function bestIndexes(scores: Float32Array, k: number): number[] {
   const n = scores.length;
   if (n <= k) return Array.from({ length: n }, (_, i) => i).filter((i) => !Number.isNaN(scores[i]));
+  const f = Math.fround;
   let lo = Infinity;
   let hi = -Infinity;
   for (let i = 0; i < n; i++) {
@@ -801,21 +828,23 @@ function bestIndexes(scores: Float32Array, k: number): number[] {
     if (s < lo) lo = s;
     if (s > hi) hi = s;
   }
-  const B = 2048;
-  // Bucket of score s: min(B, ⌊(s − lo) · per⌋), the same expression in both passes.
-  const per = hi > lo ? B / (hi - lo) : 0;
-  const counts = new Uint32Array(B + 1);
+  // Bucket of score s: min(BUCKETS, ⌊(s − lo) · per⌋), the same expression in both passes.
+  const per = hi > lo ? f(BUCKETS / f(hi - lo)) : 0;
+  const counts = new Uint32Array(BUCKETS + 1);
   for (let i = 0; i < n; i++) {
     const s = scores[i];
     if (s !== s) continue;
-    const b = ((s - lo) * per) | 0;
-    counts[b > B ? B : b]++;
+    const b = f(f(s - lo) * per) | 0;
+    counts[b > BUCKETS ? BUCKETS : b]++;
   }
-  let cut = B;
-  let seen = counts[B];
+  let cut = BUCKETS;
+  let seen = counts[BUCKETS];
   while (cut > 0 && seen < k) seen += counts[--cut];
   const out: number[] = [];
-  for (let i = 0; i < n; i++) if ((((scores[i] - lo) * per) | 0) >= cut && scores[i] === scores[i]) out.push(i);
+  for (let i = 0; i < n; i++) {
+    const s = scores[i];
+    if ((f(f(s - lo) * per) | 0) >= cut && s === s) out.push(i);
+  }
   if (out.length > 4 * k) {
     // A bucket with many ties: keep the best k exactly.
     out.sort((a, b) => scores[b] - scores[a]);

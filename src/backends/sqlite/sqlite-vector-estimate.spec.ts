@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { bestIndexes } from './sqlite-vector-cache';
 import { dotsF32 } from './sqlite-vector-dots';
 import { CodeTable, estimate, queryTable } from './sqlite-vector-estimate';
 import { dotAt, rng } from './sqlite-vector-ivf';
@@ -178,6 +179,61 @@ describe('CodeTable (the quantised pass in WebAssembly SIMD)', () => {
     // Dimensions the module cannot take four at a time: no centroids held (dotsF32 then).
     expect(table.hold(codes, alpha, 48, { data: new Float32Array(3 * 6), lists: 3, dims: 6 })).toBe(true);
     expect(table.centroidScores(query(6, 1))).toBeNull();
+  });
+
+  it('select: chooses among runs of the estimates and other estimates as bestIndexes does, the k best and more, never a NaN', () => {
+    const table = CodeTable.create()!;
+    const members = 5000;
+    const { codes, alpha } = random(members, 48, 77);
+    expect(table.hold(codes, alpha, 48)).toBe(true);
+    const r = rng(5);
+    // [k, other estimates, share of NaN, distinct values (0: any)]: spread scores, masked ones,
+    // few candidates per wanted, many ties (bestIndexes keeps exactly k then), fewer than k.
+    for (const [k, others, nan, distinct] of [
+      [300, 0, 0, 0],
+      [1000, 37, 0.1, 0],
+      [50, 3, 0, 0],
+      [100, 0, 0, 3],
+      [10_000, 5, 0.2, 0],
+    ]) {
+      const runs: number[] = [];
+      for (let p = 0; p < members; ) {
+        const len = Math.floor(r() * 120);
+        if (r() < 0.6) runs.push(p, Math.min(members, p + len));
+        p += len + Math.floor(r() * 80);
+      }
+      const count = runs.length / 2;
+      table.room(count, others, members + others);
+      const value = () => (distinct ? Math.floor(r() * distinct) / distinct : r() < nan ? NaN : r() * 2 - 1);
+      // The same estimates in bestIndexes' one array, and what each of its indexes is in select's.
+      const flat: number[] = [];
+      const ids: number[] = [];
+      for (let c = 0; c < count; c++) {
+        for (let p = runs[2 * c]; p < runs[2 * c + 1]; p++) {
+          table.est[p] = value();
+          flat.push(table.est[p]);
+          ids.push(p);
+        }
+      }
+      const other = table.others(others);
+      for (let i = 0; i < others; i++) {
+        other[i] = value();
+        flat.push(other[i]);
+        ids.push(table.otherBase + i);
+      }
+      const chosen = [...table.select(Int32Array.from(runs), count, others, k)];
+      expect(chosen).toEqual(bestIndexes(Float32Array.from(flat), k).map((b) => ids[b]));
+      // What it is: at least min(k, the scores) (exactly k among many ties), every score above the
+      // k-th best among them, no NaN.
+      const scores = flat.filter((x) => !Number.isNaN(x)).sort((a, b) => b - a);
+      const kth = scores[Math.min(k, scores.length) - 1];
+      const valueOf = new Map(ids.map((id, b) => [id, flat[b]]));
+      if (distinct) expect(chosen).toHaveLength(k);
+      else expect(chosen.length).toBeGreaterThanOrEqual(Math.min(k, scores.length));
+      expect(chosen.some((id) => Number.isNaN(valueOf.get(id)))).toBe(false);
+      const picked = new Set(chosen);
+      expect(ids.filter((id) => (valueOf.get(id) as number) > kth).every((id) => picked.has(id))).toBe(true);
+    }
   });
 
   it('runs the modules assembled from sqlite-vector-estimate.wat and sqlite-vector-dots.wat (npm run build:wasm)', async () => {

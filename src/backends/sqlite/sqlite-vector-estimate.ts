@@ -2,6 +2,7 @@ import { ESTIMATE_WASM } from './sqlite-vector-estimate.wasm';
 
 type EstimateFn = (lut: number, codes: number, alpha: number, blocks: number, bytes: number, scale: number, base: number, qsum: number, out: number) => void;
 type DotsFn = (q: number, data: number, count: number, dims: number, out: number) => void;
+type SelectFn = (runs: number, nruns: number, est: number, k: number, counts: number, out: number) => number;
 
 /** The IVF lists' centroids a CodeTable may hold: `lists` of `dims` float32. */
 export interface Centroids {
@@ -13,6 +14,8 @@ export interface Centroids {
 const PAGE = 65536;
 /** Members per block: one 128-bit lane each per code byte. */
 export const BLOCK = 16;
+/** bestIndexes' (and the module's `select`) histogram buckets. */
+export const BUCKETS = 2048;
 
 /**
  * The quantised pass's lookup table for one query: for each 4 bits of a code (nibble j covers
@@ -141,6 +144,7 @@ export class CodeTable {
   private readonly memory: WebAssembly.Memory;
   private readonly run: EstimateFn;
   private readonly dots: DotsFn;
+  private readonly choose: SelectFn;
   /** The grouping's codes copied in (by identity), their size, and where they are. */
   private source: Uint8Array<ArrayBufferLike> | null = null;
   private bytes = 0;
@@ -159,6 +163,12 @@ export class CodeTable {
   private query: QueryTable | null = null;
   /** est[p]: the estimate of member p, for the members of the ranges estimated since the last setQuery. */
   est = new Float32Array(0);
+  /** After the held part (16-aligned): [histogram | other estimates | runs | chosen], sized by room(). */
+  private heldEnd = 0;
+  private countsAt = 0;
+  private otherAt = 0;
+  private runsAt = 0;
+  private chosenAt = 0;
 
   /** A table for this thread, or null where WebAssembly (or its SIMD) is missing (node --jitless): the JavaScript loop then. */
   static create(): CodeTable | null {
@@ -173,10 +183,11 @@ export class CodeTable {
   }
 
   private constructor(compiled: WebAssembly.Module) {
-    const exports = new WebAssembly.Instance(compiled, {}).exports as { memory: WebAssembly.Memory; estimate: EstimateFn; dots: DotsFn };
+    const exports = new WebAssembly.Instance(compiled, {}).exports as { memory: WebAssembly.Memory; estimate: EstimateFn; dots: DotsFn; select: SelectFn };
     this.memory = exports.memory;
     this.run = exports.estimate;
     this.dots = exports.dots;
+    this.choose = exports.select;
   }
 
   /**
@@ -193,8 +204,10 @@ export class CodeTable {
     // [lookup table | codes | alphas | estimates | query | centroids | their scores]
     const estEnd = lutBytes + blocks * BLOCK * (bytes + 8);
     const need = estEnd + (held ? (held.dims + held.lists * held.dims + held.lists) * 4 : 0);
-    if (need > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((need - this.memory.buffer.byteLength) / PAGE));
+    this.grow(need);
     const buffer = this.memory.buffer;
+    this.heldEnd = Math.ceil(need / 16) * 16;
+    this.countsAt = this.otherAt = this.runsAt = this.chosenAt = this.heldEnd;
     this.bytes = bytes;
     this.codesAt = lutBytes;
     this.alphaAt = this.codesAt + blocks * BLOCK * bytes;
@@ -234,6 +247,65 @@ export class CodeTable {
   setQuery(q: Float32Array, dims: number): QueryTable {
     this.query = queryTable(q, dims, this.bytes, this.nibbles);
     return this.query;
+  }
+
+  /**
+   * Makes room for a choice (select) among the members of `runs` runs and `others` other
+   * estimates (`candidates` in all). Before setQuery: growing the memory replaces its views.
+   */
+  room(runs: number, others: number, candidates: number): void {
+    this.countsAt = this.heldEnd;
+    this.otherAt = this.countsAt + (BUCKETS + 4) * 4;
+    this.runsAt = this.otherAt + Math.ceil(others / 4) * 16;
+    this.chosenAt = this.runsAt + (runs + 1) * 8;
+    const end = this.chosenAt + candidates * 4;
+    if (end <= this.memory.buffer.byteLength) return;
+    this.grow(end);
+    this.nibbles = new Uint8Array(this.memory.buffer, 0, this.nibbles.length);
+    this.est = new Float32Array(this.memory.buffer, this.estAt, this.est.length);
+  }
+
+  /** Where the estimates of candidates outside the runs go (est index otherBase + i), after room(); a view valid until the next room(). */
+  others(n: number): Float32Array {
+    return new Float32Array(this.memory.buffer, this.otherAt, n);
+  }
+
+  /** The est index of the first of others() (select's indexes from it on are others'). */
+  get otherBase(): number {
+    return (this.otherAt - this.estAt) / 4;
+  }
+
+  /**
+   * bestIndexes (sqlite-vector-cache.ts) of the members' estimates in `runs` ([from, to) pairs of
+   * member positions, `count` pairs) followed by the `others` estimates of others(), in the same
+   * order and float32, so the same choice: est indexes (members' positions; otherBase + i for
+   * other i), run by run in order.
+   */
+  select(runs: Int32Array, count: number, others: number, k: number): Int32Array {
+    const pairs = new Int32Array(this.memory.buffer, this.runsAt, 2 * (count + 1));
+    pairs.set(runs.subarray(0, 2 * count));
+    let n = count;
+    if (others > 0) {
+      pairs[2 * n] = this.otherBase;
+      pairs[2 * n + 1] = this.otherBase + others;
+      n++;
+    }
+    let total = 0;
+    for (let i = 0; i < n; i++) total += pairs[2 * i + 1] - pairs[2 * i];
+    const est = new Float32Array(this.memory.buffer, this.estAt, this.otherBase + others);
+    if (total <= k) {
+      const all: number[] = [];
+      for (let i = 0; i < n; i++) for (let p = pairs[2 * i]; p < pairs[2 * i + 1]; p++) if (est[p] === est[p]) all.push(p);
+      return Int32Array.from(all);
+    }
+    const m = this.choose(this.runsAt, n, this.estAt, k, this.countsAt, this.chosenAt);
+    const chosen = new Int32Array(this.memory.buffer, this.chosenAt, m);
+    // A bucket with many ties: keep the best k exactly (as bestIndexes).
+    return m > 4 * k ? Int32Array.from(Array.from(chosen).sort((a, b) => est[b] - est[a]).slice(0, k)) : chosen.slice();
+  }
+
+  private grow(bytes: number): void {
+    if (bytes > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((bytes - this.memory.buffer.byteLength) / PAGE));
   }
 
   /** est[p] for the members p in [from, to) (and the others of their blocks), for the query of the last setQuery. */
