@@ -697,7 +697,7 @@ export class VectorCache {
       table.room(count, m, n);
       const t = table.setQuery(q, this.dims);
       for (let c = 0; c < count; c++) table.estimate(runs[2 * c], runs[2 * c + 1]);
-      estimate(table.others(m), 0, m, tail, this.codes, this.alpha, this.bytes, t);
+      if (m > 0) estimate(table.others(m), 0, m, tail, this.codes, this.alpha, this.bytes, t);
       if (mask) {
         const est = table.est;
         for (let c = 0; c < count; c++) for (let p = runs[2 * c]; p < runs[2 * c + 1]; p++) if (dead(seqs[members[p]])) est[p] = NaN;
@@ -711,7 +711,7 @@ export class VectorCache {
       const est = this.spare('est', n);
       const t = queryTable(q, this.dims, this.bytes);
       estimate(est, 0, inLists, index, memberCodes, memberAlpha, this.bytes, t);
-      estimate(est.subarray(inLists), 0, m, tail, this.codes, this.alpha, this.bytes, t);
+      if (m > 0) estimate(est.subarray(inLists), 0, m, tail, this.codes, this.alpha, this.bytes, t);
       if (mask) for (let b = 0; b < inLists; b++) if (dead(seqs[members[index[b]]])) est[b] = NaN;
       otherBase = members.length;
       chosen = Int32Array.from(bestIndexes(est, want), (b) => (b < inLists ? index[b] : otherBase + b - inLists));
