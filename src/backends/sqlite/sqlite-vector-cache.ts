@@ -179,8 +179,8 @@ export class VectorCache {
   /** WebAssembly where it can (VectorSearchOptions.wasm). */
   private readonly wasm: boolean;
   private ivf: Ivf | null = null;
-  /** top()'s largest temporaries (the probed candidates, their estimates), kept between searches: grown, never shrunk. */
-  private scratch = { index: new Int32Array(0), tail: new Int32Array(0), members: new Int32Array(0), est: new Float32Array(0) };
+  /** top()'s largest temporaries (the probed lists' runs, the slots outside them; the JavaScript path's members and estimates), kept between searches: grown, never shrunk. */
+  private scratch = { runs: new Int32Array(0), tail: new Int32Array(0), members: new Int32Array(0), est: new Float32Array(0) };
   /** Moves whenever slots move (reserve, reset): a training started before is discarded. */
   private layout = 0;
   /** A training under way (worker), and the slot count it started from. */
@@ -660,7 +660,7 @@ export class VectorCache {
     const seqs = this.seqs;
     const skip = except && except.size > 0 ? except : null;
     // The probed lists' runs of members, [from, to) pairs in list order.
-    const runs = this.spare('index', 2 * ivf.lists);
+    const runs = this.spare('runs', 2 * ivf.lists);
     let count = 0;
     let inLists = 0;
     for (let c = 0; c < ivf.lists; c++) {

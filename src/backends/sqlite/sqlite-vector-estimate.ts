@@ -137,7 +137,8 @@ export function estimate(
  * meets a grouping (after each training, and every REGROUP_AFTER new vectors).
  *
  * Memory, in bytes: [lookup table: 32 per code byte | codes | alphas | estimates], the last three
- * padded to whole blocks.
+ * padded to whole blocks; then the IVF centroids' part (query, centroids, scores) and a search's
+ * choice (room(): histogram, estimates of the slots outside the lists, runs, chosen indexes).
  */
 export class CodeTable {
   private static compiled: WebAssembly.Module | null | undefined;
@@ -292,16 +293,19 @@ export class CodeTable {
     }
     let total = 0;
     for (let i = 0; i < n; i++) total += pairs[2 * i + 1] - pairs[2 * i];
-    const est = new Float32Array(this.memory.buffer, this.estAt, this.otherBase + others);
+    const est = () => new Float32Array(this.memory.buffer, this.estAt, this.otherBase + others);
     if (total <= k) {
+      const value = est();
       const all: number[] = [];
-      for (let i = 0; i < n; i++) for (let p = pairs[2 * i]; p < pairs[2 * i + 1]; p++) if (est[p] === est[p]) all.push(p);
+      for (let i = 0; i < n; i++) for (let p = pairs[2 * i]; p < pairs[2 * i + 1]; p++) if (value[p] === value[p]) all.push(p);
       return Int32Array.from(all);
     }
     const m = this.choose(this.runsAt, n, this.estAt, k, this.countsAt, this.chosenAt);
     const chosen = new Int32Array(this.memory.buffer, this.chosenAt, m);
     // A bucket with many ties: keep the best k exactly (as bestIndexes).
-    return m > 4 * k ? Int32Array.from(Array.from(chosen).sort((a, b) => est[b] - est[a]).slice(0, k)) : chosen.slice();
+    if (m <= 4 * k) return chosen.slice();
+    const value = est();
+    return Int32Array.from(Array.from(chosen).sort((a, b) => value[b] - value[a]).slice(0, k));
   }
 
   private grow(bytes: number): void {
