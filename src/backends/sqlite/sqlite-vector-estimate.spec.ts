@@ -236,6 +236,21 @@ describe('CodeTable (the quantised pass in WebAssembly SIMD)', () => {
     }
   });
 
+  it('room: a choice that needs more memory grows it, and the lookup table and estimates still work', () => {
+    const table = CodeTable.create()!;
+    const { codes, alpha } = random(100, 48, 8);
+    expect(table.hold(codes, alpha, 48)).toBe(true);
+    // 16 MB of chosen indexes: more than the memory holds (it grows, its old views detach).
+    table.room(1, 10, 4_000_000);
+    expect(table.est).toHaveLength(100);
+    const q = query(384, 61);
+    table.setQuery(q, 384);
+    table.estimate(0, 100);
+    const js = javascript(codes, alpha, 48, q);
+    expect([...table.est]).toEqual([...js]);
+    expect([...table.select(Int32Array.of(0, 100), 1, 0, 10)]).toEqual(bestIndexes(js, 10));
+  });
+
   it('runs the modules assembled from sqlite-vector-estimate.wat and sqlite-vector-dots.wat (npm run build:wasm)', async () => {
     const { generate, TARGETS } = require(join(__dirname, '..', '..', '..', 'scripts', 'build-wasm.js')) as {
       generate: (wat: string) => Promise<string>;

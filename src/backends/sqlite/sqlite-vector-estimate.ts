@@ -166,6 +166,8 @@ export class CodeTable {
   est = new Float32Array(0);
   /** After the held part (16-aligned): [histogram | other estimates | runs | chosen], sized by room(). */
   private heldEnd = 0;
+  /** Members held (est's length). */
+  private members = 0;
   private countsAt = 0;
   private otherAt = 0;
   private runsAt = 0;
@@ -223,6 +225,7 @@ export class CodeTable {
     new Float32Array(buffer, this.alphaAt, blocks * BLOCK).fill(0).set(alpha.subarray(0, members));
     this.nibbles = new Uint8Array(buffer, 0, lutBytes);
     this.est = new Float32Array(buffer, this.estAt, members);
+    this.members = members;
     this.source = codes;
     this.centroids = held?.data ?? null;
     if (held) {
@@ -262,8 +265,9 @@ export class CodeTable {
     const end = this.chosenAt + candidates * 4;
     if (end <= this.memory.buffer.byteLength) return;
     this.grow(end);
-    this.nibbles = new Uint8Array(this.memory.buffer, 0, this.nibbles.length);
-    this.est = new Float32Array(this.memory.buffer, this.estAt, this.est.length);
+    // Growing detached the old views (their length is 0 now): the same places in the new buffer.
+    this.nibbles = new Uint8Array(this.memory.buffer, 0, this.bytes * 32);
+    this.est = new Float32Array(this.memory.buffer, this.estAt, this.members);
   }
 
   /** Where the estimates of candidates outside the runs go (est index otherBase + i), after room(); a view valid until the next room(). */
