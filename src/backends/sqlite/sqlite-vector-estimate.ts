@@ -263,11 +263,7 @@ export class CodeTable {
     this.runsAt = this.otherAt + Math.ceil(others / 4) * 16;
     this.chosenAt = this.runsAt + (runs + 1) * 8;
     const end = this.chosenAt + candidates * 4;
-    if (end <= this.memory.buffer.byteLength) return;
     this.grow(end);
-    // Growing detached the old views (their length is 0 now): the same places in the new buffer.
-    this.nibbles = new Uint8Array(this.memory.buffer, 0, this.bytes * 32);
-    this.est = new Float32Array(this.memory.buffer, this.estAt, this.members);
   }
 
   /** Where the estimates of candidates outside the runs go (est index otherBase + i), after room(); a view valid until the next room(). */
@@ -312,8 +308,12 @@ export class CodeTable {
     return Int32Array.from(Array.from(chosen).sort((a, b) => value[b] - value[a]).slice(0, k));
   }
 
+  /** Grows the memory to at least `bytes`; growing detaches the old views (their length is 0 then), so they are made again, at the same places. */
   private grow(bytes: number): void {
-    if (bytes > this.memory.buffer.byteLength) this.memory.grow(Math.ceil((bytes - this.memory.buffer.byteLength) / PAGE));
+    if (bytes <= this.memory.buffer.byteLength) return;
+    this.memory.grow(Math.ceil((bytes - this.memory.buffer.byteLength) / PAGE));
+    this.nibbles = new Uint8Array(this.memory.buffer, 0, this.bytes * 32);
+    this.est = new Float32Array(this.memory.buffer, this.estAt, this.members);
   }
 
   /** est[p] for the members p in [from, to) (and the others of their blocks), for the query of the last setQuery. */
