@@ -11,7 +11,7 @@
  * 3. Session context: memories written one after the other in the same project by the same
  *    agent (at most SESSION_GAP_MS apart) belong together, so each candidate adds
  *    NEIGHBOUR_WEIGHT x the best fused score of its candidate neighbours (the memory just before
- *    and just after it). Ties go to the newer memory.
+ *    and just after it in (created at, then written) order). Ties go to the newer memory.
  * Semantic mode ranks by cosine alone (no fusion, no neighbours); keyword mode does not fuse.
  */
 export const FUSION_CANDIDATES = 50;
@@ -89,32 +89,14 @@ export function fuse<K>(candidates: FusionCandidate<K>[], mode: SearchMode): Fus
 }
 
 /**
- * Whether a candidate can reach the first `wanted` places of fuse(candidates, 'hybrid'), given the
- * only candidates that can be its session neighbours (`partners`): for an adapter that looks
- * neighbours up one pair at a time, so it can skip the pairs that cannot change the page. A
- * neighbour adds NEIGHBOUR_WEIGHT × its base score, so base + NEIGHBOUR_WEIGHT × the best partner's
- * base bounds the fused score; a candidate whose bound is below the wanted-th best base score ends
- * below at least `wanted` candidates, with or without its neighbours.
- */
-export function pageReach<K>(candidates: FusionCandidate<K>[], wanted: number): (key: K, partners: K[]) => boolean {
-  if (wanted < 1 || candidates.length <= wanted) return () => true;
-  const base = baseScores(candidates, 'hybrid');
-  const bar = [...base.values()].sort((a, b) => b - a)[wanted - 1];
-  return (key, partners) => {
-    let best = 0;
-    for (const n of partners) best = Math.max(best, base.get(n) ?? 0);
-    return (base.get(key) ?? 0) + NEIGHBOUR_WEIGHT * best >= bar;
-  };
-}
-
-/**
  * What a memory's vector is computed from: its content, then its title, then the start of the
  * memory written just before it in its session (same project and agent, at most SESSION_GAP_MS
  * earlier; at most CONTEXT_CHARS of it). Content goes first because bge-small reads the start of
  * a text most (a title that leads with a date and a name pulls every memory of that day or
  * speaker together); the previous memory is what a memory answers or continues ("Yes, twice a
  * week" after "Do you still run?"). The context is taken when the memory is embedded: a later
- * edit of the previous memory does not re-embed this one. Measured on the LoCoMo dev
+ * edit of the previous memory does not re-embed this one (SQLite re-embeds it when *which* memory
+ * comes before it changes: memory_vectors.prev, sqlite-memory-schema.ts). Measured on the LoCoMo dev
  * conversations (bench/README.md "Retrieval quality"); each step was better on each of the five.
  * Change MEMORY_TEXT_FORMAT with this function: it is part of the vector-space key, so stored
  * vectors are recomputed (the model-change re-embed path).

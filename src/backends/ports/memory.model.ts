@@ -103,6 +103,8 @@ export interface EmbeddingJob {
   /** Bumped on every change of title or content: a vector of an older generation is still stored, the job stays. */
   gen: number;
   attempts: number;
+  /** The SQLite index's: the seq of the memory whose start \`text\` carries as context (null: none), checked again when the vector is stored. */
+  previous?: number | null;
 }
 
 /** Embedding progress of an index for one vector space. */

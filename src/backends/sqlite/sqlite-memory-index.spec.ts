@@ -65,6 +65,31 @@ describe('SqliteMemoryIndex', () => {
     expect(stats.byProject).toEqual({ p: 1, '(none)': 1 });
   });
 
+  it('upgrades vectors stored before their session link: each gets the memory before it, and a deletion re-embeds the one after', async () => {
+    const first = new SqliteMemoryIndex(db);
+    await first.useVectorSpace('test:2');
+    const at = Date.UTC(2026, 0, 1);
+    const [a, b, c] = [0, 1, 2].map((i) => memoryDoc({ content: `turn ${i}`, project: 'p', agent: 'x', createdAt: new Date(at + i * 60_000) }));
+    await first.insertMany([a, b, c]);
+    for (const job of await first.claimEmbeddingJobs('spec', 10, 60_000)) await first.storeVector(job, 'test:2', Float32Array.of(1, 0));
+    // The layout of the version before: no prev, and a delete trigger that re-queues nothing.
+    db.exec(`DROP TRIGGER embedding_forget_delete; DROP TRIGGER embedding_enqueue_move; DROP INDEX memory_vectors_prev; ALTER TABLE memory_vectors DROP COLUMN prev;
+             CREATE TRIGGER embedding_forget_delete AFTER DELETE ON memories BEGIN
+               DELETE FROM embedding_queue WHERE seq = old.seq; DELETE FROM memory_vectors WHERE seq = old.seq; END;`);
+    const upgraded = new SqliteMemoryIndex(db);
+    const seq = (id: string) => db.prepare('SELECT seq FROM memories WHERE id = ?').pluck().get(id) as number;
+    const prevs = db.prepare('SELECT seq, prev FROM memory_vectors ORDER BY seq').all();
+    expect(prevs).toEqual([
+      { seq: seq(a.id), prev: null },
+      { seq: seq(b.id), prev: seq(a.id) },
+      { seq: seq(c.id), prev: seq(b.id) },
+    ]);
+    expect(await upgraded.embeddingProgress('test:2')).toMatchObject({ pending: 0 });
+    await upgraded.delete(b.id);
+    const jobs = await upgraded.claimEmbeddingJobs('spec', 10, 60_000);
+    expect(jobs.map((j) => j.text)).toEqual(['turn 2\nturn 0']);
+  });
+
   it('upgrades the tag table of an older layout (tag, seq) and keeps tag filters working', async () => {
     const first = new SqliteMemoryIndex(db);
     const a = memoryDoc({ tags: ['x', 'y'] });

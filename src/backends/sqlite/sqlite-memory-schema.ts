@@ -1,10 +1,20 @@
 import type Database from 'better-sqlite3';
+import { SESSION_GAP_MS } from '../../../libs/search-query';
 import { createVersionSchema, DROP_VERSIONS } from './sqlite-memory-versions';
 
 /** bm25 column weights: title, tags, content (CONTRACT §3: title and tags weigh more than content). */
 export const BM25_WEIGHTS = 'bm25(10.0, 6.0, 1.0)';
 /** The full-text indexes (maintained by FtsMaintenance). */
 export const FTS_TABLES = ['memories_fts', 'memories_tt'] as const;
+
+/**
+ * The seq of the memory just before memory \`m\` (an alias of the enclosing query) in its session:
+ * same project and agent, the greatest (created_at, seq) below m's, at most SESSION_GAP_MS
+ * earlier; NULL when there is none. A vector's context and its \`prev\` (libs/search-query/fusion.ts).
+ */
+export const PREVIOUS_SEQ = `(SELECT p.seq FROM memories p WHERE p.project IS m.project AND p.agent IS m.agent
+  AND p.created_at <= m.created_at AND p.created_at >= m.created_at - ${SESSION_GAP_MS} AND (p.created_at < m.created_at OR p.seq < m.seq)
+  ORDER BY p.created_at DESC, p.seq DESC LIMIT 1)`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memories (
@@ -124,14 +134,18 @@ CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF title, tag_text
 END;
 
 -- Vectors (README "Hybrid search"): one float32 blob per memory and vector space (\`model\`);
--- \`stamp\` orders writes so a search worker's in-memory copy catches up incrementally.
+-- \`stamp\` orders writes so a search worker's in-memory copy catches up incrementally;
+-- \`prev\` is the memory just before it in its session when it was embedded (its context and its
+-- session neighbour: libs/search-query/fusion.ts), kept true by re-embedding (triggers below).
 CREATE TABLE IF NOT EXISTS memory_vectors (
   seq   INTEGER PRIMARY KEY,
   model TEXT NOT NULL,
   stamp INTEGER NOT NULL,
-  vec   BLOB NOT NULL
+  vec   BLOB NOT NULL,
+  prev  INTEGER
 );
 CREATE INDEX IF NOT EXISTS memory_vectors_stamp ON memory_vectors (stamp);
+CREATE INDEX IF NOT EXISTS memory_vectors_prev ON memory_vectors (prev) WHERE prev IS NOT NULL;
 
 -- The durable embedding queue: one job per memory whose vector is missing or out of date.
 -- gen moves on every change of title or content (a vector of an older gen does not clear the job);
@@ -164,9 +178,20 @@ CREATE TRIGGER IF NOT EXISTS embedding_enqueue_update AFTER UPDATE OF title, con
   INSERT INTO embedding_queue (seq) VALUES (new.seq)
   ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL;
 END;
+-- A memory leaving its place in a session (deleted, or moved to another project, agent or time)
+-- changes what comes before the memory after it: that one is embedded again (its context, its
+-- prev), and so is a moved memory. One arriving between two others is handled when its vector is
+-- stored (sqlite-vectors.ts storeJobVector).
 CREATE TRIGGER IF NOT EXISTS embedding_forget_delete AFTER DELETE ON memories BEGIN
   DELETE FROM embedding_queue WHERE seq = old.seq;
   DELETE FROM memory_vectors WHERE seq = old.seq;
+  INSERT INTO embedding_queue (seq) SELECT seq FROM memory_vectors WHERE prev = old.seq
+  ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL;
+END;
+CREATE TRIGGER IF NOT EXISTS embedding_enqueue_move AFTER UPDATE OF project, agent, created_at ON memories
+  WHEN old.project IS NOT new.project OR old.agent IS NOT new.agent OR old.created_at IS NOT new.created_at BEGIN
+  INSERT INTO embedding_queue (seq) SELECT new.seq UNION ALL SELECT seq FROM memory_vectors WHERE prev = new.seq
+  ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL;
 END;
 CREATE TRIGGER IF NOT EXISTS memory_vectors_written_insert AFTER INSERT ON memory_vectors BEGIN
   INSERT INTO embedding_meta (key, value) VALUES ('vector_version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1;
@@ -185,6 +210,7 @@ const DROP = `
 DROP TRIGGER IF EXISTS embedding_enqueue_insert;
 DROP TRIGGER IF EXISTS embedding_enqueue_update;
 DROP TRIGGER IF EXISTS embedding_forget_delete;
+DROP TRIGGER IF EXISTS embedding_enqueue_move;
 DROP TRIGGER IF EXISTS memory_vectors_written_insert;
 DROP TRIGGER IF EXISTS memory_vectors_written_update;
 DROP TRIGGER IF EXISTS memory_vectors_written_delete;
@@ -232,6 +258,9 @@ function migrate(db: Database.Database): void {
   const hadTitleIndex = has('memories_tt');
   const hadCounts = has('memory_counts');
   const hadQueue = has('embedding_queue');
+  // Vectors from before their session link: the column and the delete trigger that keeps it now, its values below.
+  const noPrev = has('memory_vectors') && !(db.prepare('PRAGMA table_info(memory_vectors)').all() as Array<{ name: string }>).some((c) => c.name === 'prev');
+  if (noPrev) db.exec('ALTER TABLE memory_vectors ADD COLUMN prev INTEGER; DROP TRIGGER IF EXISTS embedding_forget_delete;');
   // The narrower filter indexes of earlier versions (replaced by the covering *_f ones).
   db.exec('DROP INDEX IF EXISTS memories_type; DROP INDEX IF EXISTS memories_scope; DROP INDEX IF EXISTS memories_agent; DROP INDEX IF EXISTS memories_project;');
   db.exec(SCHEMA);
@@ -250,6 +279,8 @@ function migrate(db: Database.Database): void {
   }
   // A database from before embeddings: every memory waits for its vector.
   if (!hadQueue) db.exec('INSERT OR IGNORE INTO embedding_queue (seq) SELECT seq FROM memories');
+  // Vectors from before their session link get it from the memories as they are (~3 s at 100,000, once).
+  if (noPrev) db.exec(`UPDATE memory_vectors SET prev = (SELECT ${PREVIOUS_SEQ} FROM memories m WHERE m.seq = memory_vectors.seq)`);
   // A database from before the title/tags index: fill it from the rows already there.
   if (!hadTitleIndex) db.exec("INSERT INTO memories_tt (memories_tt) VALUES ('rebuild')");
   db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', ?)`).run(BM25_WEIGHTS);

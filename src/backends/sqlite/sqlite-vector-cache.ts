@@ -12,7 +12,8 @@ import { BUCKETS, Centroids, CodeTable, estimate, queryTable } from './sqlite-ve
  *
  * Layout (slot i): `data` float32 [i*dims, (i+1)*dims), `codes` the sign bits of (vector −
  * centre), one bit per dimension packed in bytes, `alpha` mean |vector − centre| (the scale of
- * the binary approximation), `seqs` the memory's seq or −1 for a free slot. `data` is the buffer
+ * the binary approximation), `seqs` the memory's seq or −1 for a free slot, `prevs` the seq of the
+ * memory just before it in its session or −1 (memory_vectors.prev: linkNeighbours). `data` is the buffer
  * of a shared WebAssembly memory where one can hold it (up to 4 GiB), so that the exact re-rank
  * reads the vectors in WebAssembly where they lie (sqlite-vector-dots.ts). Slots are only
  * appended (a re-embedded memory gets a new slot, its old one is freed), so a worker reading
@@ -49,6 +50,7 @@ export interface SharedVectors {
   codes: SharedArrayBuffer;
   alpha: SharedArrayBuffer;
   seqs: SharedArrayBuffer;
+  prevs: SharedArrayBuffer;
   /** The IVF lists, once trained. */
   ivf: SharedIvf | null;
 }
@@ -154,6 +156,7 @@ export class VectorCache {
   private codes: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
   private alpha: Float32Array<ArrayBufferLike> = new Float32Array(0);
   private seqs: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  private prevs: Int32Array<ArrayBufferLike> = new Int32Array(0);
   /** seq → slot (may hold stale slots of an older gen: check seqs[slot] === seq). */
   private slot = new Map<number, number>();
   /** Slots [0, indexed) are in `slot`. */
@@ -238,7 +241,7 @@ export class VectorCache {
     const ivf = i
       ? i.centroids.byteLength + i.assign.byteLength + i.sizes.byteLength + i.members.byteLength + i.starts.byteLength + i.memberCodes.byteLength + i.memberAlpha.byteLength
       : 0;
-    return this.data.byteLength + this.codes.byteLength + this.alpha.byteLength + this.seqs.byteLength + ivf;
+    return this.data.byteLength + this.codes.byteLength + this.alpha.byteLength + this.seqs.byteLength + this.prevs.byteLength + ivf;
   }
 
   /** The view a search worker searches (sqlite-search-pool.ts); null before the first refresh. */
@@ -254,6 +257,7 @@ export class VectorCache {
       codes: shared(this.codes),
       alpha: shared(this.alpha),
       seqs: shared(this.seqs),
+      prevs: shared(this.prevs),
       ivf: this.ivf
         ? {
             lists: this.ivf.lists,
@@ -286,6 +290,7 @@ export class VectorCache {
       this.codes = new Uint8Array(v.codes);
       this.alpha = new Float32Array(v.alpha);
       this.seqs = new Int32Array(v.seqs);
+      this.prevs = new Int32Array(v.prevs);
       this.capacity = this.seqs.length;
       this.slot.clear();
       this.indexed = 0;
@@ -323,7 +328,13 @@ export class VectorCache {
     const expected = stmt('SELECT count(*) FROM memory_vectors WHERE stamp > ?').pluck().get(this.stamp) as number;
     const first = this.count;
     // Row by row into the shared buffers (no second copy of the table in memory while loading).
-    for (const r of stmt('SELECT seq, model, stamp, vec FROM memory_vectors WHERE stamp > ? ORDER BY stamp').iterate(this.stamp) as Iterable<{ seq: number; model: string; stamp: number; vec: Buffer }>) {
+    for (const r of stmt('SELECT seq, model, stamp, vec, prev FROM memory_vectors WHERE stamp > ? ORDER BY stamp').iterate(this.stamp) as Iterable<{
+      seq: number;
+      model: string;
+      stamp: number;
+      vec: Buffer;
+      prev: number | null;
+    }>) {
       this.stamp = Math.max(this.stamp, r.stamp);
       const known = this.live(r.seq) !== undefined;
       if (!known && !this.other.has(r.seq)) this.rows++;
@@ -341,6 +352,7 @@ export class VectorCache {
       if (this.count >= this.capacity) this.reserve(this.count + Math.max(1, expected));
       // Byte copy: the driver's buffer need not be 4-byte aligned.
       new Uint8Array(this.data.buffer, this.count * this.dims * 4, this.dims * 4).set(r.vec);
+      this.prevs[this.count] = r.prev ?? -1;
       this.seqs[this.count++] = r.seq;
     }
     // Sign bits around the mean vector, recomputed for all while the store doubles (up to 50k);
@@ -462,6 +474,7 @@ export class VectorCache {
     this.codes = new Uint8Array(0);
     this.alpha = new Float32Array(0);
     this.seqs = new Int32Array(0);
+    this.prevs = new Int32Array(0);
     this.slot.clear();
     this.indexed = 0;
     this.other.clear();
@@ -493,6 +506,7 @@ export class VectorCache {
     const codes = new Uint8Array(new SharedArrayBuffer(capacity * this.bytes));
     const alpha = new Float32Array(new SharedArrayBuffer(capacity * 4));
     const seqs = new Int32Array(new SharedArrayBuffer(capacity * 4)).fill(-1);
+    const prevs = new Int32Array(new SharedArrayBuffer(capacity * 4)).fill(-1);
     const ivf = this.ivf;
     const assign = ivf ? new Int32Array(new SharedArrayBuffer(capacity * 4)).fill(-1) : null;
     const sizes = ivf ? new Int32Array(new SharedArrayBuffer(ivf.lists * 4)) : null;
@@ -502,6 +516,7 @@ export class VectorCache {
       codes.set(this.codes.subarray(from * this.bytes, (from + 1) * this.bytes), to * this.bytes);
       alpha[to] = this.alpha[from];
       seqs[to] = this.seqs[from];
+      prevs[to] = this.prevs[from];
       // Slots keep their order: the assigned ones stay first.
       if (ivf && assign && sizes && from < ivf.assigned) {
         assign[to] = ivf.assign[from];
@@ -517,6 +532,7 @@ export class VectorCache {
     this.codes = codes;
     this.alpha = alpha;
     this.seqs = seqs;
+    this.prevs = prevs;
     this.capacity = capacity;
     this.count = live.length;
     if (this.ivf) this.regroup(this.ivf);
@@ -578,6 +594,22 @@ export class VectorCache {
     }
     const i = this.slot.get(seq);
     return i !== undefined && i < this.count && this.seqs[i] === seq ? i : undefined;
+  }
+
+  /**
+   * Links the candidates that are session neighbours (libs/search-query/fusion.ts): each candidate
+   * with a vector and the memory just before it in its session (its vector's prev), when that one is
+   * a candidate too, each in the other's `neighbours`.
+   */
+  linkNeighbours(candidates: Map<number, { neighbours?: number[] }>): void {
+    for (const [seq, c] of candidates) {
+      const i = this.live(seq);
+      const prev = i === undefined ? -1 : this.prevs[i];
+      const before = prev >= 0 ? candidates.get(prev) : undefined;
+      if (!before) continue;
+      (c.neighbours ??= []).push(prev);
+      (before.neighbours ??= []).push(seq);
+    }
   }
 
   /** The cosine of q with each of `seqs` that has a vector (the float32 top() scores them with), in one pass. */

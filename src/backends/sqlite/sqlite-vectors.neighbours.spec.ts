@@ -1,103 +1,196 @@
 import Database from 'better-sqlite3';
-import { fuse, FusionCandidate, SESSION_GAP_MS } from '../../../libs/search-query';
-import { MemoryDoc } from '../ports/memory.model';
+import { FusionCandidate, SESSION_GAP_MS } from '../../../libs/search-query';
+import { EmbeddingJob, MemoryDoc } from '../ports/memory.model';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
-import { addNeighbours } from './sqlite-vectors';
+import { VectorCache } from './sqlite-vector-cache';
 
 /**
- * Session neighbours of hybrid candidates (fusion.ts) are found by probing only between
- * candidates; this pins them to the definition — the memory just before and just after each
- * candidate in its project and agent, kept when it is a candidate and within SESSION_GAP_MS —
- * computed here the plain way, on memories with sessions, gaps, equal timestamps and imported
- * (older, higher-seq) ones.
+ * Session neighbours of hybrid candidates (fusion.ts) come from each vector's `prev` (the memory
+ * before it when it was embedded), read from the vector cache. This pins them to the definition —
+ * the memory just before and just after each candidate in (created_at, seq) order, same project and
+ * agent, within SESSION_GAP_MS, kept when it is a candidate — computed here the plain way, on
+ * memories with sessions, gaps, equal timestamps and imported (older, higher-seq) ones; and again
+ * once deletions, moves and imports between memories have been embedded (the queue drained), with
+ * each re-embedded memory's context being its new predecessor.
  */
 describe('hybrid session neighbours', () => {
+  const KEY = 'test:8';
   let db: Database.Database;
+  let index: SqliteMemoryIndex;
   let stmt: Stmt;
+  let docs: MemoryDoc[];
+  const r = lcg(99);
 
-  beforeAll(async () => {
-    db = new Database(':memory:');
-    const index = new SqliteMemoryIndex(db, { maintenanceIdleMs: null });
-    const r = lcg(99);
-    let at = Date.UTC(2026, 0, 1);
-    const docs: MemoryDoc[] = [];
-    for (let i = 0; i < 600; i++) {
-      // Mostly minutes apart, sometimes a new session; now and then the same instant; 5 % imported from the past.
+  /** 600 memories: mostly minutes apart, sometimes a new session, now and then the same instant, 5 % imported from the past. */
+  function makeDocs(n: number, first: number, start: number): MemoryDoc[] {
+    let at = start;
+    const out: MemoryDoc[] = [];
+    for (let i = first; i < first + n; i++) {
       at += r() < 0.1 ? 2 * SESSION_GAP_MS : r() < 0.1 ? 0 : Math.floor(r() * 10 * 60_000);
       const when = new Date(r() < 0.05 ? at - Math.floor(r() * 20) * 60_000 : at);
-      docs.push({
-        id: (0x6a000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16),
-        title: null, type: 'note', scope: 'global', tags: [],
-        agent: ['a', 'b', null][Math.floor(r() * 3)], project: ['p', 'q', null][Math.floor(r() * 3)],
-        content: `memory ${i}`, createdAt: when, updatedAt: when, version: 1, objectKey: null, author: null,
-      });
-    }
-    await index.insertMany(docs);
-    const statements = new StatementCache(db);
-    stmt = (sql) => statements.get(sql);
-  });
-  afterAll(() => db.close());
-
-  /** The definition, one lookup per side per candidate. */
-  function reference(keys: number[]): Map<number, number[]> {
-    const set = new Set(keys);
-    const out = new Map<number, number[]>();
-    const before = db.prepare('SELECT seq, created_at FROM memories WHERE project IS @project AND agent IS @agent AND created_at <= @at AND seq < @seq ORDER BY created_at DESC, seq DESC LIMIT 1');
-    const after = db.prepare('SELECT seq, created_at FROM memories WHERE project IS @project AND agent IS @agent AND created_at >= @at AND seq > @seq ORDER BY created_at, seq LIMIT 1');
-    for (const seq of keys) {
-      const r = db.prepare('SELECT seq, project, agent, created_at FROM memories WHERE seq = ?').get(seq) as { seq: number; project: string | null; agent: string | null; created_at: number };
-      const p = { project: r.project, agent: r.agent, at: r.created_at, seq: r.seq };
-      const near: number[] = [];
-      for (const n of [before.get(p), after.get(p)] as Array<{ seq: number; created_at: number } | undefined>) {
-        if (n && Math.abs(n.created_at - r.created_at) <= SESSION_GAP_MS && set.has(n.seq)) near.push(n.seq);
-      }
-      if (near.length > 0) out.set(seq, near);
+      out.push(doc(i, when, ['a', 'b', null][Math.floor(r() * 3)], ['p', 'q', null][Math.floor(r() * 3)]));
     }
     return out;
   }
 
-  /** A seeded generator of numbers in [0, 1]. */
-  function lcg(seed: number): () => number {
-    let s = seed;
-    return () => (s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  function doc(i: number, when: Date, agent: string | null, project: string | null): MemoryDoc {
+    return {
+      id: (0x6a000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16),
+      title: null, type: 'note', scope: 'global', tags: [], agent, project,
+      content: `memory ${i}`, createdAt: when, updatedAt: when, version: 1, objectKey: null, author: null,
+    };
+  }
+
+  /** Embeds every queued memory (a random vector each); returns the jobs run. */
+  async function drain(): Promise<EmbeddingJob[]> {
+    const ran: EmbeddingJob[] = [];
+    for (;;) {
+      const jobs = await index.claimEmbeddingJobs('spec', 50, 60_000);
+      if (jobs.length === 0) return ran;
+      for (const job of jobs) {
+        await index.storeVector(job, KEY, Float32Array.from({ length: 8 }, () => r() - 0.5));
+        ran.push(job);
+      }
+    }
+  }
+
+  beforeAll(async () => {
+    db = new Database(':memory:');
+    index = new SqliteMemoryIndex(db, { maintenanceIdleMs: null });
+    await index.useVectorSpace(KEY);
+    docs = makeDocs(600, 0, Date.UTC(2026, 0, 1));
+    await index.insertMany(docs);
+    const statements = new StatementCache(db);
+    stmt = (sql) => statements.get(sql);
+    await drain();
+  });
+  afterAll(() => db.close());
+
+  type Row = { seq: number; project: string | null; agent: string | null; created_at: number; content: string };
+  const byOrder = (a: Row, b: Row) => a.created_at - b.created_at || a.seq - b.seq;
+
+  /** Each memory's predecessor by the definition, from the table as it is (seq → seq). */
+  function predecessors(): Map<number, number> {
+    const rows = db.prepare('SELECT seq, project, agent, created_at, content FROM memories').all() as Row[];
+    const groups = new Map<string, Row[]>();
+    for (const row of rows) {
+      const g = JSON.stringify([row.project, row.agent]);
+      groups.set(g, [...(groups.get(g) ?? []), row]);
+    }
+    const out = new Map<number, number>();
+    for (const group of groups.values()) {
+      group.sort(byOrder);
+      for (let i = 1; i < group.length; i++) if (group[i].created_at - group[i - 1].created_at <= SESSION_GAP_MS) out.set(group[i].seq, group[i - 1].seq);
+    }
+    return out;
+  }
+
+  /** The definition's neighbours among `keys`, each list sorted. */
+  function reference(keys: number[]): Map<number, number[]> {
+    const set = new Set(keys);
+    const out = new Map<number, number[]>();
+    const add = (a: number, b: number) => out.set(a, [...(out.get(a) ?? []), b].sort((x, y) => x - y));
+    for (const [seq, prev] of predecessors()) {
+      if (set.has(seq) && set.has(prev)) {
+        add(seq, prev);
+        add(prev, seq);
+      }
+    }
+    return out;
+  }
+
+  function linked(keys: Set<number>): Map<number, number[]> {
+    const cache = new VectorCache({ train: 'off' });
+    cache.refresh(stmt, KEY);
+    const candidates = new Map<number, FusionCandidate<number>>([...keys].map((k) => [k, { key: k, order: k }]));
+    cache.linkNeighbours(candidates);
+    return new Map([...candidates.values()].filter((c) => c.neighbours).map((c) => [c.key, [...(c.neighbours ?? [])].sort((x, y) => x - y)]));
   }
 
   /** Up to `size` seqs from a random start on, each taken with probability `density`. */
-  function someKeys(r: () => number, size: number, density: number): Set<number> {
+  function someKeys(size: number, density: number): Set<number> {
+    const all = db.prepare('SELECT seq FROM memories ORDER BY seq').pluck().all() as number[];
     const keys = new Set<number>();
-    for (let k = 1 + Math.floor(r() * (600 - size)); keys.size < size && k <= 600; k++) if (r() < density) keys.add(k);
+    for (let k = Math.floor(r() * (all.length - size)); keys.size < size && k < all.length; k++) if (r() < density) keys.add(all[k]);
     return keys;
   }
 
-  it('finds the same neighbours as the definition for dense, sparse and clustered candidate sets', () => {
-    const r = lcg(7);
-    let linked = 0;
+  function expectDefinition(): void {
+    let links = 0;
     for (let trial = 0; trial < 60; trial++) {
-      const keys = someKeys(r, 100, [0.9, 0.5, 0.1][trial % 3]);
-      const candidates = new Map<number, FusionCandidate<number>>([...keys].map((k) => [k, { key: k, order: k }]));
-      addNeighbours(stmt, candidates);
-      const got = new Map([...candidates.values()].filter((c) => c.neighbours).map((c) => [c.key, c.neighbours]));
+      const keys = someKeys(100, [0.9, 0.5, 0.1][trial % 3]);
+      const got = linked(keys);
       expect(got).toEqual(reference([...keys]));
-      linked += got.size;
+      links += got.size;
     }
-    expect(linked).toBeGreaterThan(100); // not a comparison of empty maps
+    expect(links).toBeGreaterThan(100); // not a comparison of empty maps
+    // Every memory's stored prev is its predecessor now.
+    const prev = predecessors();
+    const stored = db.prepare('SELECT seq, prev FROM memory_vectors').all() as Array<{ seq: number; prev: number | null }>;
+    expect(stored.length).toBe(db.prepare('SELECT count(*) FROM memories').pluck().get());
+    for (const s of stored) expect([s.seq, s.prev]).toEqual([s.seq, prev.get(s.seq) ?? null]);
+  }
+
+  it('links the same neighbours as the definition for dense, sparse and clustered candidate sets', () => {
+    expectDefinition();
   });
 
-  it('gives the same first places when only the candidates that can reach them are probed', () => {
-    const r = lcg(11);
-    let skipped = 0;
-    for (let trial = 0; trial < 60; trial++) {
-      // Cosines for all (a few equal), keyword scores for some.
-      const keys = someKeys(r, 80, 0.7);
-      const all = new Map<number, FusionCandidate<number>>([...keys].map((k) => [k, { key: k, order: k, cosine: Math.round(r() * 20) / 20, keyword: r() < 0.5 ? r() * 10 : undefined }]));
-      const pruned = new Map([...all].map(([k, c]) => [k, { ...c }]));
-      const wanted = [1, 5, 10, 20][trial % 4];
-      addNeighbours(stmt, all);
-      addNeighbours(stmt, pruned, wanted);
-      expect(fuse([...pruned.values()], 'hybrid').slice(0, wanted)).toEqual(fuse([...all.values()], 'hybrid').slice(0, wanted));
-      skipped += [...all.values()].filter((c) => c.neighbours && !pruned.get(c.key)?.neighbours).length;
+  it('keeps them true through deletions, moves and imports between memories, re-embedding the memories after them with their new context', async () => {
+    const content = new Map((db.prepare('SELECT seq, content FROM memories').all() as Row[]).map((m) => [m.seq, m.content]));
+    const seqOf = (id: string) => db.prepare('SELECT seq FROM memories WHERE id = ?').pluck().get(id) as number;
+    const before = predecessors();
+    // 30 deleted, 20 moved to another project or agent (or time), 40 imported into the past.
+    const shuffled = [...docs].sort(() => r() - 0.5);
+    const deleted = shuffled.slice(0, 30);
+    const moved = shuffled.slice(30, 50);
+    const deletedSeqs = new Set(deleted.map((d) => seqOf(d.id)));
+    for (const d of deleted) expect(await index.delete(d.id)).toBe(true);
+    for (const [i, d] of moved.entries()) {
+      const change = i % 3 === 0 ? { project: 'moved' } : i % 3 === 1 ? { agent: 'moved' } : { createdAt: new Date(d.createdAt.getTime() + 7 * 60_000) };
+      expect(await index.replace({ ...d, ...change, version: 2 })).toBe(true);
     }
-    expect(skipped).toBeGreaterThan(50); // some candidates' neighbours were not looked up
+    const imported = makeDocs(40, 1000, Date.UTC(2026, 0, 1)).map((d) => ({ ...d, createdAt: new Date(d.createdAt.getTime() + 61_000) }));
+    await index.insertMany(imported);
+
+    // The memories after the deleted ones wait for a new vector (their context was the deleted text).
+    const queued = new Set(db.prepare('SELECT seq FROM embedding_queue').pluck().all() as number[]);
+    const orphans = [...before].filter(([seq, prev]) => deletedSeqs.has(prev) && !deletedSeqs.has(seq)).map(([seq]) => seq);
+    expect(orphans.length).toBeGreaterThan(5);
+    for (const seq of orphans) expect(queued).toContain(seq);
+
+    const ran = await drain();
+    expectDefinition();
+    // Each memory re-embedded after a deletion carries its new predecessor's text, never the deleted one's.
+    const now = predecessors();
+    const texts = new Map(ran.map((j) => [seqOf(j.id), j.text]));
+    for (const seq of orphans) {
+      const text = texts.get(seq) as string;
+      expect(text).toBeDefined();
+      expect(text.endsWith(`\n${content.get(before.get(seq) as number)}`)).toBe(false);
+      const prev = now.get(seq);
+      if (prev !== undefined) expect(text.endsWith(`\n${db.prepare('SELECT content FROM memories WHERE seq = ?').pluck().get(prev)}`)).toBe(true);
+    }
+    expect(await index.embeddingProgress(KEY)).toMatchObject({ pending: 0 });
+  });
+
+  it('keeps a job queued when the memory before it changed while it was embedded', async () => {
+    const at = Date.UTC(2026, 5, 1);
+    await index.insertMany([doc(2000, new Date(at), 'x', 'race'), doc(2001, new Date(at + 60_000), 'x', 'race')]);
+    const jobs = await index.claimEmbeddingJobs('spec', 50, 60_000);
+    const second = jobs.find((j) => j.text.startsWith('memory 2001')) as EmbeddingJob;
+    expect(second.text).toBe('memory 2001\nmemory 2000');
+    // Imported between them while the job ran: its vector is stored, and it is embedded again.
+    await index.insertMany([doc(2002, new Date(at + 30_000), 'x', 'race')]);
+    for (const job of jobs) await index.storeVector(job, KEY, new Float32Array(8).fill(0.1));
+    const again = (await drain()).map((j) => j.text);
+    expect(again).toEqual(expect.arrayContaining(['memory 2001\nmemory 2002']));
+    expectDefinition();
   });
 });
+
+/** A seeded generator of numbers in [0, 1]. */
+function lcg(seed: number): () => number {
+  let s = seed;
+  return () => (s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+}

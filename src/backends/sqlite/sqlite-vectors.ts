@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
-import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, pageReach, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
+import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
+import { PREVIOUS_SEQ } from './sqlite-memory-schema';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
 import { rankedFullTextSeqs, RankingOptions } from './sqlite-ranking';
 import type { VectorCache } from './sqlite-vector-cache';
@@ -59,92 +60,11 @@ export function vectorSearch(stmt: Stmt, cache: VectorCache, ranking: RankingOpt
     if (c) c.keyword = score;
     else candidates.set(seq, { key: seq, keyword: score, cosine: cosines.get(seq), order: seq });
   }
-  if (mode === 'hybrid') addNeighbours(stmt, candidates, query.offset + query.limit);
+  if (mode === 'hybrid') cache.linkNeighbours(candidates);
   const fused = fuse([...candidates.values()], mode);
   const pageOf = fused.slice(query.offset, query.offset + query.limit);
   const rows = pageRows(stmt, pageOf, parsed);
   return { rows, total: fused.length };
-}
-
-/**
- * Each candidate's session neighbours (fusion.ts): the memory just before and just after it, same
- * project and agent, close in time — kept only when that memory is itself a candidate. So only
- * candidate pairs are tried: for a candidate, the nearest other candidate after (before) it in the
- * same project and agent within SESSION_GAP_MS is its neighbour when no memory lies between them
- * (one short indexed probe per such pair, instead of looking up both neighbours of every candidate
- * in the table: ~25 ms for 100 candidates at 100,000 memories). The probes run in one statement
- * (a search tries ~70 pairs at 100,000: 0.33 ms as one call each).
- *
- * With `wanted` (the fused places the page needs: offset + limit), only the candidates that can
- * reach those places are probed (fusion.ts pageReach); the others' neighbours are not looked up,
- * which changes nothing on the page.
- */
-export function addNeighbours(stmt: Stmt, candidates: Map<number, FusionCandidate<number>>, wanted = Infinity): void {
-  if (candidates.size < 2) return;
-  type Row = { seq: number; project: string | null; agent: string | null; created_at: number };
-  const rows = stmt('SELECT seq, project, agent, created_at FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify([...candidates.keys()])) as Row[];
-  const groups = new Map<string, Row[]>();
-  for (const r of rows) {
-    const g = JSON.stringify([r.project, r.agent]);
-    const list = groups.get(g);
-    if (list) list.push(r);
-    else groups.set(g, [r]);
-  }
-  // As the neighbour queries read: after(c) is the least (created_at, seq) with created_at >= c's
-  // and seq > c's; before(c) the greatest with created_at <= c's and seq < c's. A memory of the
-  // same project and agent between c and the nearest candidate says that candidate is not it.
-  const after = (c: Row, n: Row) => n.created_at >= c.created_at && n.seq > c.seq;
-  const earlier = (a: Row, b: Row) => a.created_at < b.created_at || (a.created_at === b.created_at && a.seq < b.seq);
-  const reach = pageReach([...candidates.values()], wanted);
-  // Pairs to probe, in order: [c, its candidate neighbour, 1 = after c / 0 = before c].
-  const pairs: Array<[Row, Row, 0 | 1]> = [];
-  for (const group of groups.values()) {
-    if (group.length < 2) continue;
-    for (const c of group) {
-      // The next candidate after c, and the previous one before it (c is after it).
-      let next: Row | null = null;
-      let prev: Row | null = null;
-      for (const n of group) {
-        if (n === c) continue;
-        if (after(c, n) && (next === null || earlier(n, next))) next = n;
-        if (after(n, c) && (prev === null || earlier(prev, n))) prev = n;
-      }
-      // Its possible neighbours: those two, when close enough in time; probed only when c can reach the page with them.
-      const near = ([[prev, 0], [next, 1]] as Array<[Row | null, 0 | 1]>).filter(
-        (p): p is [Row, 0 | 1] => p[0] !== null && Math.abs(p[0].created_at - c.created_at) <= SESSION_GAP_MS,
-      );
-      if (near.length > 0 && reach(c.seq, near.map(([other]) => other.seq))) {
-        for (const [other, dir] of near) pairs.push([c, other, dir]);
-      }
-    }
-  }
-  if (pairs.length === 0) return;
-  // Each direction bounds created_at on both sides, so each probe is one range of the
-  // (agent, project, created_at) index.
-  const open = stmt(
-    `WITH p (i, project, agent, at, seq, oat, oseq, dir) AS MATERIALIZED (
-       SELECT key, value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6 FROM json_each(?))
-     SELECT i FROM p WHERE dir = 1 AND NOT EXISTS (
-       SELECT 1 FROM memories m WHERE m.agent IS p.agent AND m.project IS p.project AND m.created_at >= p.at AND m.created_at <= p.oat
-         AND m.seq > p.seq AND (m.created_at < p.oat OR (m.created_at = p.oat AND m.seq < p.oseq)))
-     UNION ALL
-     SELECT i FROM p WHERE dir = 0 AND NOT EXISTS (
-       SELECT 1 FROM memories m WHERE m.agent IS p.agent AND m.project IS p.project AND m.created_at <= p.at AND m.created_at >= p.oat
-         AND m.seq < p.seq AND (m.created_at > p.oat OR (m.created_at = p.oat AND m.seq > p.oseq)))`,
-  )
-    .pluck()
-    .all(JSON.stringify(pairs.map(([c, n, dir]) => [c.project, c.agent, c.created_at, c.seq, n.created_at, n.seq, dir]))) as number[];
-  const near = new Map<number, number[]>();
-  for (const i of open.sort((a, b) => a - b)) {
-    const [c, n] = pairs[i];
-    const list = near.get(c.seq);
-    if (list) list.push(n.seq);
-    else near.set(c.seq, [n.seq]);
-  }
-  for (const [seq, list] of near) {
-    const c = candidates.get(seq);
-    if (c) c.neighbours = list;
-  }
 }
 
 function filteredSeqs(stmt: Stmt, filter: MemoryFilter): number[] {
@@ -209,19 +129,26 @@ export function claimJobs(db: Database.Database, stmt: Stmt, owner: string, max:
     for (const seq of due) lease.run(owner, now + leaseMs, seq);
     // With the content of the memory just before it in its session (memoryEmbeddingText).
     const rows = stmt(
-      `SELECT m.id, m.title, m.content, q.gen, q.attempts,
-         (SELECT p.content FROM memories p WHERE p.project IS m.project AND p.agent IS m.agent AND p.created_at <= m.created_at AND p.created_at >= m.created_at - @gap AND p.seq < m.seq
-          ORDER BY p.created_at DESC, p.seq DESC LIMIT 1) AS previous
-       FROM embedding_queue q JOIN memories m ON m.seq = q.seq WHERE q.seq IN (SELECT value FROM json_each(@due))`,
-    ).all({ due: JSON.stringify(due), gap: SESSION_GAP_MS }) as Array<{ id: string; title: string | null; content: string; previous: string | null; gen: number; attempts: number }>;
-    return rows.map((r) => ({ id: r.id, text: memoryEmbeddingText(r.title, r.content, r.previous), gen: r.gen, attempts: r.attempts }));
+      `SELECT m.id, m.title, m.content, q.gen, q.attempts, p.seq AS previous, p.content AS context
+       FROM embedding_queue q JOIN memories m ON m.seq = q.seq LEFT JOIN memories p ON p.seq = ${PREVIOUS_SEQ}
+       WHERE q.seq IN (SELECT value FROM json_each(?))`,
+    ).all(JSON.stringify(due)) as Array<{ id: string; title: string | null; content: string; previous: number | null; context: string | null; gen: number; attempts: number }>;
+    return rows.map((r) => ({ id: r.id, text: memoryEmbeddingText(r.title, r.content, r.context), gen: r.gen, attempts: r.attempts, previous: r.previous }));
   }).immediate();
 }
 
+/**
+ * Stores a job's vector with its session link (prev: the memory before it, as now). When that is no
+ * longer the memory whose text the vector carries (it moved or went while the job ran), the job
+ * stays queued, to be embedded again at once. A memory stored between two others (an import of
+ * older memories) is the new prev of the one after it: that one is queued (embedding_forget_delete
+ * and embedding_enqueue_move in the schema handle memories leaving a session).
+ */
 export function storeJobVector(db: Database.Database, stmt: Stmt, job: EmbeddingJob, key: string, vector: Float32Array): void {
   db.transaction(() => {
     const seq = stmt('SELECT seq FROM memories WHERE id = ?').pluck().get(job.id) as number | undefined;
     if (seq === undefined) return; // deleted meanwhile
+    const prev = (stmt(`SELECT ${PREVIOUS_SEQ} FROM memories m WHERE m.seq = ?`).pluck().get(seq) as number | null) ?? null;
     // Above every stamp ever given, not only the rows left: max(stamp) alone would give the stamp of
     // a deleted newest vector to the next one, which a cache that had seen it would skip (and keep
     // the deleted one). vector_version counts every write, so it is never below a stamp given.
@@ -229,13 +156,24 @@ export function storeJobVector(db: Database.Database, stmt: Stmt, job: Embedding
       (stmt("SELECT max(coalesce((SELECT max(stamp) FROM memory_vectors), 0), coalesce((SELECT CAST(value AS INTEGER) FROM embedding_meta WHERE key = 'vector_version'), 0))")
         .pluck()
         .get() as number) + 1;
-    stmt('INSERT INTO memory_vectors (seq, model, stamp, vec) VALUES (?, ?, ?, ?) ON CONFLICT (seq) DO UPDATE SET model = excluded.model, stamp = excluded.stamp, vec = excluded.vec').run(
-      seq,
-      key,
-      stamp,
-      toBlob(vector),
-    );
-    stmt('DELETE FROM embedding_queue WHERE seq = ? AND gen = ?').run(seq, job.gen);
+    stmt(
+      'INSERT INTO memory_vectors (seq, model, stamp, vec, prev) VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq) DO UPDATE SET model = excluded.model, stamp = excluded.stamp, vec = excluded.vec, prev = excluded.prev',
+    ).run(seq, key, stamp, toBlob(vector), prev);
+    if (job.previous === undefined || job.previous === prev) stmt('DELETE FROM embedding_queue WHERE seq = ? AND gen = ?').run(seq, job.gen);
+    else stmt('UPDATE embedding_queue SET next_at = 0, lease_owner = NULL, lease_until = 0 WHERE seq = ? AND gen = ?').run(seq, job.gen);
+    // The memory after it, when it has a vector whose prev is another.
+    const next = stmt(
+      `SELECT s.seq, v.seq IS NOT NULL AS embedded, v.prev FROM memories m JOIN memories s LEFT JOIN memory_vectors v ON v.seq = s.seq
+       WHERE m.seq = ? AND s.project IS m.project AND s.agent IS m.agent AND s.created_at >= m.created_at AND s.created_at <= m.created_at + ${SESSION_GAP_MS}
+         AND (s.created_at > m.created_at OR s.seq > m.seq)
+       ORDER BY s.created_at, s.seq LIMIT 1`,
+    ).get(seq) as { seq: number; embedded: number; prev: number | null } | undefined;
+    if (next && next.embedded && next.prev !== seq) {
+      stmt(
+        `INSERT INTO embedding_queue (seq) VALUES (?)
+         ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL`,
+      ).run(next.seq);
+    }
   }).immediate();
 }
 
