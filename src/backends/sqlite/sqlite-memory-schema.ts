@@ -16,6 +16,13 @@ export const PREVIOUS_SEQ = `(SELECT p.seq FROM memories p WHERE p.project IS m.
   AND p.created_at <= m.created_at AND p.created_at >= m.created_at - ${SESSION_GAP_MS} AND (p.created_at < m.created_at OR p.seq < m.seq)
   ORDER BY p.created_at DESC, p.seq DESC LIMIT 1)`;
 
+/**
+ * The conflict clause of an INSERT INTO embedding_queue (seq) that (re-)queues a memory: a memory
+ * already queued gets a new generation (a vector of the old one no longer clears the job), due
+ * now, unleased, its failures forgotten.
+ */
+export const REQUEUE = 'ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL';
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS memories (
   seq        INTEGER PRIMARY KEY,
@@ -171,12 +178,12 @@ CREATE TABLE IF NOT EXISTS embedding_meta (
 
 CREATE TRIGGER IF NOT EXISTS embedding_enqueue_insert AFTER INSERT ON memories BEGIN
   INSERT INTO embedding_queue (seq) VALUES (new.seq)
-  ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL;
+  ${REQUEUE};
 END;
 CREATE TRIGGER IF NOT EXISTS embedding_enqueue_update AFTER UPDATE OF title, content ON memories
   WHEN old.title IS NOT new.title OR old.content IS NOT new.content BEGIN
   INSERT INTO embedding_queue (seq) VALUES (new.seq)
-  ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL;
+  ${REQUEUE};
 END;
 -- A memory leaving its place in a session (deleted, or moved to another project, agent or time)
 -- changes what comes before the memory after it: that one is embedded again (its context, its
@@ -186,12 +193,12 @@ CREATE TRIGGER IF NOT EXISTS embedding_forget_delete AFTER DELETE ON memories BE
   DELETE FROM embedding_queue WHERE seq = old.seq;
   DELETE FROM memory_vectors WHERE seq = old.seq;
   INSERT INTO embedding_queue (seq) SELECT seq FROM memory_vectors WHERE prev = old.seq
-  ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL;
+  ${REQUEUE};
 END;
 CREATE TRIGGER IF NOT EXISTS embedding_enqueue_move AFTER UPDATE OF project, agent, created_at ON memories
   WHEN old.project IS NOT new.project OR old.agent IS NOT new.agent OR old.created_at IS NOT new.created_at BEGIN
   INSERT INTO embedding_queue (seq) SELECT new.seq UNION ALL SELECT seq FROM memory_vectors WHERE prev = new.seq
-  ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL;
+  ${REQUEUE};
 END;
 CREATE TRIGGER IF NOT EXISTS memory_vectors_written_insert AFTER INSERT ON memory_vectors BEGIN
   INSERT INTO embedding_meta (key, value) VALUES ('vector_version', 1) ON CONFLICT (key) DO UPDATE SET value = value + 1;

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
-import { PREVIOUS_SEQ } from './sqlite-memory-schema';
+import { PREVIOUS_SEQ, REQUEUE } from './sqlite-memory-schema';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
 import { rankedFullTextSeqs, RankingOptions } from './sqlite-ranking';
 import type { VectorCache } from './sqlite-vector-cache';
@@ -114,7 +114,7 @@ export function useVectorSpace(db: Database.Database, stmt: Stmt, key: string): 
     // Memories without a vector of this space are queued (a first start queues only those missing).
     stmt(
       `INSERT INTO embedding_queue (seq) SELECT m.seq FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.seq = m.seq AND v.model = ?)
-       ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL`,
+       ${REQUEUE}`,
     ).run(key);
     return current !== undefined;
   }).immediate();
@@ -171,7 +171,7 @@ export function storeJobVector(db: Database.Database, stmt: Stmt, job: Embedding
     if (next && next.embedded && next.prev !== seq) {
       stmt(
         `INSERT INTO embedding_queue (seq) VALUES (?)
-         ON CONFLICT (seq) DO UPDATE SET gen = gen + 1, attempts = 0, next_at = 0, lease_owner = NULL, lease_until = 0, error = NULL`,
+         ${REQUEUE}`,
       ).run(next.seq);
     }
   }).immediate();
