@@ -90,6 +90,30 @@ describe('SqliteMemoryIndex', () => {
     expect(jobs.map((j) => j.text)).toEqual(['turn 2\nturn 0']);
   });
 
+  it("replaces a trigger whose body an earlier version wrote differently, drops one on its tables it no longer has, and leaves an up-to-date file and others' triggers alone", async () => {
+    const first = new SqliteMemoryIndex(db);
+    await first.insert(memoryDoc({ type: 'fact' }));
+    const schemaVersion = () => db.pragma('schema_version', { simple: true }) as number;
+    const unchanged = schemaVersion();
+    new SqliteMemoryIndex(db);
+    expect(schemaVersion()).toBe(unchanged); // reopening an up-to-date file writes no schema
+
+    // An earlier body of a trigger (counts only 'note'), a trigger this version does not have on
+    // its table (it would fail every insert), and an operator's own table with its trigger.
+    db.exec(`DROP TRIGGER memory_counts_insert;
+             CREATE TRIGGER memory_counts_insert AFTER INSERT ON memories WHEN new.type = 'note' BEGIN
+               INSERT INTO memory_counts (dim, key, n) VALUES ('type', new.type, 1) ON CONFLICT (dim, key) DO UPDATE SET n = n + 1; END;
+             CREATE TRIGGER memories_gone_since AFTER INSERT ON memories BEGIN SELECT RAISE(ABORT, 'stale trigger'); END;
+             CREATE TABLE operator_log (at INTEGER);
+             CREATE TRIGGER operator_log_insert AFTER INSERT ON operator_log BEGIN SELECT 1; END;`);
+    const upgraded = new SqliteMemoryIndex(db);
+    await upgraded.insert(memoryDoc({ type: 'fact' }));
+    expect((await upgraded.stats()).byType.fact).toBe(2);
+    const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[];
+    expect(triggers).not.toContain('memories_gone_since');
+    expect(triggers).toContain('operator_log_insert');
+  });
+
   it('upgrades the tag table of an older layout (tag, seq) and keeps tag filters working', async () => {
     const first = new SqliteMemoryIndex(db);
     const a = memoryDoc({ tags: ['x', 'y'] });

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { SESSION_GAP_MS } from '../../../libs/search-query';
 import { createVersionSchema, DROP_VERSIONS } from './sqlite-memory-versions';
 
@@ -254,6 +254,39 @@ export function resetMemorySchema(db: Database.Database): void {
   })();
 }
 
+/** SCHEMA's triggers as SQLite stores them (sqlite_master.sql), by name, and the tables they are on (computed once). */
+let schemaTriggers: { sql: Map<string, string>; tables: Set<string> } | undefined;
+
+function expectedTriggers(): { sql: Map<string, string>; tables: Set<string> } {
+  if (!schemaTriggers) {
+    const scratch = new Database(':memory:');
+    try {
+      scratch.exec(SCHEMA);
+      const rows = scratch.prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ name: string; tbl_name: string; sql: string }>;
+      schemaTriggers = { sql: new Map(rows.map((r) => [r.name, r.sql])), tables: new Set(rows.map((r) => r.tbl_name)) };
+    } finally {
+      scratch.close();
+    }
+  }
+  return schemaTriggers;
+}
+
+/**
+ * Drops the triggers of a file written by an earlier version whose body is not this version's
+ * (SCHEMA's are CREATE TRIGGER IF NOT EXISTS, which keeps an old body), and those on the same
+ * tables that this version no longer has; SCHEMA then creates them as they are now. Compared as
+ * SQLite stores them, so a file already up to date is not written to.
+ */
+function replaceChangedTriggers(db: Database.Database): void {
+  const expected = expectedTriggers();
+  const present = db.prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ name: string; tbl_name: string; sql: string }>;
+  for (const t of present) {
+    const want = expected.sql.get(t.name);
+    if (want === t.sql || (want === undefined && !expected.tables.has(t.tbl_name))) continue;
+    db.exec(`DROP TRIGGER "${t.name.replace(/"/g, '""')}"`);
+  }
+}
+
 /** The schema of this version, upgrading a file written by an earlier one. */
 function migrate(db: Database.Database): void {
   const has = (name: string) => db.prepare('SELECT 1 FROM sqlite_master WHERE name = ?').get(name) !== undefined;
@@ -265,9 +298,11 @@ function migrate(db: Database.Database): void {
   const hadTitleIndex = has('memories_tt');
   const hadCounts = has('memory_counts');
   const hadQueue = has('embedding_queue');
-  // Vectors from before their session link: the column and the delete trigger that keeps it now, its values below.
+  // Vectors from before their session link: the column now, its values below (the delete trigger
+  // that keeps it is replaced with any other trigger whose body changed: replaceChangedTriggers).
   const noPrev = has('memory_vectors') && !(db.prepare('PRAGMA table_info(memory_vectors)').all() as Array<{ name: string }>).some((c) => c.name === 'prev');
-  if (noPrev) db.exec('ALTER TABLE memory_vectors ADD COLUMN prev INTEGER; DROP TRIGGER IF EXISTS embedding_forget_delete;');
+  if (noPrev) db.exec('ALTER TABLE memory_vectors ADD COLUMN prev INTEGER;');
+  replaceChangedTriggers(db);
   // The narrower filter indexes of earlier versions (replaced by the covering *_f ones).
   db.exec('DROP INDEX IF EXISTS memories_type; DROP INDEX IF EXISTS memories_scope; DROP INDEX IF EXISTS memories_agent; DROP INDEX IF EXISTS memories_project;');
   db.exec(SCHEMA);
