@@ -8,13 +8,20 @@ export const BM25_WEIGHTS = 'bm25(10.0, 6.0, 1.0)';
 export const FTS_TABLES = ['memories_fts', 'memories_tt'] as const;
 
 /**
- * The seq of the memory just before memory \`m\` (an alias of the enclosing query) in its session:
- * same project and agent, the greatest (created_at, seq) below m's, at most SESSION_GAP_MS
- * earlier; NULL when there is none. A vector's context and its \`prev\` (libs/search-query/fusion.ts).
+ * The seq of the memory just before (after) memory \`m\` (an alias of the enclosing query) in its
+ * session: same project and agent, the greatest (least) (created_at, seq) below (above) m's, at
+ * most SESSION_GAP_MS apart; NULL when there is none. PREVIOUS_SEQ is a vector's context and its
+ * \`prev\` (libs/search-query/fusion.ts); NEXT_SEQ the memory whose prev a new vector may change
+ * (storeJobVector). One definition for both sides, so they stay each other's inverse.
  */
-export const PREVIOUS_SEQ = `(SELECT p.seq FROM memories p WHERE p.project IS m.project AND p.agent IS m.agent
-  AND p.created_at <= m.created_at AND p.created_at >= m.created_at - ${SESSION_GAP_MS} AND (p.created_at < m.created_at OR p.seq < m.seq)
-  ORDER BY p.created_at DESC, p.seq DESC LIMIT 1)`;
+function sessionNeighbourSeq(side: 'before' | 'after'): string {
+  const [beyond, near, gap, order] = side === 'before' ? ['<', '>=', `- ${SESSION_GAP_MS}`, 'DESC'] : ['>', '<=', `+ ${SESSION_GAP_MS}`, 'ASC'];
+  return `(SELECT p.seq FROM memories p WHERE p.project IS m.project AND p.agent IS m.agent
+  AND p.created_at ${beyond}= m.created_at AND p.created_at ${near} m.created_at ${gap} AND (p.created_at ${beyond} m.created_at OR p.seq ${beyond} m.seq)
+  ORDER BY p.created_at ${order}, p.seq ${order} LIMIT 1)`;
+}
+export const PREVIOUS_SEQ = sessionNeighbourSeq('before');
+export const NEXT_SEQ = sessionNeighbourSeq('after');
 
 /**
  * The conflict clause of an INSERT INTO embedding_queue (seq) that (re-)queues a memory: a memory

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
-import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
+import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
-import { PREVIOUS_SEQ, REQUEUE } from './sqlite-memory-schema';
+import { NEXT_SEQ, PREVIOUS_SEQ, REQUEUE } from './sqlite-memory-schema';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
 import { rankedFullTextSeqs, RankingOptions } from './sqlite-ranking';
 import type { VectorCache } from './sqlite-vector-cache';
@@ -162,17 +162,13 @@ export function storeJobVector(db: Database.Database, stmt: Stmt, job: Embedding
     if (job.previous === undefined || job.previous === prev) stmt('DELETE FROM embedding_queue WHERE seq = ? AND gen = ?').run(seq, job.gen);
     else stmt('UPDATE embedding_queue SET next_at = 0, lease_owner = NULL, lease_until = 0 WHERE seq = ? AND gen = ?').run(seq, job.gen);
     // The memory after it, when it has a vector whose prev is another.
-    const next = stmt(
-      `SELECT s.seq, v.seq IS NOT NULL AS embedded, v.prev FROM memories m JOIN memories s LEFT JOIN memory_vectors v ON v.seq = s.seq
-       WHERE m.seq = ? AND s.project IS m.project AND s.agent IS m.agent AND s.created_at >= m.created_at AND s.created_at <= m.created_at + ${SESSION_GAP_MS}
-         AND (s.created_at > m.created_at OR s.seq > m.seq)
-       ORDER BY s.created_at, s.seq LIMIT 1`,
-    ).get(seq) as { seq: number; embedded: number; prev: number | null } | undefined;
-    if (next && next.embedded && next.prev !== seq) {
+    const next = stmt(`SELECT ${NEXT_SEQ} FROM memories m WHERE m.seq = ?`).pluck().get(seq) as number | null;
+    const nextVector = next === null ? undefined : (stmt('SELECT prev FROM memory_vectors WHERE seq = ?').get(next) as { prev: number | null } | undefined);
+    if (nextVector && nextVector.prev !== seq) {
       stmt(
         `INSERT INTO embedding_queue (seq) VALUES (?)
          ${REQUEUE}`,
-      ).run(next.seq);
+      ).run(next);
     }
   }).immediate();
 }
