@@ -63,6 +63,17 @@ export function listPageJson({ ok, rows: _rows, rowsJson, ...rest }: ListPage): 
   return `{"ok":${JSON.stringify(ok)},"rows":${rowsJson ?? '[]'},${JSON.stringify(rest).slice(1)}`;
 }
 
+/**
+ * Answers 200 with a body that is JSON text already. Express's `send` would parse and re-format the
+ * Content-Type and copy a body of 1,000 characters or more into a Buffer first; Node writes the
+ * headers and the text in one write instead. (A HEAD request gets the headers only, as from `send`.)
+ */
+function sendJsonText(res: Response, body: string): void {
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
+
 /** A version number in a path (1, 2, …); anything else is a 422. */
 function versionParam(raw: string): number {
   if (!/^[1-9][0-9]{0,9}$/.test(raw)) throw RequestValidationError.one(['path', 'version'], 'Input should be a positive integer', 'int_parsing', raw);
@@ -82,14 +93,17 @@ export class MemoriesController {
   @RequireScopes('memory:read')
   @ApiOperation({ summary: 'List or search memories' })
   @ApiOkResponse({ type: MemoryListResponseDto })
-  async list(@Query() query: ListMemoriesQueryDto, @Res({ passthrough: true }) res: Response): Promise<MemoryListResponseDto | string> {
+  async list(@Query() query: ListMemoriesQueryDto, @Res() res: Response): Promise<void> {
     const page = await this.memories.list(query, { rowsAsJson: true });
     // The mode the search really ran in (hybrid falls back to keyword without a model): /metrics labels by it.
     if (page.search_mode) res.locals.searchMode = page.search_mode;
-    if (page.rowsJson === undefined) return page;
-    // The rows were serialised on the search thread: the body is the rest of the page written around them.
-    res.type('application/json');
-    return listPageJson(page);
+    if (page.rowsJson === undefined) {
+      res.json(page);
+      return;
+    }
+    // The rows were serialised on the search thread: the body is the rest of the page written around
+    // them, and goes out as it is (bench/README, "The search page written as it is").
+    sendJsonText(res, listPageJson(page));
   }
 
   @Post('memories')

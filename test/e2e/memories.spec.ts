@@ -512,8 +512,14 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       const query = { q: 'numbat', limit: 2, page: 1, mode: 'keyword' } as ListMemoriesQueryDto;
       const res = await api.get('/api/memories?q=numbat&limit=2&mode=keyword').expect(200);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+      expect(res.headers['x-content-type-options']).toBe('nosniff'); // the security headers come along
       expect(res.body).toMatchObject({ ok: true, count: 2, total: 3, has_next: true, search_mode: 'keyword' });
       expect(res.text).toBe(JSON.stringify(await t.app.get(MemoriesService).list(query)));
+      // HEAD: the same headers, no body.
+      const head = await request(t.http).head('/api/memories?q=numbat&limit=2&mode=keyword').set('Authorization', `Bearer ${api.bearer}`).expect(200);
+      expect(head.headers['content-length']).toBe(res.headers['content-length']);
+      expect(head.text ?? '').toBe('');
     });
 
     it('drops stop words: "what does the user prefer" finds the preference, not every "the"', async () => {
