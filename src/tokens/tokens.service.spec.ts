@@ -9,7 +9,7 @@ import { loadAppConfig } from '../config/app-config';
 import { SettingsService } from '../config/settings.service';
 import { hashSecret, parseToken } from './token-secret';
 import { TokenRateLimiter } from './token-rate-limiter';
-import { LAST_USED_INTERVAL_MS, TokensService } from './tokens.service';
+import { LAST_USED_INTERVAL_MS, TOKEN_RECORD_TTL_MS, TokensService } from './tokens.service';
 
 describe('TokensService (real SQLite repository)', () => {
   let dir: string;
@@ -80,5 +80,54 @@ describe('TokensService (real SQLite repository)', () => {
     await expect(service.authenticate(`${plaintext}x`, '192.0.2.1')).rejects.toBeInstanceOf(UnauthorizedError);
     await expect(service.authenticate(plaintext, '192.0.2.1')).rejects.toBeInstanceOf(ForbiddenError);
     await expect(service.authenticate(plaintext, '::ffff:10.1.2.3')).resolves.toMatchObject({ kind: 'token' });
+  });
+
+  describe('the token check reuses a record it read for TOKEN_RECORD_TTL_MS', () => {
+    it('reads the database once for many requests within that time', async () => {
+      const { plaintext } = await service.create({ preset: 'full' });
+      const read = jest.spyOn(repo, 'findById');
+      for (let i = 0; i < 50; i++) await service.authenticate(plaintext, '127.0.0.1');
+      expect(read).toHaveBeenCalledTimes(1);
+    });
+
+    it('applies a revocation, a deletion and a change of scopes or addresses made here to the very next request', async () => {
+      const a = await service.create({ preset: 'full' });
+      await service.authenticate(a.plaintext, '127.0.0.1');
+      await service.update(a.record.id, { scopes: ['memory:read'] });
+      await expect(service.authenticate(a.plaintext, '127.0.0.1')).resolves.toMatchObject({ scopes: ['memory:read'] });
+      await service.update(a.record.id, { allowed_ips: ['10.0.0.0/8'] });
+      await expect(service.authenticate(a.plaintext, '127.0.0.1')).rejects.toBeInstanceOf(ForbiddenError);
+      await service.revoke(a.record.id);
+      await expect(service.authenticate(a.plaintext, '10.0.0.1')).rejects.toThrow('API token has been revoked');
+
+      const b = await service.create({});
+      await service.authenticate(b.plaintext, '127.0.0.1');
+      await service.delete(b.record.id);
+      await expect(service.authenticate(b.plaintext, '127.0.0.1')).rejects.toThrow('Invalid API token');
+    });
+
+    it('sees a revocation made by another instance on the same database within TOKEN_RECORD_TTL_MS', async () => {
+      const other = new TokensService(repo, settings, loadAppConfig({ MEMSTORE_DATA_DIR: dir, MEMSTORE_SECRET_KEY: 'unit-test-secret-key-0123456789abcdef' }), new TokenRateLimiter(new SqliteRateLimitRepository(db), loadAppConfig({ MEMSTORE_DATA_DIR: dir })));
+      const { record, plaintext } = await service.create({});
+      const t0 = Date.now();
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(t0);
+      await service.authenticate(plaintext, '127.0.0.1');
+      await other.revoke(record.id);
+      clock.mockReturnValue(t0 + TOKEN_RECORD_TTL_MS);
+      await expect(service.authenticate(plaintext, '127.0.0.1')).rejects.toThrow('API token has been revoked');
+    });
+
+    it('does not keep a record read while a change was being written', async () => {
+      const { record, plaintext } = await service.create({});
+      const before = (await repo.findById(record.id))!;
+      // The check's read answers the row as it was before the revocation, after the revocation is written.
+      let answer!: (r: typeof before) => void;
+      jest.spyOn(repo, 'findById').mockImplementationOnce(() => new Promise((resolve) => (answer = resolve)));
+      const inFlight = service.authenticate(plaintext, '127.0.0.1');
+      await service.revoke(record.id);
+      answer(before);
+      await expect(inFlight).resolves.toMatchObject({ kind: 'token' });
+      await expect(service.authenticate(plaintext, '127.0.0.1')).rejects.toThrow('API token has been revoked');
+    });
   });
 });

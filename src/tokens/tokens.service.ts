@@ -12,6 +12,13 @@ import { hashSecret, newTokenId, newTokenSecret, parseToken, plaintextToken, sam
 
 /** `last_used_at` is written at most once per this period per token. */
 export const LAST_USED_INTERVAL_MS = 60_000;
+/**
+ * How long the token check reuses a token record it read (README, "API tokens"): a change made on
+ * this instance applies at once; one made by another instance sharing the database, within this.
+ */
+export const TOKEN_RECORD_TTL_MS = 1_000;
+/** At most this many records are kept (tokens in use within TOKEN_RECORD_TTL_MS; the oldest go first). */
+const TOKEN_RECORDS_KEPT = 10_000;
 const DAY_S = 86_400;
 
 /** Scopes in their canonical order, without duplicates. */
@@ -21,12 +28,16 @@ function canonicalScopes(scopes: Scope[]): Scope[] {
 
 /**
  * API tokens (CONTRACT §4): issue, list, change, revoke, delete, and check a Bearer token on
- * every request (one indexed lookup + one HMAC).
+ * every request (one HMAC, and one indexed lookup unless the record was read within TOKEN_RECORD_TTL_MS).
  */
 @Injectable()
 export class TokensService extends TokenAuthenticator {
   /** When this process last wrote last_used_at per token (saves a read-modify-write race between concurrent requests). */
   private readonly lastUseWrites = new Map<string, number>();
+  /** Token records the check read recently, with when they were read. */
+  private readonly recent = new Map<string, { record: TokenRecord; readAt: number }>();
+  /** Bumped by every change of a token on this instance: a read that overlapped a change is not kept. */
+  private changes = 0;
 
   constructor(
     private readonly repo: TokenRepository,
@@ -114,7 +125,8 @@ export class TokensService extends TokenAuthenticator {
   }
 
   async delete(id: string): Promise<void> {
-    if (!TOKEN_ID_RE.test(id) || !(await this.repo.delete(id))) throw new NotFoundError('Token not found');
+    const deleted = TOKEN_ID_RE.test(id) && (await this.repo.delete(id).finally(() => this.forget(id)));
+    if (!deleted) throw new NotFoundError('Token not found');
     this.lastUseWrites.delete(id);
     this.limiter.forget(id);
   }
@@ -123,7 +135,7 @@ export class TokensService extends TokenAuthenticator {
   override async authenticate(bearer: string, clientIp: string): Promise<TokenPrincipal> {
     const parsed = parseToken(bearer);
     if (!parsed) throw new UnauthorizedError('Malformed API token: expected mem_tok_<id>_<secret>');
-    const record = await this.repo.findById(parsed.id);
+    const record = await this.recentRecord(parsed.id);
     const presented = hashSecret(this.settings.serviceKeyObject(), parsed.secret);
     if (!record || !sameHash(presented, record.secretHash)) throw new UnauthorizedError('Invalid API token');
     const now = Date.now();
@@ -136,6 +148,27 @@ export class TokensService extends TokenAuthenticator {
     const rateLimit = await this.limiter.take(record.id, this.rateLimitOf(record));
     await this.noteUse(record, now);
     return { kind: 'token', tokenId: record.id, name: record.name, scopes: [...record.scopes], ...(rateLimit ? { rateLimit } : {}) };
+  }
+
+  /** The token's record as read at most TOKEN_RECORD_TTL_MS ago (null: no such token; never kept). */
+  private async recentRecord(id: string): Promise<TokenRecord | null> {
+    const now = Date.now();
+    const kept = this.recent.get(id);
+    if (kept && now - kept.readAt < TOKEN_RECORD_TTL_MS && now >= kept.readAt) return kept.record;
+    const changesBefore = this.changes;
+    const record = await this.repo.findById(id);
+    this.recent.delete(id);
+    if (record && changesBefore === this.changes) {
+      if (this.recent.size >= TOKEN_RECORDS_KEPT) this.recent.delete(this.recent.keys().next().value as string);
+      this.recent.set(id, { record, readAt: now });
+    }
+    return record;
+  }
+
+  /** A token changed here: the check reads it afresh (and a read that was in flight is not kept). */
+  private forget(id: string): void {
+    this.changes++;
+    this.recent.delete(id);
   }
 
   private async noteUse(record: TokenRecord, now: number): Promise<void> {
@@ -152,7 +185,7 @@ export class TokensService extends TokenAuthenticator {
   }
 
   private async updateOrNotFound(id: string, patch: TokenPatch): Promise<TokenRecord> {
-    const updated = await this.repo.update(id, patch);
+    const updated = await this.repo.update(id, patch).finally(() => this.forget(id));
     if (!updated) throw new NotFoundError('Token not found');
     return updated;
   }
