@@ -1,6 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import helmet from 'helmet';
+import helmet, { type HelmetOptions } from 'helmet';
 import { answerClientErrors } from './common/client-error';
+import { headersOnce } from './common/headers-once';
 import { jsonBodyParser } from './common/json-body';
 import { requestId } from './common/request-id.middleware';
 import { AppConfig } from './config/app-config';
@@ -8,6 +9,24 @@ import { mcpJsonBody, mcpOriginCheck } from './mcp/mcp-http';
 import { setupOpenApi } from './meta/openapi';
 import { accessLog } from './observability/access-log.middleware';
 import { MetricsService } from './observability/metrics.service';
+
+/** The security headers of every response (helmet: CSP for the admin page and the API docs, no HSTS: TLS is the proxy's). */
+export const HELMET_OPTIONS: HelmetOptions = {
+  contentSecurityPolicy: {
+    useDefaults: true,
+    directives: {
+      'default-src': ["'self'"],
+      'script-src': ["'self'"],
+      'style-src': ["'self'", "'unsafe-inline'"],
+      'img-src': ["'self'", 'data:'],
+      'font-src': ["'self'", 'data:'],
+      'worker-src': ["'self'", 'blob:'],
+      'connect-src': ["'self'"],
+      'upgrade-insecure-requests': null,
+    },
+  },
+  hsts: false,
+};
 
 /**
  * Everything about the HTTP pipeline that is not a Nest provider. Used by main.ts and by every
@@ -23,24 +42,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.set('etag', false);
   app.use(requestId);
   app.use(accessLog(app.get(MetricsService), cfg.logFormat === 'json'));
-  app.use(
-    helmet({
-      contentSecurityPolicy: {
-        useDefaults: true,
-        directives: {
-          'default-src': ["'self'"],
-          'script-src': ["'self'"],
-          'style-src': ["'self'", "'unsafe-inline'"],
-          'img-src': ["'self'", 'data:'],
-          'font-src': ["'self'", 'data:'],
-          'worker-src': ["'self'", 'blob:'],
-          'connect-src': ["'self'"],
-          'upgrade-insecure-requests': null,
-        },
-      },
-      hsts: false,
-    }),
-  );
+  // helmet's headers depend on nothing in the request here: worked out once (headersOnce).
+  app.use(headersOnce(helmet(HELMET_OPTIONS)));
   // /mcp: Origin check, then its own parser (same limit) whose errors are JSON-RPC errors.
   app.use('/mcp', mcpOriginCheck(cfg), mcpJsonBody(cfg.bodyLimitBytes));
   // Bounded work per request before any parsing library: byte limit, Content-Encoding, then one
