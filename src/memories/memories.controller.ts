@@ -66,11 +66,14 @@ export function listPageJson({ ok, rows: _rows, rowsJson, ...rest }: ListPage): 
 /**
  * Answers 200 with a body that is JSON text already. Express's `send` would parse and re-format the
  * Content-Type and copy a body of 1,000 characters or more into a Buffer first; Node writes the
- * headers and the text in one write instead. (A HEAD request gets the headers only, as from `send`.)
+ * headers and the text in one write instead, and sets Content-Length itself from the one measure of
+ * the text it takes anyway (measuring a two-byte string costs as much as encoding it). A HEAD
+ * request gets the headers only, as from `send`, Content-Length included (Node sends no body for it
+ * and so does not measure one).
  */
 function sendJsonText(res: Response, body: string): void {
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
+  if (res.req.method === 'HEAD') res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
 }
 
