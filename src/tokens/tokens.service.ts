@@ -13,7 +13,7 @@ import { hashSecret, newTokenId, newTokenSecret, parseToken, plaintextToken, sam
 /** `last_used_at` is written at most once per this period per token. */
 export const LAST_USED_INTERVAL_MS = 60_000;
 /**
- * How long the token check reuses a token record it read (README, "API tokens"): a change made on
+ * How long the token check reuses a token record it read (README, "Tokens and sessions"): a change made on
  * this instance applies at once; one made by another instance sharing the database, within this.
  */
 export const TOKEN_RECORD_TTL_MS = 1_000;
