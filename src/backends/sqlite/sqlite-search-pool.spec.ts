@@ -8,7 +8,7 @@ import { vectorsHeld } from '../../../test/support/sqlite-vectors';
 import { wheelDoc } from '../../../test/support/word-wheel';
 import { SqliteDocumentDatabase } from './sqlite-database';
 import { translateSqliteError } from './sqlite-errors';
-import { revive, serializeError, SqliteSearchPool } from './sqlite-search-pool';
+import { IN_FLIGHT, revive, serializeError, SqliteSearchPool } from './sqlite-search-pool';
 import { mapRow } from '../../memories/memory.mapper';
 
 /**
@@ -187,19 +187,19 @@ describe('SqliteSearchPool', () => {
     expect(await pool.search(queries[2])).toEqual(database.memories.searchNow(queries[2]));
   });
 
-  it('gives each worker two searches at a time from one queue, so a worker that dies fails only the ones it held', async () => {
+  it('gives each worker IN_FLIGHT searches at a time from one queue, so a worker that dies fails only the ones it held', async () => {
     const pool = database.searchWorkers() as SqliteSearchPool;
     await waitReady(pool, 2);
     const internals = pool as unknown as { slots: Set<{ pending: Map<number, unknown>; worker: { terminate(): Promise<number> } }>; queue: unknown[] };
     const many = Array.from({ length: 30 }, (_, i) => queries[i % queries.length]);
     const sent = many.map((q) => pool.search(q));
     const slots = [...internals.slots];
-    expect(slots.map((s) => s.pending.size)).toEqual([2, 2]);
-    expect(internals.queue).toHaveLength(26);
+    expect(slots.map((s) => s.pending.size)).toEqual([IN_FLIGHT, IN_FLIGHT]);
+    expect(internals.queue).toHaveLength(30 - 2 * IN_FLIGHT);
     await slots[0].worker.terminate();
     const settled = await Promise.allSettled(sent);
     const failed = settled.filter((r) => r.status === 'rejected');
-    expect(failed.length).toBeLessThanOrEqual(2);
+    expect(failed.length).toBeLessThanOrEqual(IN_FLIGHT);
     for (const r of failed) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(BackendUnavailableError);
     settled.forEach((r, i) => {
       if (r.status === 'fulfilled') expect(r.value).toEqual(database.memories.searchNow(many[i]));

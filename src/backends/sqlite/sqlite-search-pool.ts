@@ -61,10 +61,13 @@ interface Queued extends Pending {
 
 /**
  * Requests in flight per worker at most; the others wait in the pool's one queue and go to the
- * first worker that answers. A second in flight hides the message's round trip; more would tie
- * a request to one worker's queue while the other may be free first (a longer tail).
+ * first worker with room. More than one hides the message's round trip, and a worker that has the
+ * next search at hand when it answers goes on without sleeping and being woken: on 2 cores, four
+ * served 5–15 % more searches than two at 0.02–0.15 ms less CPU each, with no longer p99, in every
+ * class including hybrid and a keyword/hybrid mix (bench/README, "Four searches in flight per
+ * worker"). Unbounded, a search waits behind its worker's backlog while the other is free.
  */
-const IN_FLIGHT = 2;
+export const IN_FLIGHT = 4;
 
 /** Restarts of a worker that stopped unexpectedly, at most this often. */
 const RESTART_DELAY_MS = 1000;
