@@ -63,9 +63,10 @@ interface Queued extends Pending {
  * Requests in flight per worker at most; the others wait in the pool's one queue and go to the
  * first worker with room. More than one hides the message's round trip, and a worker that has the
  * next search at hand when it answers goes on without sleeping and being woken: on 2 cores, four
- * served 5–15 % more searches than two at 0.02–0.15 ms less CPU each, with no longer p99, in every
- * class including hybrid and a keyword/hybrid mix (bench/README, "Four searches in flight per
- * worker"). Unbounded, a search waits behind its worker's backlog while the other is free.
+ * served 1–16 % more searches a second than two, at less CPU each in ten of twelve pairs of
+ * processes and p99 within the same spread, in keyword, hybrid and mixed loads (bench/README,
+ * "Four searches in flight per worker"). Unbounded, a search waits behind its worker's backlog
+ * while the other is free.
  */
 export const IN_FLIGHT = 4;
 
