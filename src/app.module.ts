@@ -20,13 +20,15 @@ import { TokensModule } from './tokens/tokens.module';
 /**
  * The whole service. The global pipeline (validation pipe, exception filter, deny-by-default
  * auth guard) is registered here as providers so a test module gets exactly the production one.
+ * The modules' routes are registered in the order of `imports`, each one more layer for the
+ * requests after it to pass: the memories routes, the agents' hot path, come first.
  */
 @Module({})
 export class AppModule {
   static register(cfg: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(cfg), BackendsModule, EmbeddingsModule, TokensModule, AdminModule, AdminWebModule, MemoriesModule, MetaModule, McpModule, ObservabilityModule, AuditModule, PortabilityModule],
+      imports: [ConfigModule.forRoot(cfg), BackendsModule, EmbeddingsModule, MemoriesModule, TokensModule, AdminModule, AdminWebModule, MetaModule, McpModule, ObservabilityModule, AuditModule, PortabilityModule],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -1,4 +1,4 @@
-import { Global, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { BackendFactory } from './backend-factory';
 import { BackendsService } from './backends.service';
 import { DefaultBackendFactory } from './default-backend-factory';
@@ -14,13 +14,14 @@ import { WriteIntentRepository } from './ports/write-intent.repository';
 
 /**
  * The ports, bound to delegates of the adapters held by BackendsService: those pinned for the
- * current request (PinBackendsMiddleware), else the active ones.
+ * current request (PinBackendsMiddleware, bound to every route by configureApp), else the active ones.
  */
 @Global()
 @Module({
   providers: [
     { provide: BackendFactory, useClass: DefaultBackendFactory },
     BackendsService,
+    PinBackendsMiddleware,
     { provide: MemoryIndex, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.memories), inject: [BackendsService] },
     { provide: TokenRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.tokens), inject: [BackendsService] },
     { provide: SessionRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.sessions), inject: [BackendsService] },
@@ -31,8 +32,4 @@ import { WriteIntentRepository } from './ports/write-intent.repository';
   ],
   exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository],
 })
-export class BackendsModule implements NestModule {
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(PinBackendsMiddleware).forRoutes({ path: '*', method: RequestMethod.ALL });
-  }
-}
+export class BackendsModule {}

@@ -1,7 +1,7 @@
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import type { Express, Request, Response } from 'express';
+import { type Express, type Request, type Response, Router } from 'express';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ACCESS_KEY, AccessRule, ADMIN_COOKIE } from '../common/auth/decorators';
@@ -206,7 +206,11 @@ function vendored(file: string): () => Buffer {
   };
 }
 
-/** Registers /openapi.json, /docs and /redoc (public; plain Express routes, no backend touched). */
+/**
+ * Registers /openapi.json, /docs and /redoc (public; plain Express routes, no backend touched).
+ * Each page and its files are a router mounted at its prefix: one layer for every other request
+ * to pass, not one per file.
+ */
 export function setupOpenApi(app: NestExpressApplication): OpenAPIObject {
   const document = buildOpenApiDocument(app);
   const json = Buffer.from(JSON.stringify(document), 'utf8');
@@ -220,16 +224,20 @@ export function setupOpenApi(app: NestExpressApplication): OpenAPIObject {
 
   http.get('/openapi.json', send('application/json; charset=utf-8', () => json));
 
-  http.get('/docs', send('text/html; charset=utf-8', () => DOCS_HTML));
-  http.get('/docs/swagger-init.js', send('text/javascript; charset=utf-8', () => DOCS_INIT));
+  const docs = Router();
+  docs.get('/', send('text/html; charset=utf-8', () => DOCS_HTML));
+  docs.get('/swagger-init.js', send('text/javascript; charset=utf-8', () => DOCS_INIT));
   const swaggerDir = packageDir('swagger-ui-dist');
   for (const [name, type] of Object.entries(SWAGGER_FILES)) {
-    http.get(`/docs/${name}`, send(type, vendored(path.join(swaggerDir, name)), assetCache));
+    docs.get(`/${name}`, send(type, vendored(path.join(swaggerDir, name)), assetCache));
   }
+  http.use('/docs', docs);
 
-  http.get('/redoc', send('text/html; charset=utf-8', () => REDOC_HTML));
-  http.get('/redoc/redoc-init.js', send('text/javascript; charset=utf-8', () => REDOC_INIT));
-  http.get('/redoc/redoc.standalone.js', send('text/javascript; charset=utf-8', vendored(path.join(packageDir('redoc'), 'bundles', 'redoc.standalone.js')), assetCache));
-  http.get('/redoc/logo-mini.svg', send('image/svg+xml', () => REDOC_LOGO, assetCache));
+  const redoc = Router();
+  redoc.get('/', send('text/html; charset=utf-8', () => REDOC_HTML));
+  redoc.get('/redoc-init.js', send('text/javascript; charset=utf-8', () => REDOC_INIT));
+  redoc.get('/redoc.standalone.js', send('text/javascript; charset=utf-8', vendored(path.join(packageDir('redoc'), 'bundles', 'redoc.standalone.js')), assetCache));
+  redoc.get('/logo-mini.svg', send('image/svg+xml', () => REDOC_LOGO, assetCache));
+  http.use('/redoc', redoc);
   return document;
 }

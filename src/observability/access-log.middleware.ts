@@ -6,7 +6,8 @@ import { MetricsService } from './metrics.service';
 /** The route template a request matched (`/api/memories/:memory_id`), never its raw URL. */
 export function routeTemplate(req: Request, status: number): string {
   const route = (req as Request & { route?: { path?: unknown } }).route;
-  if (route && typeof route.path === 'string') return `${req.baseUrl ?? ''}${route.path}`;
+  // A mounted router's own root ('/' under /docs) is its mount path.
+  if (route && typeof route.path === 'string') return req.baseUrl && route.path === '/' ? req.baseUrl : `${req.baseUrl ?? ''}${route.path}`;
   return status === 404 ? 'unmatched' : 'other';
 }
 

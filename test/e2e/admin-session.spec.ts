@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { BackendsService } from '../../src/backends/backends.service';
 import { SessionRepository } from '../../src/backends/ports/session.repository';
+import { BackendUnavailableError } from '../../src/common/errors';
 import { SettingsService } from '../../src/config/settings.service';
 import { ADMIN_PASSWORD, adminAgent, createTestApp, TestApp, tempDir } from '../support/app';
 import { testBackends } from '../support/backends';
@@ -337,12 +338,19 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
       const withHeader = await login(t, { username: 'admin', password: ADMIN_PASSWORD }).set('Authorization', 'Bearer x').expect(200);
       expect(sessionCookie(withHeader)).toBeDefined();
       const sessions = t.app.get(BackendsService).docdb.sessions; // the active adapter behind the port
-      const get = jest.spyOn(sessions, 'get').mockRejectedValue(new Error('session store down'));
+      const get = jest.spyOn(sessions, 'get').mockRejectedValue(new BackendUnavailableError('Document database', 'session store down'));
       try {
         await request(t.http).get('/api/health').set('Cookie', cookie).expect(200, { ok: true, status: 'ok' });
+        // the probe as Express routes it: HEAD, any casing, a trailing slash
+        await request(t.http).head('/api/health').set('Cookie', cookie).expect(200);
+        await request(t.http).get('/API/Health/').set('Cookie', cookie).expect(200, { ok: true, status: 'ok' });
         // a Bearer request is judged by its token alone, even with an admin cookie beside it
         await request(t.http).get('/api/tokens').set('Cookie', cookie).set('Authorization', 'Bearer mem_tok_0000000000000000_nope').expect(401);
         expect(get).not.toHaveBeenCalled();
+        // any other route with the cookie does read it (and answers the store's failure as a 503)
+        const down = await request(t.http).get('/api/tokens').set('Cookie', cookie).expect(503);
+        expect(down.body.error).toBe('Document database unavailable: session store down');
+        expect(get).toHaveBeenCalled();
       } finally {
         get.mockRestore();
       }

@@ -83,9 +83,18 @@ describe('JSON logs (MEMSTORE_LOG_FORMAT=json)', () => {
   it('every request id in the log is the one the client got back', async () => {
     const res = await request(t.http).get('/api/nope').expect(404);
     const line = parsed().find((o) => o.request_id === res.headers['x-request-id']);
-    // The catch-all route's template, not the URL the client sent.
-    expect(line).toEqual(expect.objectContaining({ route: '/{*path}', status: 404, method: 'GET', level: 'info' }));
+    // No route matched: a fixed label, not the URL the client sent.
+    expect(line).toEqual(expect.objectContaining({ route: 'unmatched', status: 404, method: 'GET', level: 'info' }));
     expect(JSON.stringify(line)).not.toContain('nope');
+  });
+
+  it('labels the API docs by their paths (a page is its mount path, with or without the trailing slash)', async () => {
+    const ids: Record<string, string> = {};
+    for (const url of ['/docs', '/docs/', '/docs/swagger-init.js', '/redoc', '/openapi.json']) {
+      ids[url] = (await request(t.http).get(url).expect(200)).headers['x-request-id'];
+    }
+    const route = (url: string) => parsed().find((o) => o.request_id === ids[url])?.route;
+    expect(['/docs', '/docs/', '/docs/swagger-init.js', '/redoc', '/openapi.json'].map(route)).toEqual(['/docs', '/docs', '/docs/swagger-init.js', '/redoc', '/openapi.json']);
   });
 });
 

@@ -6,19 +6,17 @@ import { CsrfMiddleware } from './csrf.middleware';
 import { LoginThrottleMiddleware } from './login-throttle.middleware';
 import { SessionMiddleware } from './session.middleware';
 
-/** Admin sign-in: password, sessions (in the document database), login throttling, CSRF check. */
+/**
+ * Admin sign-in: password, sessions (in the document database), login throttling, CSRF check.
+ * The session and CSRF middleware run on every route: configureApp binds them.
+ */
 @Module({
   controllers: [AdminAuthController],
-  providers: [AdminPasswordService, AdminAuthService, { provide: ConsoleOutput, useClass: StdoutConsoleOutput }],
+  providers: [AdminPasswordService, AdminAuthService, SessionMiddleware, CsrfMiddleware, { provide: ConsoleOutput, useClass: StdoutConsoleOutput }],
   exports: [AdminPasswordService],
 })
 export class AdminAuthModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
-    // The liveness probe never touches a backend, not even the session store.
-    consumer
-      .apply(SessionMiddleware, CsrfMiddleware)
-      .exclude({ path: 'api/health', method: RequestMethod.GET })
-      .forRoutes({ path: '*', method: RequestMethod.ALL });
     consumer.apply(LoginThrottleMiddleware).forRoutes({ path: 'api/login', method: RequestMethod.POST });
   }
 }

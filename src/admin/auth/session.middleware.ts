@@ -10,6 +10,7 @@ import { SettingsService } from '../../config/settings.service';
 import { RepositorySessionStore } from './repository-session.store';
 
 const SESSION_ROUTES = new Set(['/api/login', '/api/logout']);
+const HEALTH_ROUTE = '/api/health';
 
 /**
  * express-session on every route, stored through the SessionRepository port. Cookie
@@ -45,12 +46,18 @@ export class SessionMiddleware implements NestMiddleware {
   use(req: Request, res: Response, next: NextFunction): void {
     // A Bearer request is authenticated by its token alone (the guard ignores the session then),
     // so it skips the session store entirely: no document-database read on the API hot path.
-    // Sign-in and sign-out always get their session, whatever headers come along.
+    // Sign-in and sign-out always get their session, whatever headers come along. The liveness
+    // probe never touches a backend, not even the session store.
     // Express routes match any casing and a trailing slash (/API/LOGIN/ is /api/login), so compare the same way.
-    if (req.headers.authorization !== undefined && !SESSION_ROUTES.has(routePath(req))) return next();
+    if (skipsSession(req)) return next();
     this.handler ??= this.build();
     this.handler(req, res, (err?: unknown) => (err ? sendError(err, req, res) : next()));
   }
+}
+
+function skipsSession(req: Request): boolean {
+  if (req.headers.authorization !== undefined) return !SESSION_ROUTES.has(routePath(req));
+  return (req.method === 'GET' || req.method === 'HEAD') && routePath(req) === HEALTH_ROUTE;
 }
 
 /** The request path as Express routes compare it: lower case, without the query and trailing slashes. */
