@@ -33,6 +33,26 @@ describe('oneLayer', () => {
     expect(next).toHaveBeenCalledWith(boom);
   });
 
+  it('a throw, also in a step reached after I/O, or an async rejection goes to the error handler', async () => {
+    const boom = new Error('boom');
+    const seen: string[] = [];
+    const thrown = jest.fn();
+    oneLayer([recording('a', seen, () => { throw boom; }), recording('b', seen)])(req, res, thrown);
+    expect(thrown).toHaveBeenCalledWith(boom);
+
+    const later = await new Promise<unknown[]>((resolve) => {
+      oneLayer([recording('c', seen, (n) => setImmediate(n)), recording('d', seen, () => { throw boom; })])(req, res, (...args: unknown[]) => resolve(args));
+    });
+    expect(later).toEqual([boom]);
+
+    const rejected = await new Promise<unknown[]>((resolve) => {
+      const failing: NestMiddleware<Request, Response> = { use: async () => Promise.reject(boom) };
+      oneLayer([failing, recording('e', seen)])(req, res, (...args: unknown[]) => resolve(args));
+    });
+    expect(rejected).toEqual([boom]);
+    expect(seen).toEqual(['a', 'c', 'd']);
+  });
+
   it('a middleware that answers itself ends the request there', () => {
     const seen: string[] = [];
     const next = jest.fn();
