@@ -16,6 +16,7 @@
  *   node bench/eval.js --data other.json         # another file of the same format
  *   node bench/eval.js --url http://127.0.0.1:PORT --token TOKEN   # a running service
  *   node bench/eval.js --modes hybrid --json out.json
+ * Every run also writes bench/results/eval-<date>-<seq>.json and .md, and latest-eval.md (lib/results.js).
  */
 'use strict';
 const fs = require('node:fs');
@@ -23,6 +24,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { freePort, request: rawRequest, expectStatus: expect } = require('./lib/http');
+const { evalMarkdown, gitDescribe, writeResults } = require('./lib/results');
 
 const ROOT = path.resolve(__dirname, '..');
 const ADMIN_PASSWORD = 'eval-admin-password-0123456789';
@@ -134,6 +136,8 @@ async function pool(items, n, fn) {
 
 async function main() {
   const o = args(process.argv.slice(2));
+  const started = new Date();
+  const loadAvgStart = os.loadavg();
   if (!fs.existsSync(o.data)) throw new Error(`no evaluation data at ${o.data} (see ../shared/eval/README.md)`);
   const samples = JSON.parse(fs.readFileSync(o.data, 'utf8'));
   const svc = o.url ? { base: o.url, token: o.token, stop: async () => {} } : await startService();
@@ -189,6 +193,9 @@ async function main() {
     }
     print(report);
     if (o.json) fs.writeFileSync(o.json, JSON.stringify(report, null, 2));
+    const meta = { startedAt: started.toISOString(), finishedAt: new Date().toISOString(), commit: o.url ? `a running service at ${o.url}` : gitDescribe(), loadAvgStart, loadAvgEnd: os.loadavg(), data: path.relative(ROOT, o.data).startsWith('../..') ? o.data : path.relative(ROOT, o.data), questions: questions.length, embeddings: status0 ?? null };
+    const written = writeResults('eval', started, { ...meta, modes: report }, evalMarkdown(report, meta));
+    console.log(`\nResults: ${path.relative(ROOT, written.mdFile)} (also ${path.relative(ROOT, written.latest)}), ${path.relative(ROOT, written.jsonFile)}`);
   } finally {
     await svc.stop();
   }

@@ -9,7 +9,7 @@
  *  4. measures every scenario with autocannon running in a separate process
  *     (10 connections, fixed duration, after a warm-up), sampling the service's RSS and CPU,
  *  5. measures a bare Node `http` server running the same SQLite search on the same file,
- *  6. prints a table and writes a JSON report under bench/results/.
+ *  6. prints a table and writes its results under bench/results/ (lib/results.js; latest.md).
  *
  * Options: --n 10000  --duration 10  --warmup 2  --connections 10  --seed 42
  *          --seed-concurrency 16  --only search,list  --profile  --keep
@@ -29,6 +29,7 @@ const { sampler, rssBytes, dirBytes } = require('./lib/proc');
 const { summarise } = require('./lib/profile-summary');
 const { combine } = require('./lib/slices');
 const { agent, freePort, request, expectStatus } = require('./lib/http');
+const { benchMarkdown, gitDescribe, writeResults } = require('./lib/results');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -634,9 +635,9 @@ async function main() {
     }
     report.loadAvgEnd = os.loadavg();
     report.finishedAt = new Date().toISOString();
-    const out = path.join(RESULTS, `bench-n${opts.n}-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(out, JSON.stringify(report, null, 2));
-    log(`\nJSON report: ${path.relative(ROOT, out)}`);
+    report.commit = gitDescribe();
+    const written = writeResults('bench', started, report, benchMarkdown(report));
+    log(`\nResults: ${path.relative(ROOT, written.mdFile)} (tables; also ${path.relative(ROOT, written.latest)}), ${path.relative(ROOT, written.jsonFile)} (everything)`);
     log(`load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (numbers from a busy machine are noisy)`);
     process.exitCode = report.clean ? 0 : 1;
   } finally {
