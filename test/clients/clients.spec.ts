@@ -9,6 +9,7 @@ import {
   MemoryStoreError,
   NotFoundError,
   RateLimitError,
+  parseRetryAfter,
   ValidationError,
   VersionConflictError,
   type MemoryRow,
@@ -157,6 +158,50 @@ describe('client libraries against a running service', () => {
     });
   });
 
+  describe('TypeScript client retry policy (a stub fetch: answers the service cannot be made to give on cue)', () => {
+    /** A fetch that answers from a script and records each request's method and headers. */
+    function scripted(answers: Array<{ status: number; headers?: Record<string, string>; body?: unknown }>) {
+      const seen: Array<{ method: string; headers: Record<string, string> }> = [];
+      const fetchImpl = (async (_url: string, init: RequestInit) => {
+        seen.push({ method: String(init.method), headers: { ...(init.headers as Record<string, string>) } });
+        const a = answers[Math.min(seen.length - 1, answers.length - 1)];
+        return new Response(a.body === undefined ? '' : JSON.stringify(a.body), { status: a.status, headers: { 'Content-Type': 'application/json', ...a.headers } });
+      }) as unknown as typeof fetch;
+      return { seen, fetchImpl };
+    }
+    const memory = { id: '6740a1b2c3d4e5f601234567', title: null, type: 'note', tags: [], scope: 'global', agent: null, project: null, created_at: '2026-11-21T09:30:00.000Z', updated_at: '2026-11-21T09:30:00.000Z', version: 1 };
+
+    it('a 503 on create is retried with the same Idempotency-Key, so the memory is stored once', async () => {
+      const { seen, fetchImpl } = scripted([{ status: 503, headers: { 'Retry-After': '0' }, body: { ok: false, error: 'Document database unavailable: down' } }, { status: 201, body: { ok: true, memory, similar: [] } }]);
+      const client = new MemoryStore({ baseUrl: 'http://127.0.0.1:9', token: 't', fetch: fetchImpl });
+      expect((await client.createMemory({ content: 'x' })).memory.id).toBe(memory.id);
+      expect(seen).toHaveLength(2);
+      expect(seen[1].headers['Idempotency-Key']).toBe(seen[0].headers['Idempotency-Key']);
+      expect(seen[0].headers['Idempotency-Key']).toMatch(/\S{8,}/);
+    });
+
+    it('a Retry-After beyond maxDelayMs is not waited for; retries stop after maxRetries', async () => {
+      const far = scripted([{ status: 429, headers: { 'Retry-After': '120' }, body: { ok: false, error: 'Rate limit exceeded' } }]);
+      const err = await new MemoryStore({ baseUrl: 'http://127.0.0.1:9', token: 't', fetch: far.fetchImpl }).stats().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(RateLimitError);
+      expect((err as RateLimitError).retryAfter).toBe(120);
+      expect(far.seen).toHaveLength(1);
+
+      const down = scripted([{ status: 503, body: { ok: false, error: 'Object store unavailable: bucket missing' } }]);
+      const client = new MemoryStore({ baseUrl: 'http://127.0.0.1:9', token: 't', fetch: down.fetchImpl, retry: { maxRetries: 2, baseDelayMs: 1 } });
+      await expect(client.getMemory(memory.id)).rejects.toMatchObject({ name: 'ServiceUnavailableError', status: 503, message: 'Object store unavailable: bucket missing' });
+      expect(down.seen).toHaveLength(3);
+    });
+
+    it('reads Retry-After as seconds or as an HTTP date', () => {
+      const now = Date.parse('2026-11-27T10:00:00Z');
+      expect(parseRetryAfter('7', now)).toBe(7);
+      expect(parseRetryAfter('Fri, 27 Nov 2026 10:00:05 GMT', now)).toBe(5);
+      expect(parseRetryAfter('soon', now)).toBeUndefined();
+      expect(parseRetryAfter(null, now)).toBeUndefined();
+    });
+  });
+
   it('Python client: its unittest suite passes against the same service', async () => {
     const python = process.env.MEMSTORE_CLIENTS_PYTHON || 'python3';
     const env: NodeJS.ProcessEnv = { ...process.env, MEMSTORE_URL: base, MEMSTORE_TOKEN: token, MEMSTORE_LIMITED_TOKEN: limitedTokens[1], PYTHONDONTWRITEBYTECODE: '1' };
@@ -164,7 +209,7 @@ describe('client libraries against a running service', () => {
     // Asynchronous on purpose: the service answering the Python tests runs in this process.
     const { code, output } = await run(python, ['-m', 'unittest', 'discover', '-s', path.join(ROOT, 'clients/python/tests'), '-v'], { cwd: ROOT, env });
     if (code !== 0) throw new Error(`python unittest exited ${code}:\n${output}`);
-    expect(output).toMatch(/^Ran 5 tests in/m);
+    expect(output).toMatch(/^Ran 8 tests in/m);
     expect(output).toMatch(/^OK$/m);
   }, 90_000);
 });
