@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import request from 'supertest';
@@ -193,6 +194,30 @@ describe('client libraries against a running service', () => {
       expect(down.seen).toHaveLength(3);
     });
 
+    it('a redirect is not followed, so the token stays with the service', async () => {
+      const hits: Array<string | undefined> = [];
+      const elsewhere = http.createServer((req, res) => {
+        hits.push(req.headers.authorization);
+        res.end('{}');
+      });
+      await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+      const target = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/api/stats`;
+      const moved = http.createServer((_req, res) => res.writeHead(307, { Location: target }).end());
+      await new Promise<void>((resolve) => moved.listen(0, '127.0.0.1', resolve));
+      try {
+        const client = new MemoryStore({ baseUrl: `http://127.0.0.1:${(moved.address() as AddressInfo).port}`, token: 'mem_tok_secret' });
+        const err = await client.stats().catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(MemoryStoreError);
+        expect((err as MemoryStoreError).status).toBe(307);
+        expect((err as MemoryStoreError).message).toContain(`redirected to ${target}`);
+        expect(hits).toEqual([]);
+        expect(JSON.stringify(client)).not.toContain('secret');
+      } finally {
+        await new Promise((resolve) => moved.close(resolve));
+        await new Promise((resolve) => elsewhere.close(resolve));
+      }
+    });
+
     it('reads Retry-After as seconds or as an HTTP date', () => {
       const now = Date.parse('2026-11-27T10:00:00Z');
       expect(parseRetryAfter('7', now)).toBe(7);
@@ -209,7 +234,7 @@ describe('client libraries against a running service', () => {
     // Asynchronous on purpose: the service answering the Python tests runs in this process.
     const { code, output } = await run(python, ['-m', 'unittest', 'discover', '-s', path.join(ROOT, 'clients/python/tests'), '-v'], { cwd: ROOT, env });
     if (code !== 0) throw new Error(`python unittest exited ${code}:\n${output}`);
-    expect(output).toMatch(/^Ran 8 tests in/m);
+    expect(output).toMatch(/^Ran 9 tests in/m);
     expect(output).toMatch(/^OK$/m);
   }, 90_000);
 });

@@ -9,7 +9,7 @@ import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional, Tuple
 
-from memory_store_client import MemoryStore, RateLimitError, ServiceUnavailableError, parse_retry_after
+from memory_store_client import MemoryStore, MemoryStoreError, RateLimitError, ServiceUnavailableError, parse_retry_after
 
 Answer = Tuple[int, Dict[str, str], Any]
 MEMORY: Dict[str, Any] = {"id": "6740a1b2c3d4e5f601234567", "content": "x", "version": 1}
@@ -43,7 +43,7 @@ class Scripted:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
     def close(self) -> None:
@@ -80,6 +80,15 @@ class RetryPolicy(unittest.TestCase):
             MemoryStore(down.url, "t", max_retries=2, base_retry_delay=0.001).get_memory(MEMORY["id"])
         self.assertEqual(unavailable.exception.message, "Object store unavailable: bucket missing")
         self.assertEqual(len(down.seen), 3)
+
+    def test_a_redirect_is_not_followed_so_the_token_stays_with_the_service(self) -> None:
+        elsewhere = self.scripted([(200, {}, {"ok": True, "stats": {"total": 0}})])
+        moved = self.scripted([(307, {"Location": elsewhere.url + "/api/stats"}, {})])
+        with self.assertRaises(MemoryStoreError) as redirected:
+            MemoryStore(moved.url, "mem_tok_secret").stats()
+        self.assertEqual(redirected.exception.status, 307)
+        self.assertIn(f"redirected to {elsewhere.url}/api/stats", redirected.exception.message)
+        self.assertEqual((len(moved.seen), len(elsewhere.seen)), (1, 0))
 
     def test_retry_after_as_seconds_or_http_date(self) -> None:
         now = 1795773600.0  # 2026-11-27T10:00:00Z

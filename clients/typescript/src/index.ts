@@ -195,7 +195,8 @@ interface Call {
 
 export class MemoryStore {
   private readonly baseUrl: string;
-  private readonly token: string;
+  /** A true private field: the token does not show when the client is logged or inspected. */
+  readonly #token: string;
   private readonly maxRetries: number;
   private readonly maxDelayMs: number;
   private readonly baseDelayMs: number;
@@ -207,7 +208,7 @@ export class MemoryStore {
     if (!options?.baseUrl) throw new TypeError('MemoryStore: baseUrl is required');
     if (!options.token) throw new TypeError('MemoryStore: token is required');
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.token = options.token;
+    this.#token = options.token;
     this.maxRetries = Math.max(0, options.retry?.maxRetries ?? 3);
     this.maxDelayMs = Math.max(0, options.retry?.maxDelayMs ?? 30_000);
     this.baseDelayMs = Math.max(0, options.retry?.baseDelayMs ?? 500);
@@ -346,7 +347,7 @@ export class MemoryStore {
 
   private async call<T>(c: Call): Promise<T> {
     const url = this.url(c.path, c.query);
-    const headers: Record<string, string> = { Accept: 'application/json', Authorization: `Bearer ${this.token}`, ...c.headers };
+    const headers: Record<string, string> = { Accept: 'application/json', Authorization: `Bearer ${this.#token}`, ...c.headers };
     if (c.body !== undefined) headers['Content-Type'] = 'application/json';
     const payload = c.body === undefined ? undefined : JSON.stringify(c.body);
     for (let attempt = 0; ; attempt++) {
@@ -368,7 +369,8 @@ export class MemoryStore {
     let res: Response;
     let text: string;
     try {
-      res = await this.fetchImpl(url, { method: c.method, headers, body, signal });
+      // No redirect is followed: the API never redirects, and a redirect elsewhere must not get the token.
+      res = await this.fetchImpl(url, { method: c.method, headers, body, signal, redirect: 'manual' });
       text = await res.text();
     } catch (e) {
       if (c.signal?.aborted) throw e;
@@ -383,7 +385,13 @@ export class MemoryStore {
     }
     if (res.ok) return { value: parsed as T };
     const envelope = parsed as { error?: unknown } | undefined;
-    const message = typeof envelope?.error === 'string' ? envelope.error : `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
+    const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+    const message =
+      typeof envelope?.error === 'string'
+        ? envelope.error
+        : location
+          ? `HTTP ${res.status}: redirected to ${location} (not followed; use that address as baseUrl if it is the service)`
+          : `HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}`;
     const Cls = ERROR_CLASSES[res.status] ?? MemoryStoreError;
     return new Cls(message, {
       status: res.status,

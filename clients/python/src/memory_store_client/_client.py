@@ -339,7 +339,7 @@ class MemoryStore:
     def _attempt(self, method: str, path: str, url: str, headers: Mapping[str, str], data: Optional[bytes]) -> Any:
         request = urllib.request.Request(url, data=data, method=method, headers=dict(headers))
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310 (the caller's base URL)
+            with _OPENER.open(request, timeout=self.timeout) as response:
                 text = response.read().decode("utf-8")
                 return json.loads(text) if text else None
         except urllib.error.HTTPError as e:
@@ -348,7 +348,13 @@ class MemoryStore:
                 parsed = json.loads(raw) if raw else None
             except ValueError:
                 parsed = None
-            message = parsed["error"] if isinstance(parsed, dict) and isinstance(parsed.get("error"), str) else f"HTTP {e.code}"
+            location = e.headers.get("Location") if 300 <= e.code < 400 else None
+            if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
+                message = parsed["error"]
+            elif location:
+                message = f"HTTP {e.code}: redirected to {location} (not followed; use that address as base_url if it is the service)"
+            else:
+                message = f"HTTP {e.code}"
             cls = _ERRORS.get(e.code, MemoryStoreError)
             return cls(
                 message,
@@ -360,6 +366,16 @@ class MemoryStore:
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
             return MemoryStoreError(f"{method} {path}: {reason}", status=0)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: the API never redirects, and urllib would send the token to the new host."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def _quote(segment: str) -> str:
