@@ -357,6 +357,32 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
       await api.patch(`/api/memories/${m.id}`, { content: 'third state' }).expect(200);
     });
 
+    it('issue 46 item 5 on MongoDB: a delete whose outcome is unknown is finished by the sweep when it committed, dropped when it did not', async () => {
+      const memories = t.app.get(BackendsService).docdb.memories;
+      const dropped = () => new BackendUnavailableError('Document database', 'connection closed while waiting for the answer (injected)');
+      const gone = await createMemory(api, { content: 'delete committed, answer lost' });
+      const kept = await createMemory(api, { content: 'delete never reached the database' });
+      const real = memories.remove.bind(memories);
+      const remove = jest.spyOn(memories, 'remove').mockImplementationOnce(async (...args) => {
+        await real(...args);
+        throw dropped();
+      });
+      remove.mockRejectedValueOnce(dropped());
+      try {
+        await api.delete(`/api/memories/${gone.id}`).expect(503);
+        await api.delete(`/api/memories/${kept.id}`).expect(503);
+      } finally {
+        remove.mockRestore();
+      }
+      expect(await objectsOf(gone.id)).toHaveLength(1); // the index row went, the file did not
+      expect(await (await reindexCopy()).get(gone.id)).toBeNull();
+      const report = await t.app.get(WriteSweeper).sweep(0);
+      expect(report.deleted).toEqual([gone.id]);
+      expect(await objectsOf(gone.id)).toEqual([]);
+      expect((await api.get(`/api/memories/${kept.id}`).expect(200)).body.memory.content).toBe('delete never reached the database');
+      expect(await objectsOf(kept.id)).toHaveLength(1);
+    });
+
     it('two instances on one MongoDB + S3: parallel PATCHes through both agree on one write', async () => {
       const t2 = await createTestApp({ ...env, MEMSTORE_DATA_DIR: tempDir() });
       try {
