@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import request from 'supertest';
 import { BackendsService } from '../../src/backends/backends.service';
+import type { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
 import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import { ObjectStore } from '../../src/backends/ports/object-store.port';
 import { WriteIntentRepository } from '../../src/backends/ports/write-intent.repository';
@@ -355,6 +356,24 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
       expect(await (await reindexCopy()).get(m.id)).toMatchObject({ version: 2, content: 'committed but unanswered' });
       // The next write is not held up by what the failed one left behind.
       await api.patch(`/api/memories/${m.id}`, { content: 'third state' }).expect(200);
+
+      // Half-way: the version claim was written, then the memory's update failed. Not held: the
+      // sweep removes the claim and the object, and writers can move the memory on again.
+      const models = await (t.app.get(BackendsService).docdb as MongoDocumentDatabase).ready();
+      const half = jest.spyOn(models.memories.collection, 'updateOne').mockRejectedValueOnce(new Error('interrupted (injected)'));
+      const beforeHalf = new Set(await objectsOf(m.id));
+      try {
+        await api.patch(`/api/memories/${m.id}`, { content: 'claimed, never written' }).expect(503);
+      } finally {
+        half.mockRestore();
+      }
+      const halfKey = (await objectsOf(m.id)).find((k) => !beforeHalf.has(k))!;
+      expect(halfKey).toBeDefined();
+      expect(await memories.holds(m.id, halfKey)).toBe(false);
+      expect((await t.app.get(WriteSweeper).sweep(0)).removed).toEqual([halfKey]);
+      await expect(store.get(halfKey)).rejects.toThrow();
+      expect((await api.get(`/api/memories/${m.id}/versions?limit=1`).expect(200)).body.rows[0]).toMatchObject({ version: 3 });
+      expect((await api.patch(`/api/memories/${m.id}`, { content: 'fourth state' }).set('If-Match', '"3"').expect(200)).body.memory.version).toBe(4);
     });
 
     it('issue 46 item 5 on MongoDB: a delete whose outcome is unknown is finished by the sweep when it committed, dropped when it did not', async () => {
