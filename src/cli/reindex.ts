@@ -37,6 +37,10 @@ export function formatReport(r: ReindexReport): string[] {
     ...r.unreadable.map((u) => `  - ${u.key}: ${u.reason}`),
     `unacknowledged writes (left out): ${r.unacknowledged.length}`,
     ...r.unacknowledged.map((k) => `  - ${k}`),
+    `superseded files (lost writes, pruned versions; left out): ${r.superseded.length}`,
+    ...r.superseded.map((k) => `  - ${k}`),
+    `memories being deleted (left out): ${r.deleted.length}`,
+    ...r.deleted.map((id) => `  - ${id}`),
   ];
   return lines;
 }

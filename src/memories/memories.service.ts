@@ -2,8 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import { Author, CasResult, MemoryDoc, MemoryFilter, MemoryStats, SimilarHit, VersionEntry } from '../backends/ports/memory.model';
 import { ObjectStore, SignedUrl } from '../backends/ports/object-store.port';
-import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
-import { ConflictError, NotFoundError, PreconditionFailedError, RequestValidationError } from '../common/errors';
+import { deleteIntentKey, WriteIntentRepository } from '../backends/ports/write-intent.repository';
+import { AppError, ConflictError, NotFoundError, PreconditionFailedError, RequestValidationError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { HISTORY_KEEP_DEFAULT } from '../config/setting-rules';
 import { SettingsService } from '../config/settings.service';
@@ -45,7 +45,10 @@ export class MemoryNotFoundError extends NotFoundError {
  * recorded first as a write intent, then compare-and-swaps the index row from version n-1 to n.
  * A writer that loses the swap deletes its own object (the winner's is never touched) and either
  * re-applies its change to the new state (PATCH without If-Match) or answers 412 (If-Match).
- * Delete = index first (with its history), then every object it referenced.
+ * An index write whose outcome is unknown (the database dropped mid-write) keeps its object and
+ * its intent: the sweep decides later from what the index holds (decision 0060).
+ * Delete = a delete intent, the index (with its history), every object it referenced, then the
+ * intent goes; the sweep finishes a delete that was interrupted.
  */
 @Injectable()
 export class MemoriesService {
@@ -169,7 +172,7 @@ export class MemoriesService {
     try {
       res = await this.index.update(doc, old.version, this.historyKeep());
     } catch (e) {
-      await this.dropObject(doc, 'a failed index write');
+      await this.abandon(doc, e, 'a failed index write');
       throw e;
     }
     if (res.status !== 'ok') {
@@ -186,10 +189,22 @@ export class MemoriesService {
 
   async delete(id: string, opts: WriteOptions = {}): Promise<void> {
     if (!isMemoryId(id)) throw new MemoryNotFoundError();
-    const res = await this.index.remove(id, opts.ifMatch);
-    if (res.status === 'missing') throw new MemoryNotFoundError();
-    if (res.status === 'conflict') throw new PreconditionFailedError(`Memory ${id} is at version ${res.current}, not ${opts.ifMatch}`, res.current);
-    for (const key of res.released) await this.deleteKey(id, key);
+    const intent = deleteIntentKey(id);
+    await this.intents.add({ objectKey: intent, memoryId: id, createdAt: new Date(), kind: 'delete' });
+    let res: CasResult;
+    try {
+      res = await this.index.remove(id, opts.ifMatch);
+    } catch (e) {
+      // Not removed for sure: the intent goes. Otherwise it stays and the sweep finishes (or drops) the delete.
+      if (this.definitelyNotWritten(e)) this.settle(intent);
+      throw e;
+    }
+    if (res.status !== 'ok') {
+      this.settle(intent);
+      if (res.status === 'missing') throw new MemoryNotFoundError();
+      throw new PreconditionFailedError(`Memory ${id} is at version ${res.current}, not ${opts.ifMatch}`, res.current);
+    }
+    if (await this.deleteKeys(id, res.released)) this.settle(intent);
   }
 
   /** Kept versions, newest first. A memory from before versions shows its current state as version 1. */
@@ -273,7 +288,7 @@ export class MemoriesService {
     try {
       await this.index.insert(doc);
     } catch (e) {
-      await this.dropObject(doc, 'a failed index write');
+      await this.abandon(doc, e, 'a failed index write');
       throw e;
     }
     this.settle(doc.objectKey!);
@@ -298,7 +313,7 @@ export class MemoriesService {
       // A memory without history rows shows its current state as its only version: keep it listed.
       await this.index.addHistory(past.id, kept.total === 0 ? [this.entryOf(current), this.entryOf(doc)] : [this.entryOf(doc)]);
     } catch (e) {
-      await this.dropObject(doc, 'a failed history write');
+      await this.abandon(doc, e, 'a failed history write');
       throw e;
     }
     this.settle(doc.objectKey!);
@@ -313,10 +328,21 @@ export class MemoriesService {
     }
     const unique = [...new Set(ids)];
     const valid = unique.filter(isMemoryId);
-    const removed = valid.length > 0 ? await this.index.removeMany(valid) : [];
-    for (const r of removed) for (const key of r.released) await this.deleteKey(r.id, key);
+    if (valid.length === 0) return { deleted: [], missing: unique };
+    const now = new Date();
+    const intents = new Map(valid.map((id) => [id, deleteIntentKey(id)]));
+    await this.intents.addMany(valid.map((id) => ({ objectKey: intents.get(id)!, memoryId: id, createdAt: now, kind: 'delete' as const })));
+    let removed: Array<{ id: string; released: string[] }>;
+    try {
+      removed = await this.index.removeMany(valid);
+    } catch (e) {
+      if (this.definitelyNotWritten(e)) for (const key of intents.values()) this.settle(key);
+      throw e;
+    }
+    const gone = new Set(removed.map((r) => r.id));
+    for (const id of valid) if (!gone.has(id)) this.settle(intents.get(id)!);
+    for (const r of removed) if (await this.deleteKeys(r.id, r.released)) this.settle(intents.get(r.id)!);
     const deleted = removed.map((r) => r.id);
-    const gone = new Set(deleted);
     return { deleted, missing: unique.filter((id) => !gone.has(id)) };
   }
 
@@ -466,10 +492,27 @@ export class MemoriesService {
     try {
       await this.store.put(key, toMarkdown(doc), MARKDOWN_TYPE);
     } catch (e) {
-      await this.store.delete(key).catch(() => undefined);
-      await this.intents.remove(key).catch(() => undefined);
+      // A put that failed may still have stored the object (a timeout): the intent goes only once
+      // the object is surely gone, else the sweep removes it.
+      await this.dropObject(doc, 'a failed object write');
       throw e;
     }
+  }
+
+  /** Whether an error of an index write means it did not happen (the object may go at once). */
+  private definitelyNotWritten(e: unknown): boolean {
+    // Refused writes (duplicate id, bad input) and writes of an index whose failed writes roll back.
+    return this.index.failedWritesRolledBack === true || (e instanceof AppError && e.status < 500);
+  }
+
+  /**
+   * After an index write threw: the object goes only when the write surely did not happen. When
+   * its outcome is unknown (the database may have committed it before the connection dropped)
+   * the object and its intent stay, and the sweep decides once the grace period is over.
+   */
+  private async abandon(doc: MemoryDoc, e: unknown, why: string): Promise<void> {
+    if (this.definitelyNotWritten(e)) return this.dropObject(doc, why);
+    this.logger.warn(`Memory ${doc.id}: the outcome of ${why} is unknown (${(e as Error).message}); ${doc.objectKey} and its write intent are kept for the sweep to decide`);
   }
 
   /** Removes the object of a write that did not make it into the index, then its intent. */
@@ -493,10 +536,23 @@ export class MemoriesService {
     this.intents.remove(key).catch((e: Error) => this.logger.warn(`Write intent of ${key} not removed: ${e.message}`));
   }
 
-  private async deleteKey(id: string, key: string): Promise<void> {
+  private async deleteKey(id: string, key: string): Promise<boolean> {
     // The index entry is gone, so the version is gone for every reader; a file left behind is
-    // logged (reindex reports it).
-    await this.store.delete(key).catch((e: Error) => this.logger.error(`Memory ${id}: object ${key} released by the index but not deleted: ${e.message}`));
+    // logged (and removed by the sweep when a delete intent names it).
+    try {
+      await this.store.delete(key);
+      return true;
+    } catch (e) {
+      this.logger.error(`Memory ${id}: object ${key} released by the index but not deleted: ${(e as Error).message}`);
+      return false;
+    }
+  }
+
+  /** Deletes the objects a delete released; true when all of them went (the delete intent may go). */
+  private async deleteKeys(id: string, keys: string[]): Promise<boolean> {
+    let all = true;
+    for (const key of keys) if (!(await this.deleteKey(id, key))) all = false;
+    return all;
   }
 }
 

@@ -39,7 +39,7 @@ describe('ReindexService', () => {
     await index.insert(stale);
 
     const report = await service().reindex();
-    expect(report).toEqual({ files: 1234, indexed: 1234, orphans: [stale.id], unreadable: [], unacknowledged: [], previous: 1, dryRun: false });
+    expect(report).toEqual({ files: 1234, indexed: 1234, orphans: [stale.id], unreadable: [], unacknowledged: [], superseded: [], deleted: [], previous: 1, dryRun: false });
     expect(await index.get(docs[999].id)).toEqual(docs[999]);
     const first = await index.list({ filter: {}, limit: 3, offset: 0 });
     expect(first.rows.map((r) => r.id)).toEqual(docs.slice(-3).reverse().map((d) => d.id));

@@ -3,9 +3,9 @@ import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { ListCursor, MemoryDoc, VersionEntry } from '../backends/ports/memory.model';
 import { ObjectStore } from '../backends/ports/object-store.port';
 import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
-import { MEMORY_KEY_PREFIX, parseMemoryKey } from './memory-id';
+import { MEMORY_KEY_PREFIX, objectKeyOf, parseMemoryKey } from './memory-id';
 import { parseMarkdown } from './memory-markdown';
-import { indexReferences, WriteSweeper } from './write-sweeper.service';
+import { WriteSweeper } from './write-sweeper.service';
 
 const BATCH = 500;
 /** Intents read at most (a store with more pending writes than this has bigger problems). */
@@ -29,6 +29,10 @@ export interface ReindexReport {
   unreadable: Array<{ key: string; reason: string }>;
   /** Files of writes that were never acknowledged (a pending write intent); left out unless asked. */
   unacknowledged: string[];
+  /** Files at or below a memory's version in the old index that it does not hold (lost writes, pruned versions): left out. */
+  superseded: string[];
+  /** Memories whose delete was under way (a pending delete intent, the memory gone from the index): their files left out. */
+  deleted: string[];
   /** Index rows before the rebuild (null when the old index could not be read). */
   previous: number | null;
   dryRun: boolean;
@@ -38,8 +42,11 @@ export interface ReindexReport {
  * Rebuilds the index from the object store alone (issue 3 point 5, issue 9 point 5). The store
  * is listed and every file read and parsed BEFORE the index is touched: a store that fails
  * while listing or reading leaves the old index as it was. Each memory's newest readable version
- * becomes its index entry; older version files become its history. Objects of writes that were
- * never acknowledged (write intents still pending) are reported and left out by default.
+ * becomes its index entry; older version files become its history. What it trusts (decision
+ * 0060): a file without a pending intent is an acknowledged version (a write's intent goes only
+ * once the index holds it or its object is deleted); a file with a pending write intent only when
+ * the old index holds that write; the files of a memory with a pending delete intent only when
+ * the old index still has the memory. The rest is reported and left out.
  */
 @Injectable()
 export class ReindexService {
@@ -62,7 +69,9 @@ export class ReindexService {
       this.logger.warn(`The old index could not be read (${e.message}); orphans cannot be reported`);
       return null;
     });
-    const pending = await this.pendingKeys();
+    const { writes: pending, deletes } = await this.pendingIntents();
+    const deleted = new Set<string>();
+    if (!opts.includeUnacknowledged) for (const id of deletes) if (!(await this.stillIndexed(id))) deleted.add(id);
 
     // 1. List the whole store (a failure here throws: nothing has been changed).
     const unreadable: ReindexReport['unreadable'] = [];
@@ -76,6 +85,7 @@ export class ReindexService {
         continue;
       }
       files += 1;
+      if (deleted.has(parsed.id)) continue;
       if (pending.has(key) && !opts.includeUnacknowledged && !(await this.referenced(parsed.id, key))) {
         unacknowledged.push(key);
         continue;
@@ -84,6 +94,9 @@ export class ReindexService {
       keys.push(key);
       byId.set(parsed.id, keys);
     }
+
+    // Versions the old index has decided stay decided (decision 0060).
+    const superseded = opts.includeUnacknowledged ? [] : await this.dropSuperseded(byId);
 
     // 2. Read every file (a failure of the store throws: nothing has been changed).
     const docs: MemoryDoc[] = [];
@@ -122,7 +135,7 @@ export class ReindexService {
 
     const restored = new Set(docs.map((d) => d.id));
     const orphans = before ? [...before].filter((id) => !restored.has(id)) : [];
-    const report = { files, orphans, unreadable, unacknowledged, previous: before ? before.size : null };
+    const report = { files, orphans, unreadable, unacknowledged, superseded, deleted: [...deleted], previous: before ? before.size : null };
     if (opts.dryRun) return { ...report, indexed: docs.length, dryRun: true };
 
     // 3. Swap: only now is the old index replaced.
@@ -139,17 +152,59 @@ export class ReindexService {
    * acknowledged and only the intent's removal had not happened yet. False when the index cannot say.
    */
   private referenced(id: string, key: string): Promise<boolean> {
-    return indexReferences(this.index, id, key).catch(() => false);
+    return this.index.holds(id, key).catch(() => false);
   }
 
-  /** Object keys of pending writes (none when the document database cannot say). */
-  private async pendingKeys(): Promise<Set<string>> {
+  /**
+   * Where the old index has a memory at version V, it has decided every version up to V: a file
+   * at or below V that it holds neither as current nor as history is the object of a write that
+   * lost the compare-and-swap (left behind by a store whose delete overtook its put, or by a
+   * crash) or of a pruned version, never an acknowledged live version. Those files are taken out
+   * of `byId` and returned. Files above V (an index that lags behind the store) are kept, and so
+   * is everything when the old index cannot be read.
+   */
+  private async dropSuperseded(byId: Map<string, string[]>): Promise<string[]> {
+    const out: string[] = [];
+    const ids = [...byId.keys()];
+    for (let i = 0; i < ids.length; i += BATCH) {
+      const docs = await this.index.getMany(ids.slice(i, i + BATCH)).catch(() => null);
+      if (!docs) return out;
+      for (const doc of docs) {
+        const keys = byId.get(doc.id) ?? [];
+        const current = objectKeyOf(doc);
+        const decided = keys.filter((k) => k !== current && (parseMemoryKey(k)?.version ?? 1) <= doc.version);
+        if (decided.length === 0) continue;
+        const page = await this.index.history(doc.id, 100_000, 0).catch(() => null);
+        if (!page) continue;
+        const held = new Set(page.rows.map((r) => r.objectKey));
+        const drop = new Set(decided.filter((k) => !held.has(k)));
+        if (drop.size === 0) continue;
+        out.push(...drop);
+        byId.set(
+          doc.id,
+          keys.filter((k) => !drop.has(k)),
+        );
+      }
+    }
+    return out.sort();
+  }
+
+  /** Whether the old index still has the memory (then its delete did not happen); false when it cannot say. */
+  private async stillIndexed(id: string): Promise<boolean> {
+    return (await this.index.get(id).catch(() => null)) !== null;
+  }
+
+  /** Object keys of pending writes and ids of pending deletes (none when the document database cannot say). */
+  private async pendingIntents(): Promise<{ writes: Set<string>; deletes: Set<string> }> {
     try {
       const all = await this.intents.olderThan(new Date(Date.now() + 86_400_000), MAX_INTENTS);
-      return new Set(all.map((i) => i.objectKey));
+      return {
+        writes: new Set(all.filter((i) => i.kind !== 'delete').map((i) => i.objectKey)),
+        deletes: new Set(all.filter((i) => i.kind === 'delete').map((i) => i.memoryId)),
+      };
     } catch (e) {
       this.logger.warn(`Pending writes could not be read (${(e as Error).message}); unacknowledged files cannot be told apart`);
-      return new Set();
+      return { writes: new Set(), deletes: new Set() };
     }
   }
 

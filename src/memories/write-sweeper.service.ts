@@ -1,9 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import { ObjectStore } from '../backends/ports/object-store.port';
-import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
+import { memoryObjectPrefix, WriteIntent, WriteIntentRepository } from '../backends/ports/write-intent.repository';
 import { AppConfig } from '../config/app-config';
-import { objectKeyOf } from './memory-id';
 
 const BATCH = 500;
 
@@ -12,15 +11,20 @@ export interface SweepReport {
   removed: string[];
   /** Intents whose object the index does reference (the process died after the index write): only the intent went. */
   settled: string[];
+  /** Memories whose interrupted delete was finished (the index no longer has them): their objects deleted. */
+  deleted: string[];
   /** Temporary files of the object store removed. */
   temporary: number;
 }
 
 /**
- * The start-up sweep (issue 9 point 5): objects of writes that were never acknowledged (a write
- * intent older than the grace period whose object the index does not reference) are deleted,
- * and the object store's temporary files from a crash removed. Runs at start and then every
- * half grace period, on whichever backends are active.
+ * The sweep (issue 9 point 5, issue 46; decision 0060), for intents older than the grace period:
+ * a write's object is kept when the index holds the write (MemoryIndex.holds), else deleted (the
+ * write never happened, was lost, or its outcome was unknown and it did not commit); an
+ * interrupted delete is finished (every object of the memory deleted) when the index no longer
+ * has the memory, else dropped (the delete did not happen). The object store's temporary files
+ * from a crash are removed too. Runs at start and then every half grace period, on whichever
+ * backends are active.
  */
 @Injectable()
 export class WriteSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -64,14 +68,16 @@ export class WriteSweeper implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   private async sweepNow(graceMs: number): Promise<SweepReport> {
-    const report: SweepReport = { removed: [], settled: [], temporary: 0 };
+    const report: SweepReport = { removed: [], settled: [], deleted: [], temporary: 0 };
     const cutoff = new Date(Date.now() - graceMs);
     for (;;) {
       const batch = await this.intents.olderThan(cutoff, BATCH);
       for (const intent of batch) {
-        if (await this.referenced(intent.memoryId, intent.objectKey)) {
+        if (intent.kind === 'delete') await this.finishDelete(intent, report);
+        else if (await this.index.holds(intent.memoryId, intent.objectKey)) {
           report.settled.push(intent.objectKey);
         } else {
+          await this.index.forget(intent.memoryId, intent.objectKey);
           await this.store.delete(intent.objectKey);
           report.removed.push(intent.objectKey);
         }
@@ -80,24 +86,22 @@ export class WriteSweeper implements OnApplicationBootstrap, OnApplicationShutdo
       if (batch.length < BATCH) break;
     }
     report.temporary = await this.store.sweepTemporary(graceMs);
-    if (report.removed.length + report.settled.length + report.temporary > 0) {
+    if (report.removed.length + report.settled.length + report.deleted.length + report.temporary > 0) {
       this.logger.log(
         `Removed ${report.removed.length} object(s) of unacknowledged writes${report.removed.length ? ` (${report.removed.join(', ')})` : ''}, ` +
+          `finished ${report.deleted.length} interrupted delete(s)${report.deleted.length ? ` (${report.deleted.join(', ')})` : ''}, ` +
           `${report.temporary} temporary file(s); ${report.settled.length} acknowledged write(s) had a stale intent`,
       );
     }
     return report;
   }
 
-  private referenced(id: string, key: string): Promise<boolean> {
-    return indexReferences(this.index, id, key);
+  /** An interrupted delete: when the index no longer has the memory, none of its objects is live. */
+  private async finishDelete(intent: WriteIntent, report: SweepReport): Promise<void> {
+    if (await this.index.get(intent.memoryId)) return; // the delete did not happen
+    const keys: string[] = [];
+    for await (const key of this.store.list(memoryObjectPrefix(intent.memoryId))) keys.push(key);
+    for (const key of keys) await this.store.delete(key);
+    report.deleted.push(intent.memoryId);
   }
-}
-
-/** Whether the index points at the object: the memory's current version or one in its history. */
-export async function indexReferences(index: MemoryIndex, id: string, key: string): Promise<boolean> {
-  const doc = await index.get(id);
-  if (!doc) return false;
-  if (objectKeyOf(doc) === key) return true;
-  return (await index.history(id, 1000, 0)).rows.some((r) => r.objectKey === key);
 }

@@ -16,13 +16,29 @@ export function writeIntentRepositoryContract(name: string, make: () => Promise<
       await repo.add({ objectKey: 'memories/c/v1-000000000003.md', memoryId: 'c', createdAt: new Date(t0 + 10_000) });
       const old = await repo.olderThan(new Date(t0 + 5000), 10);
       expect(old).toEqual([
-        { objectKey: 'memories/b/v1-000000000002.md', memoryId: 'b', createdAt: new Date(t0) },
-        { objectKey: 'memories/a/v1-000000000001.md', memoryId: 'a', createdAt: new Date(t0 + 2000) },
+        { objectKey: 'memories/b/v1-000000000002.md', memoryId: 'b', createdAt: new Date(t0), kind: 'write' },
+        { objectKey: 'memories/a/v1-000000000001.md', memoryId: 'a', createdAt: new Date(t0 + 2000), kind: 'write' },
       ]);
       expect(await repo.olderThan(new Date(t0 + 5000), 1)).toHaveLength(1);
       await repo.remove('memories/b/v1-000000000002.md');
       await repo.remove('memories/b/v1-000000000002.md');
       expect((await repo.olderThan(new Date(t0 + 60_000), 10)).map((i) => i.memoryId)).toEqual(['a', 'c']);
+    });
+
+    it('keeps delete intents (issue 46) apart from writes, also when added in bulk', async () => {
+      const t0 = Date.UTC(2026, 0, 2);
+      await repo.addMany([
+        { objectKey: 'memories/d.delete-1', memoryId: 'd', createdAt: new Date(t0), kind: 'delete' },
+        { objectKey: 'memories/e.delete-2', memoryId: 'e', createdAt: new Date(t0 + 1), kind: 'delete' },
+      ]);
+      await repo.add({ objectKey: 'memories/d.v2-000000000004.md', memoryId: 'd', createdAt: new Date(t0 + 2) });
+      expect((await repo.olderThan(new Date(t0 + 60_000), 10)).map((i) => [i.memoryId, i.kind])).toEqual([
+        ['d', 'delete'],
+        ['e', 'delete'],
+        ['d', 'write'],
+      ]);
+      await repo.remove('memories/d.delete-1');
+      expect((await repo.olderThan(new Date(t0 + 60_000), 10)).map((i) => i.objectKey)).toEqual(['memories/e.delete-2', 'memories/d.v2-000000000004.md']);
     });
   });
 }

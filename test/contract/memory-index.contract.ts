@@ -150,6 +150,26 @@ export function memoryIndexContract(
         expect(await index.remove(d.id)).toEqual({ status: 'missing' });
       });
 
+      it('holds (issue 46): the current version and kept past versions, never a losing, pruned or unknown write; forget leaves held writes alone', async () => {
+        let d: MemoryDoc = await versioned();
+        const loser = `memories/${d.id}.v2-ffffffffffff.md`;
+        for (let i = 0; i < 3; i++) {
+          const n = next(d, { content: `h${i}` });
+          expect((await index.update(n, d.version, 3)).status).toBe('ok');
+          d = n;
+        }
+        expect(await index.update({ ...next(d), version: 2, objectKey: loser }, 1, 3)).toMatchObject({ status: 'conflict' });
+        expect(await index.holds(d.id, key(d.id, 4))).toBe(true);
+        expect(await index.holds(d.id, key(d.id, 2))).toBe(true);
+        expect(await index.holds(d.id, key(d.id, 1))).toBe(false); // pruned (keep 3)
+        expect(await index.holds(d.id, loser)).toBe(false);
+        expect(await index.holds('ffffffffffffffffffffffff', key(d.id, 4))).toBe(false);
+        await index.forget(d.id, loser);
+        await index.forget(d.id, key(d.id, 3));
+        expect(await index.holds(d.id, key(d.id, 3))).toBe(true);
+        expect((await index.history(d.id, 10, 0)).rows.map((r) => r.version)).toEqual([4, 3, 2]);
+      });
+
       it('removeMany returns each removed memory with its object keys; addHistory adds past versions', async () => {
         const a = await versioned();
         const b = await versioned();

@@ -136,7 +136,7 @@ describe('memories: reindex from the object store alone', () => {
 
     const report = await t.app.get(ReindexService).reindex();
     // 13 files: the patched memory has two versions (the older one becomes its history).
-    expect(report).toEqual({ files: 13, indexed: 12, orphans: [], unreadable: [], unacknowledged: [], previous: 0, dryRun: false });
+    expect(report).toEqual({ files: 13, indexed: 12, orphans: [], unreadable: [], unacknowledged: [], superseded: [], deleted: [], previous: 0, dryRun: false });
     expect((await api.get(`/api/memories/${originals[0].id}/versions`).expect(200)).body.total).toBe(2);
     for (const m of originals) expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toEqual(m);
     const listed = (await api.get('/api/memories?limit=50').expect(200)).body.rows.map((r: { id: string }) => r.id);

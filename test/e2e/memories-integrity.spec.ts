@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import request from 'supertest';
 import { BackendsService } from '../../src/backends/backends.service';
+import type { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
 import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import { ObjectStore } from '../../src/backends/ports/object-store.port';
 import { WriteIntentRepository } from '../../src/backends/ports/write-intent.repository';
@@ -265,7 +266,142 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     expect((await api.get('/api/memories?q=wombatword').expect(200)).body.total).toBe(0);
   });
 
+  /** Every object key of a memory in the store (of every memory without an id). */
+  async function objectsOf(id?: string): Promise<string[]> {
+    const out: string[] = [];
+    for await (const k of t.app.get(ObjectStore).list(id ? `memories/${id}.` : 'memories/')) out.push(k);
+    return out.sort();
+  }
+
+  it('issue 46 item 5: a delete whose files stay behind (store failing, or the process dying) never comes back through a reindex; the sweep finishes it', async () => {
+    const m = await createMemory(api, { content: 'deleted for good yakword', title: 'doomed' });
+    await api.patch(`/api/memories/${m.id}`, { content: 'deleted for good yakword, v2' }).expect(200);
+    expect(await objectsOf(m.id)).toHaveLength(2);
+    // The index row goes, then the files cannot be deleted (what a kill -9 right after the index write leaves too).
+    const del = jest.spyOn(t.app.get(BackendsService).objstore, 'delete').mockRejectedValue(new BackendUnavailableError('Object store', 'gone (injected)'));
+    try {
+      await api.delete(`/api/memories/${m.id}`).expect(200);
+    } finally {
+      del.mockRestore();
+    }
+    expect(await objectsOf(m.id)).toHaveLength(2);
+    await api.get(`/api/memories/${m.id}`).expect(404);
+    const copy = await reindexCopy();
+    expect(await copy.get(m.id)).toBeNull();
+    expect((await copy.search({ text: 'yakword', filter: {}, limit: 10, offset: 0 })).total).toBe(0);
+    const report = await t.app.get(WriteSweeper).sweep(0);
+    expect(report.deleted).toContain(m.id);
+    expect(await objectsOf(m.id)).toEqual([]);
+  });
+
   if (backend.docdb === 'mongodb') {
+    it('issue 46 item 2: an index write whose outcome is unknown keeps its object; the sweep keeps a committed one and removes one that did not commit', async () => {
+      const memories = t.app.get(BackendsService).docdb.memories;
+      const store = t.app.get(ObjectStore);
+      const dropped = () => new BackendUnavailableError('Document database', 'connection closed while waiting for the answer (injected)');
+
+      // Committed, then the connection dropped before the answer: 503, yet the version is in the index.
+      const m = await createMemory(api, { content: 'first state', title: 'unknown outcome' });
+      const real = memories.update.bind(memories);
+      const update = jest.spyOn(memories, 'update').mockImplementation(async (...args) => {
+        await real(...args);
+        throw dropped();
+      });
+      try {
+        await api.patch(`/api/memories/${m.id}`, { content: 'committed but unanswered' }).expect(503);
+      } finally {
+        update.mockRestore();
+      }
+      const doc = (await memories.get(m.id))!;
+      expect(doc).toMatchObject({ version: 2, content: 'committed but unanswered' });
+      expect((await store.get(doc.objectKey!)).toString('utf8')).toContain('committed but unanswered');
+
+      // The same for a create.
+      const realInsert = memories.insert.bind(memories);
+      const insert = jest.spyOn(memories, 'insert').mockImplementation(async (d) => {
+        await realInsert(d);
+        throw dropped();
+      });
+      let createdKey: string | undefined;
+      try {
+        const before = new Set(await objectsOf());
+        await api.post('/api/memories', { content: 'created but unanswered ibexword' }).expect(503);
+        createdKey = (await objectsOf()).find((k) => !before.has(k));
+      } finally {
+        insert.mockRestore();
+      }
+      expect(createdKey).toBeDefined();
+      const created = (await api.get('/api/memories?q=ibexword').expect(200)).body.rows;
+      expect(created).toHaveLength(1);
+      expect((await store.get(createdKey!)).toString('utf8')).toContain('created but unanswered ibexword');
+
+      // Not committed (the database dropped before the write): the object stays until the sweep, which removes it.
+      const lost = jest.spyOn(memories, 'update').mockRejectedValue(dropped());
+      const before = new Set(await objectsOf(m.id));
+      try {
+        await api.patch(`/api/memories/${m.id}`, { content: 'never committed' }).expect(503);
+      } finally {
+        lost.mockRestore();
+      }
+      const pendingKey = (await objectsOf(m.id)).find((k) => !before.has(k));
+      expect(pendingKey).toBeDefined();
+      expect((await reindexCopy().then((c) => c.get(m.id)))?.content).not.toBe('never committed');
+
+      const report = await t.app.get(WriteSweeper).sweep(0);
+      expect(report.removed).toContain(pendingKey);
+      expect(report.settled).toEqual(expect.arrayContaining([doc.objectKey, createdKey]));
+      await expect(store.get(pendingKey!)).rejects.toThrow();
+      expect((await store.get(doc.objectKey!)).toString('utf8')).toContain('committed but unanswered');
+      expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toMatchObject({ version: 2, content: 'committed but unanswered' });
+      expect(await (await reindexCopy()).get(m.id)).toMatchObject({ version: 2, content: 'committed but unanswered' });
+      // The next write is not held up by what the failed one left behind.
+      await api.patch(`/api/memories/${m.id}`, { content: 'third state' }).expect(200);
+
+      // Half-way: the version claim was written, then the memory's update failed. Not held: the
+      // sweep removes the claim and the object, and writers can move the memory on again.
+      const models = await (t.app.get(BackendsService).docdb as MongoDocumentDatabase).ready();
+      const half = jest.spyOn(models.memories.collection, 'updateOne').mockRejectedValueOnce(new Error('interrupted (injected)'));
+      const beforeHalf = new Set(await objectsOf(m.id));
+      try {
+        await api.patch(`/api/memories/${m.id}`, { content: 'claimed, never written' }).expect(503);
+      } finally {
+        half.mockRestore();
+      }
+      const halfKey = (await objectsOf(m.id)).find((k) => !beforeHalf.has(k))!;
+      expect(halfKey).toBeDefined();
+      expect(await memories.holds(m.id, halfKey)).toBe(false);
+      expect((await t.app.get(WriteSweeper).sweep(0)).removed).toEqual([halfKey]);
+      await expect(store.get(halfKey)).rejects.toThrow();
+      expect((await api.get(`/api/memories/${m.id}/versions?limit=1`).expect(200)).body.rows[0]).toMatchObject({ version: 3 });
+      expect((await api.patch(`/api/memories/${m.id}`, { content: 'fourth state' }).set('If-Match', '"3"').expect(200)).body.memory.version).toBe(4);
+    });
+
+    it('issue 46 item 5 on MongoDB: a delete whose outcome is unknown is finished by the sweep when it committed, dropped when it did not', async () => {
+      const memories = t.app.get(BackendsService).docdb.memories;
+      const dropped = () => new BackendUnavailableError('Document database', 'connection closed while waiting for the answer (injected)');
+      const gone = await createMemory(api, { content: 'delete committed, answer lost' });
+      const kept = await createMemory(api, { content: 'delete never reached the database' });
+      const real = memories.remove.bind(memories);
+      const remove = jest.spyOn(memories, 'remove').mockImplementationOnce(async (...args) => {
+        await real(...args);
+        throw dropped();
+      });
+      remove.mockRejectedValueOnce(dropped());
+      try {
+        await api.delete(`/api/memories/${gone.id}`).expect(503);
+        await api.delete(`/api/memories/${kept.id}`).expect(503);
+      } finally {
+        remove.mockRestore();
+      }
+      expect(await objectsOf(gone.id)).toHaveLength(1); // the index row went, the file did not
+      expect(await (await reindexCopy()).get(gone.id)).toBeNull();
+      const report = await t.app.get(WriteSweeper).sweep(0);
+      expect(report.deleted).toEqual([gone.id]);
+      expect(await objectsOf(gone.id)).toEqual([]);
+      expect((await api.get(`/api/memories/${kept.id}`).expect(200)).body.memory.content).toBe('delete never reached the database');
+      expect(await objectsOf(kept.id)).toHaveLength(1);
+    });
+
     it('two instances on one MongoDB + S3: parallel PATCHes through both agree on one write', async () => {
       const t2 = await createTestApp({ ...env, MEMSTORE_DATA_DIR: tempDir() });
       try {
@@ -291,4 +427,31 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
       }
     }, 300_000);
   }
+  it('issue 46 item 10: a losing write\'s object left in the store is never rebuilt: a reindex keeps the version the index acknowledged', async () => {
+    const m = await createMemory(api, { content: 'lynxword start', title: 'start' });
+    const res = await Promise.all(Array.from({ length: 8 }, (_, i) => api.patch(`/api/memories/${m.id}`, { title: `w${i}`, content: `lynxword body of w${i}` })));
+    expect(res.map((r) => r.status)).toEqual(Array(8).fill(200));
+    const acked = (await api.get(`/api/memories/${m.id}`).expect(200)).body.memory;
+    const loserTitle = acked.title === 'w0' ? 'w1' : 'w0';
+    // What a writer that lost the compare-and-swap leaves when its delete is overtaken by its own
+    // put (an object store without read-after-write order) or the process dies: an object of the
+    // current version, no write intent. Its key sorts first among that version's objects.
+    const store = t.app.get(ObjectStore);
+    const v3 = (await api.get(`/api/memories/${m.id}/versions/3`).expect(200)).body.memory;
+    const at = new Date(acked.updated_at);
+    const loser = `memories/${m.id}.v${acked.version}-000000000000.md`;
+    const stray = `memories/${m.id}.v3-000000000000.md`; // an earlier round's loser
+    const doc = (v: number, title: string) => ({ id: m.id, title, type: 'note' as const, scope: 'global' as const, tags: [], agent: null, project: null, content: `lynxword body of ${title}`, createdAt: new Date(m.created_at), updatedAt: at, version: v });
+    await store.put(loser, toMarkdown(doc(acked.version, loserTitle)), 'text/markdown');
+    await store.put(stray, toMarkdown(doc(3, loserTitle)), 'text/markdown');
+
+    const report = await t.app.get(ReindexService).reindex();
+    expect(report.unreadable).toEqual([]);
+    const after = (await api.get(`/api/memories/${m.id}`).expect(200)).body.memory;
+    expect(after).toMatchObject({ title: acked.title, content: acked.content, version: acked.version });
+    const history = (await api.get(`/api/memories/${m.id}/versions?limit=100`).expect(200)).body.rows;
+    expect(history.map((r: { version: number }) => r.version)).toEqual(Array.from({ length: acked.version }, (_, i) => acked.version - i));
+    expect((await api.get(`/api/memories/${m.id}/versions/3`).expect(200)).body.memory).toMatchObject({ title: v3.title, content: v3.content });
+    expect(report.superseded.sort()).toEqual([loser, stray].sort());
+  });
 });

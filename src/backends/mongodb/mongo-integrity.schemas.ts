@@ -60,6 +60,10 @@ export class WriteIntentRecord {
 
   @Prop({ type: Date, required: true })
   createdAt!: Date;
+
+  /** Absent on records from before delete intents: a write. */
+  @Prop({ type: String, default: 'write' })
+  kind!: 'write' | 'delete';
 }
 export const WriteIntentRecordSchema = SchemaFactory.createForClass(WriteIntentRecord);
 

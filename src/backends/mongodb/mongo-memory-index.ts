@@ -442,6 +442,33 @@ export class MongoMemoryIndex extends MemoryIndex {
     return out;
   }
 
+  /**
+   * A write of `key` is held when the memory points at it, or when its version claim lies below
+   * the memory's version (the memory went through it). A claim at or above the current version
+   * that the memory does not point at is a write that stopped half-way (claimed, then the
+   * database dropped): not held.
+   */
+  override holds(id: string, key: string): Promise<boolean> {
+    return this.run(async (m) => {
+      const mem = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { version: 1, objectKey: 1 } });
+      if (!mem) return false;
+      if (((mem.objectKey as string | null | undefined) ?? `memories/${id}.md`) === key) return true;
+      const claim = await m.versions.collection.findOne({ memoryId: String(id), objectKey: String(key), kind: 'write' } as never, { projection: { version: 1 } });
+      return !!claim && (claim.version as number) < ((mem.version as number | undefined) ?? 1);
+    });
+  }
+
+  /** Removes the version claim of a write that is not held (see holds), so the next writer need not wait for it to go stale. */
+  override forget(id: string, key: string): Promise<void> {
+    return this.run(async (m) => {
+      const mem = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { version: 1, objectKey: 1 } });
+      if (mem && mem.objectKey === key) return;
+      const below = mem ? { $lt: (mem.version as number | undefined) ?? 1 } : null;
+      const claims = await m.versions.collection.find({ memoryId: String(id), objectKey: String(key), kind: 'write' } as never, { projection: { version: 1 } }).toArray();
+      for (const c of claims) if (!below || !((c.version as number) < below.$lt)) await m.versions.collection.deleteOne({ _id: c._id, objectKey: String(key) } as never);
+    });
+  }
+
   override history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
     return this.run(async (m) => {
       const q = { memoryId: String(id), kind: 'write' };

@@ -2,7 +2,9 @@ import { WriteIntent, WriteIntentRepository } from '../ports/write-intent.reposi
 import type { MongoExec } from './mongo-document-database';
 import type { WriteIntentRecord } from './mongo-integrity.schemas';
 
-/** Pending memory writes in the `write_intents` collection (see WriteIntentRepository). */
+const record = (i: WriteIntent) => ({ _id: String(i.objectKey), memoryId: String(i.memoryId), createdAt: i.createdAt, kind: i.kind === 'delete' ? 'delete' : 'write' });
+
+/** Pending memory writes and deletes in the `write_intents` collection (see WriteIntentRepository). */
 export class MongoWriteIntentRepository extends WriteIntentRepository {
   constructor(private readonly exec: MongoExec) {
     super();
@@ -10,7 +12,17 @@ export class MongoWriteIntentRepository extends WriteIntentRepository {
 
   override add(i: WriteIntent): Promise<void> {
     return this.exec(async (m) => {
-      await m.writeIntents.collection.insertOne({ _id: String(i.objectKey), memoryId: String(i.memoryId), createdAt: i.createdAt } as never);
+      await m.writeIntents.collection.replaceOne({ _id: String(i.objectKey) } as never, record(i) as never, { upsert: true });
+    });
+  }
+
+  override addMany(intents: WriteIntent[]): Promise<void> {
+    if (intents.length === 0) return Promise.resolve();
+    return this.exec(async (m) => {
+      await m.writeIntents.collection.bulkWrite(
+        intents.map((i) => ({ replaceOne: { filter: { _id: String(i.objectKey) }, replacement: record(i), upsert: true } })) as never,
+        { ordered: false },
+      );
     });
   }
 
@@ -23,7 +35,7 @@ export class MongoWriteIntentRepository extends WriteIntentRepository {
   override olderThan(before: Date, limit: number): Promise<WriteIntent[]> {
     return this.exec(async (m) => {
       const rows = await m.writeIntents.find({ createdAt: { $lt: before } }).sort({ createdAt: 1 }).limit(limit).lean<WriteIntentRecord[]>().exec();
-      return rows.map((r) => ({ objectKey: r._id, memoryId: r.memoryId, createdAt: new Date(r.createdAt) }));
+      return rows.map((r) => ({ objectKey: r._id, memoryId: r.memoryId, createdAt: new Date(r.createdAt), kind: r.kind === 'delete' ? 'delete' : 'write' }));
     });
   }
 }

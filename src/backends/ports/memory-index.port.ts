@@ -58,6 +58,30 @@ export abstract class MemoryIndex {
   abstract history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }>;
   /** Adds past versions to a memory's history (reindex); entries already there are left as they are. */
   abstract addHistory(id: string, entries: VersionEntry[]): Promise<void>;
+  /**
+   * Whether the index holds the write of object `key` to memory `id` (decision 0060): the key is
+   * the memory's current version, or a kept past version the memory went through. False for a
+   * write that never happened or was undone, and for a memory that does not exist. The sweep and
+   * reindex decide with it what an object of a pending write is.
+   */
+  async holds(id: string, key: string): Promise<boolean> {
+    const doc = await this.get(id);
+    if (!doc) return false;
+    if ((doc.objectKey ?? `memories/${id}.md`) === key) return true;
+    return (await this.history(id, 1000, 0)).rows.some((r) => r.objectKey === key);
+  }
+  /**
+   * Drops what a write of `key` left in the index without completing (e.g. a version claim whose
+   * memory never moved on), once the sweep has found that the index does not hold it. Only called
+   * for writes older than the grace period. Default: nothing to drop (writes are atomic).
+   */
+  async forget(_id: string, _key: string): Promise<void> {}
+  /**
+   * True when a write that threw is known not to have happened (an in-process transaction that
+   * rolled back); false when its outcome is unknown (a networked database may have committed it
+   * before the connection dropped), so the object it references must not be deleted at once.
+   */
+  readonly failedWritesRolledBack: boolean = false;
   /** Which search implementation is active, for /api/status (e.g. "fts5", "$text", "regex fallback"). */
   abstract searchMode(): string;
 

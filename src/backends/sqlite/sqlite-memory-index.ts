@@ -74,6 +74,8 @@ const DEFAULT_MAINTENANCE_IDLE_MS = 1000;
  * list pages in sqlite-list-planner.ts and search ranking in sqlite-ranking.ts.
  */
 export class SqliteMemoryIndex extends MemoryIndex {
+  /** Every write is one in-process transaction: a write that threw rolled back. */
+  override readonly failedWritesRolledBack = true;
   private readonly statements: StatementCache;
   private readonly stmt: (sql: string) => Database.Statement;
   private readonly ranking: RankingOptions;
