@@ -168,3 +168,16 @@ export class StatusResponseDto {
   @ApiProperty({ type: MemoryStatusDto }) memories: MemoryStatusDto;
   @ApiProperty({ type: EmbeddingStatusDto }) embeddings: EmbeddingStatusDto;
 }
+
+export class ReadyResponseDto {
+  @ApiProperty({ example: true }) ok: true;
+  @ApiProperty({ enum: ['ready'], example: 'ready' }) status: 'ready';
+}
+
+/** The 503 answer of GET /api/ready: the error envelope (documented as ErrorResponse) with two more fields. */
+export interface NotReadyResponseDto {
+  ok: false;
+  status: 'not_ready';
+  error: string;
+  not_ready: Array<'docdb' | 'objstore'>;
+}
