@@ -704,6 +704,63 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     }
   });
 
+  it('a first sign-in with the generated password asks to choose one; field errors in words; other sessions signed out', async () => {
+    const written: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const t3 = await createTestApp({ MEMSTORE_ADMIN_PASSWORD: '' }).finally(() => spy.mockRestore());
+    try {
+      const generated = /password: (\S+)/.exec(written.join(''))![1];
+      await t3.app.listen(0, '127.0.0.1');
+      const b3 = urlOf(t3);
+      // Another session (e.g. another browser), signed out by the change.
+      const other = await fetch(`${b3}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: generated }) });
+      const otherCookie = other.headers.get('set-cookie')!.split(';')[0];
+      const p3 = await ctx.newPage();
+      await p3.setViewportSize(PHONE);
+      await p3.goto(`${b3}/`);
+      await signIn(p3, generated);
+      const dialog = p3.getByRole('dialog', { name: 'Choose your own admin password' });
+      await dialog.waitFor();
+      // The password just typed is filled in; mistakes are named next to their field, in words.
+      expect(await dialog.getByLabel('Current password').inputValue()).toBe(generated);
+      await dialog.getByLabel('New password', { exact: true }).fill('too short');
+      await dialog.getByLabel('Repeat the new password').fill('something else');
+      await dialog.getByRole('button', { name: 'Change password' }).click();
+      await dialog.getByText('Use at least 12 characters.').waitFor();
+      await dialog.getByText('This does not match the new password.').waitFor();
+      expect(await dialog.getByLabel('New password', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+      await p3.screenshot({ path: path.join(ARTIFACTS, 'change-password-errors-390x844.png') });
+      await dialog.getByLabel('Current password').fill('not the password at all');
+      await dialog.getByLabel('New password', { exact: true }).fill('my own long passphrase');
+      await dialog.getByLabel('Repeat the new password').fill('my own long passphrase');
+      await dialog.getByRole('button', { name: 'Change password' }).click();
+      await dialog.getByText('This is not the current password.').waitFor();
+      await dialog.getByLabel('Current password').fill(generated);
+      await dialog.getByRole('button', { name: 'Change password' }).click();
+      await p3.getByText('Password changed. 1 other session was signed out.').waitFor();
+      await dialog.waitFor({ state: 'detached' });
+      expect((await fetch(`${b3}/api/tokens`, { headers: { Cookie: otherCookie } })).status).toBe(401);
+      expect((await (await p3.request.get(`${b3}/api/me`)).json()).must_change_password).toBe(false);
+      // The top bar offers the change later too; the new password is the one that signs in now.
+      await p3.getByRole('button', { name: 'Change password' }).click();
+      await p3.getByRole('dialog', { name: 'Change the admin password' }).getByRole('button', { name: 'Cancel' }).click();
+      await p3.getByRole('button', { name: 'Sign out' }).click();
+      await signIn(p3, 'my own long passphrase');
+      await expectSelectedOn(p3, 'Status');
+      expect(await p3.getByRole('dialog').count()).toBe(0);
+      await p3.close();
+    } finally {
+      await t3.close();
+    }
+  });
+
+  async function expectSelectedOn(p: Page, label: string): Promise<void> {
+    await p.getByRole('tab', { name: label, exact: true, selected: true }).waitFor();
+  }
+
   it('made no request to another host and raised no dialog or script error during the whole run', () => {
     expect(foreignRequests).toEqual([]);
     expect(dialogs).toEqual([]);

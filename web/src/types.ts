@@ -16,6 +16,7 @@ export interface Me {
   authenticated: boolean;
   kind?: 'admin' | 'token';
   username?: string;
+  must_change_password?: boolean;
 }
 
 export interface BackendStatus {
