@@ -190,6 +190,8 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await openTab('API tokens');
     const panel = page.locator('#panel-tokens');
     await panel.getByLabel('Name', { exact: true }).fill('browser agent');
+    // The default matches the README's advice for an agent: read and write.
+    expect(await panel.getByLabel('Access').inputValue()).toBe('read-write');
     await panel.getByLabel('Access').selectOption('full');
     await panel.getByLabel('Allowed IP addresses').fill('127.0.0.1, ::1');
     await panel.getByLabel('Rate limit (requests per minute)').fill('120');
@@ -269,7 +271,22 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     const panel = page.locator('#panel-config');
     const ttl = panel.locator('#cfg-objstore_presign_ttl');
     await ttl.waitFor();
+    // The embedded backends are in use: MongoDB's and S3's fields wait behind a disclosure, none "required".
+    expect(await panel.locator('#cfg-docdb_uri').isVisible()).toBe(false);
+    expect(await panel.locator('.req:visible').count()).toBe(0);
+    // A refused value is named in words under its own field, once; nothing is saved.
+    await panel.getByText('Use MongoDB (the embedded SQLite database is in use)').click();
+    await panel.locator('#cfg-docdb_uri').fill('http://not-mongo.example');
+    await panel.getByRole('button', { name: 'Save changes' }).click();
+    const uriError = panel.locator('#cfg-docdb_uri ~ .field-error');
+    await uriError.waitFor();
+    expect(await uriError.textContent()).toMatch(/^[A-Z].* must be a MongoDB connection string starting with mongodb:\/\/ or mongodb\+srv:\/\/$/);
+    expect(await uriError.textContent()).not.toContain('docdb_uri');
+    expect(await panel.locator('#cfg-docdb_uri').getAttribute('aria-invalid')).toBe('true');
+    await panel.getByText('Nothing was saved: correct the marked field.').waitFor();
+    await panel.locator('#cfg-docdb_uri').fill('');
     // The R2 endpoint is derived live from the account id.
+    await panel.getByText('Use an S3-compatible store (the filesystem store is in use)').click();
     await panel.locator('#cfg-objstore_account_id').fill('0123abcd');
     await panel.locator('output.derived').filter({ hasText: 'https://0123abcd.r2.cloudflarestorage.com' }).waitFor();
     await panel.locator('#cfg-objstore_account_id').fill('');
@@ -627,6 +644,42 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await openTab('API tokens');
     await shot('tokens-dark-1280x800');
     await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  it('every control of every tab lies inside the window at 1280×800 and 390×844 (none off-screen sideways)', async () => {
+    if (!(await (await page.request.get(`${base}/api/me`)).json()).authenticated) {
+      await page.goto(`${base}/`);
+      await signIn(page, ADMIN_PASSWORD);
+    }
+    // At least one token, so the tokens table (with its row buttons) is there.
+    await createToken(t, { name: 'layout check', preset: 'read-write', allowed_ips: ['10.0.0.0/8', '2001:db8::/32'] });
+    for (const [size, vp] of [
+      ['1280x800', DESKTOP],
+      ['390x844', PHONE],
+    ] as const) {
+      await page.setViewportSize(vp);
+      for (const tab of TABS) {
+        await openTab(tab.label);
+        await page.waitForTimeout(300); // lists fill in after the panel shows
+        const outside = await page.evaluate((id) => {
+          const panel = document.getElementById(`panel-${id}`)!;
+          const width = document.documentElement.clientWidth;
+          return Array.from(panel.querySelectorAll('button, input, select, textarea, a[href], summary'))
+            .filter((el) => {
+              const r = el.getBoundingClientRect();
+              if (r.width === 0 && r.height === 0) return false; // not rendered (hidden, closed <details>)
+              return r.left < -0.5 || r.right > width + 0.5;
+            })
+            .map((el) => `${el.tagName.toLowerCase()} "${(el.textContent || (el as HTMLInputElement).name || el.getAttribute('aria-label') || '').trim().slice(0, 30)}" at ${Math.round(el.getBoundingClientRect().left)}..${Math.round(el.getBoundingClientRect().right)} of ${width}`);
+        }, tab.id);
+        expect({ tab: tab.id, size, outside }).toEqual({ tab: tab.id, size, outside: [] });
+      }
+    }
+    await page.setViewportSize(DESKTOP);
+    // The embedding provider is a choice of the three it can be, not a free-text box.
+    await openTab('Configuration');
+    const provider = page.locator('#cfg-embedding_provider');
+    expect(await provider.evaluate((e) => [e.tagName, ...Array.from((e as HTMLSelectElement).options).map((o) => o.value)])).toEqual(['SELECT', '', 'local', 'openai', 'none']);
   });
 
   it('every form control has an accessible name', async () => {

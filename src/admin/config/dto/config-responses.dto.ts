@@ -91,6 +91,7 @@ export class SchemaFieldDto {
   @ApiProperty({ example: false, description: 'Required when the backend of its section is in use.' }) required: boolean;
   @ApiProperty({ example: 'When set, the S3-compatible store replaces the filesystem store.' }) help: string;
   @ApiPropertyOptional({ example: 'memory-store' }) placeholder?: string;
+  @ApiPropertyOptional({ type: [String], example: ['local', 'openai', 'none'], description: 'The only values the field takes (the page shows a choice).' }) options?: string[];
   @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'number' }], nullable: true, example: null }) default?: string | number | null;
   @ApiProperty({ enum: ['config_file', 'credential_store'], example: 'config_file' }) store: string;
 }
