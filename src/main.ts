@@ -1,9 +1,10 @@
-import { Logger, LogLevel } from '@nestjs/common';
+import { ConsoleLogger, Logger, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AdminPasswordService } from './admin/auth/admin-password.service';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
-import { loadAppConfig, requestedLogFormat } from './config/app-config';
+import { loadAppConfig, requestedLogFormat, withDotEnv } from './config/app-config';
 import { JsonLogger } from './observability/json-logger';
 
 const LEVELS: Record<string, LogLevel[] | false> = {
@@ -12,16 +13,27 @@ const LEVELS: Record<string, LogLevel[] | false> = {
   info: ['log', 'warn', 'error', 'fatal'],
 };
 
+/** Nest's start-up detail (a line per module and per route, ~80 lines): debug level, not on the console. */
+const STARTUP_DETAIL = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer']);
+
+class ConsoleLoggerQuietStart extends ConsoleLogger {
+  override log(message: unknown, ...rest: unknown[]): void {
+    const context = rest[rest.length - 1];
+    if (typeof context === 'string' && STARTUP_DETAIL.has(context)) this.debug(message, ...rest);
+    else super.log(message, ...rest);
+  }
+}
+
 /** How long SIGTERM waits for requests in flight before closing anyway. */
 const SHUTDOWN_GRACE_MS = 10_000;
 
 async function bootstrap(): Promise<void> {
-  const cfg = loadAppConfig();
+  const cfg = loadAppConfig(withDotEnv(), { holdAdminBanner: true });
   const levels = LEVELS[cfg.logLevel];
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(cfg), {
     bodyParser: false,
     // MEMSTORE_LOG_FORMAT=json: one JSON object per line (and an access log); text: Nest's console.
-    logger: cfg.logFormat === 'json' ? new JsonLogger(levels || []) : levels,
+    logger: cfg.logFormat === 'json' ? new JsonLogger(levels || []) : levels && new ConsoleLoggerQuietStart({ logLevels: levels }),
   });
   configureApp(app);
   await app.listen(cfg.port, cfg.host);
@@ -30,6 +42,8 @@ async function bootstrap(): Promise<void> {
   const port = typeof bound === 'object' && bound ? bound.port : cfg.port;
   const url = `http://${cfg.host.includes(':') ? `[${cfg.host}]` : cfg.host}:${port}`;
   logger.log(`Listening on ${url} (admin page ${url}/, API docs ${url}/docs)${cfg.publicUrl ? `, public URL ${cfg.publicUrl}` : ''}`);
+  // A generated admin password: its box is the last thing on the console, with the next step.
+  app.get(AdminPasswordService).printHeldBanner(cfg.publicUrl ?? url);
 
   // SIGTERM/SIGINT: stop accepting, let requests in flight finish, close the backends, exit 0.
   // (Nest's enableShutdownHooks re-raises the signal, which would exit 143.)

@@ -7,11 +7,12 @@ import { AppConfig } from '../config/app-config';
 import { requestLogContext } from '../observability/json-logger';
 
 /**
- * Audited actions. Admin actions: sign-in (success and failure), token create/update/revoke/delete,
+ * Audited actions. Admin actions: sign-in (success and failure), password change (page or command line), token create/update/revoke/delete,
  * settings change, backend test. Destructive memory actions: delete, bulk delete, import, restore.
  */
 export const AUDIT_ACTIONS = [
   'admin.login',
+  'admin.password_change',
   'token.create',
   'token.update',
   'token.revoke',

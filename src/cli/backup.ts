@@ -34,6 +34,6 @@ Exit codes: 0 done, 1 failed, 2 usage.`,
       if (m.contains_secret_key) io.out('It contains secret.key: keep it as safe as a password.');
       else io.out('It does not contain the master secret: restoring needs the same MEMSTORE_SECRET_KEY.');
       return EXIT.ok;
-    });
+    }, { command: 'backup', io, existing: true });
   },
 };

@@ -32,6 +32,6 @@ keyword-only (no model) or jobs keep failing.`,
       progress.finish();
       io.out(`embedded: ${s.embedded}, waiting: ${s.pending}${s.failing ? `, failing: ${s.failing} (${s.last_error})` : ''}`);
       return (s.pending ?? 0) === 0 ? EXIT.ok : EXIT.failed;
-    });
+    }, { command: 'embed', io, existing: true });
   },
 };

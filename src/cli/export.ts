@@ -50,6 +50,6 @@ Exit codes: 0 written, 1 failed, 2 usage.`,
       progress.finish();
       io.err(`exported ${manifest.count} of ${total} memories to ${out === '-' ? 'stdout' : out}`);
       return EXIT.ok;
-    });
+    }, { command: 'export', io, existing: true });
   },
 };

@@ -35,6 +35,6 @@ Exit codes: 0 done (nothing invalid), 1 some files were invalid (see the report)
       for (const i of report.items) if (i.status === 'invalid') io.out(`  invalid ${i.file}: ${i.reason}`);
       if (report.items_omitted > 0) io.out(`  (${report.items_omitted} more files not listed)`);
       return report.invalid > 0 ? EXIT.failed : EXIT.ok;
-    });
+    }, { command: 'import', io, existing: false });
   },
 };

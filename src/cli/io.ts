@@ -7,6 +7,10 @@ export interface CliIo {
   /** Raw stderr writes for the progress bar (only called when `tty`). */
   rawErr?(text: string): void;
   tty?: boolean;
+  /** Reads one line that is a secret: not echoed on a terminal; the first line of stdin otherwise. null at end of input. */
+  readSecret?(prompt: string): Promise<string | null>;
+  /** stdin is a terminal (a person types: a secret is asked twice). */
+  interactive?: boolean;
 }
 
 export const EXIT = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;

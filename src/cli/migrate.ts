@@ -96,7 +96,7 @@ Exit codes: 0 copied and verified, 1 failed or verification found differences, 2
         process.off('SIGTERM', onSignal);
         await closePair(target);
       }
-    });
+    }, { command: 'migrate', io, existing: true });
   },
 };
 

@@ -1,5 +1,5 @@
 import { ReindexReport, ReindexService } from '../memories/reindex.service';
-import { Command, EXIT, parseOptions } from './io';
+import { Command, EXIT, parseOptions, Progress } from './io';
 import { withApp } from './context';
 
 export const reindexCommand: Command = {
@@ -19,10 +19,24 @@ were unreadable.`,
     const dryRun = values['dry-run'] === true;
     return withApp(env, async (app, cfg) => {
       io.out(`${dryRun ? 'Dry run: reading' : 'Rebuilding'} the memory index in ${cfg.dataDir} from the object store ...`);
-      const report = await app.get(ReindexService).reindex({ dryRun, includeUnacknowledged: values['include-unacknowledged'] === true });
+      let progress = new Progress(io, 'reindex');
+      let phase = '';
+      const report = await app.get(ReindexService).reindex({
+        dryRun,
+        includeUnacknowledged: values['include-unacknowledged'] === true,
+        onProgress: (n, total, what) => {
+          if (what !== phase) {
+            progress.finish();
+            progress = new Progress(io, 'reindex');
+            phase = what;
+          }
+          progress.update(n, total, what);
+        },
+      });
+      progress.finish();
       for (const line of formatReport(report)) io.out(line);
       return report.unreadable.length > 0 ? EXIT.failed : EXIT.ok;
-    });
+    }, { command: 'reindex', io, existing: true });
   },
 };
 

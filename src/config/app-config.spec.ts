@@ -1,5 +1,7 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { defaultSearchWorkers, loadAppConfig } from './app-config';
+import * as path from 'node:path';
+import { defaultSearchWorkers, loadAppConfig, withDotEnv } from './app-config';
 
 describe('loadAppConfig: MEMSTORE_SEARCH_WORKERS', () => {
   it('defaults to two search workers on two cores or more, none on one', () => {
@@ -33,5 +35,29 @@ describe('loadAppConfig: operations settings', () => {
     expect(loadAppConfig({}).auditRetentionDays).toBe(90);
     expect(loadAppConfig({ MEMSTORE_AUDIT_RETENTION_DAYS: '7' }).auditRetentionDays).toBe(7);
     expect(() => loadAppConfig({ MEMSTORE_AUDIT_RETENTION_DAYS: '0' })).toThrow(/MEMSTORE_AUDIT_RETENTION_DAYS/);
+  });
+});
+
+describe('withDotEnv: the .env file of the working directory', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-dotenv-'));
+  });
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('adds its variables; the real environment wins, also with an empty value', () => {
+    const file = path.join(dir, '.env');
+    fs.writeFileSync(file, '# settings\nMEMSTORE_PORT=9123\nMEMSTORE_HOST="0.0.0.0"\nMEMSTORE_LOG_LEVEL=error\nexport MEMSTORE_ADMIN_USERNAME=root\n');
+    const env = withDotEnv({ MEMSTORE_PORT: '8181', MEMSTORE_LOG_LEVEL: '' }, file);
+    expect(env).toMatchObject({ MEMSTORE_PORT: '8181', MEMSTORE_HOST: '0.0.0.0', MEMSTORE_LOG_LEVEL: '', MEMSTORE_ADMIN_USERNAME: 'root' });
+    const cfg = loadAppConfig(env);
+    expect([cfg.port, cfg.host, cfg.logLevel, cfg.adminUsername]).toEqual([8181, '0.0.0.0', 'info', 'root']);
+  });
+
+  it('no file: the environment as it is; an unreadable one: an error naming it', () => {
+    const env = { MEMSTORE_PORT: '1' };
+    expect(withDotEnv(env, path.join(dir, '.env'))).toBe(env);
+    fs.mkdirSync(path.join(dir, 'dir.env'));
+    expect(() => withDotEnv(env, path.join(dir, 'dir.env'))).toThrow(`cannot read ${path.join(dir, 'dir.env')}`);
   });
 });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { parseEnv } from 'node:util';
 import { normalizeAllowList } from '../tokens/ip-allow-list';
 
 /** Keys an admin can save through POST /api/config (spec §2, CONTRACT §5). */
@@ -79,6 +80,12 @@ export class AppConfig {
    */
   loadVectorsAtStart: boolean;
   /**
+   * Not an environment setting: the server (main.ts) prints the generated admin password's box
+   * after it listens, as the last thing on the console, with the URL to open; elsewhere (tests)
+   * it is printed when it is generated.
+   */
+  holdAdminBanner: boolean;
+  /**
    * MEMSTORE_WRITE_GRACE_SECONDS (issue 9): a memory write still pending after this long was never
    * acknowledged; the sweep deletes its object (and the object store's stale temp files). Default 600.
    */
@@ -125,6 +132,24 @@ function str(env: NodeJS.ProcessEnv, name: string): string | null {
   return raw === undefined || raw === '' ? null : raw;
 }
 
+/**
+ * The environment with the `.env` file of the working directory beneath it: a variable of the real
+ * environment wins over the same one in the file (as with docker compose and dotenv), and an empty
+ * value in the real environment counts as set. Called once at boot by the server and the command
+ * line, whose result is what loadAppConfig validates; a missing file is no error, an unreadable
+ * one stops the start with its path. Parsed by Node's own `util.parseEnv` (the `--env-file` syntax).
+ */
+export function withDotEnv(env: NodeJS.ProcessEnv = process.env, file = path.resolve('.env')): NodeJS.ProcessEnv {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return env;
+    throw new Error(`cannot read ${file}: ${(e as Error).message}`);
+  }
+  return { ...parseEnv(text), ...env };
+}
+
 /** Build the typed configuration from an environment (process.env in production, a literal in tests). */
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
   const cfg = new AppConfig();
@@ -168,6 +193,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   cfg.duplicateHints = bool(env, 'MEMSTORE_DUPLICATE_HINTS', true);
   cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
   cfg.loadVectorsAtStart = true;
+  cfg.holdAdminBanner = false;
   cfg.writeGraceSeconds = int(env, 'MEMSTORE_WRITE_GRACE_SECONDS', 600, 0, 7 * 24 * 3600);
   const lvl = str(env, 'MEMSTORE_LOG_LEVEL') ?? 'info';
   if (lvl !== 'silent' && lvl !== 'error' && lvl !== 'info') throw new Error(`MEMSTORE_LOG_LEVEL must be silent, error or info`);

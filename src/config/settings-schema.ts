@@ -12,6 +12,8 @@ export interface SettingField {
   required: boolean;
   help: string;
   placeholder?: string;
+  /** The only values the field takes (the page shows a choice instead of a text box). */
+  options?: string[];
   default?: string | number | null;
   /** Where the value is stored. */
   store: 'config_file' | 'credential_store';
@@ -158,8 +160,8 @@ export const SETTINGS_SCHEMA: { sections: SettingSection[] } = {
           label: 'Provider',
           type: 'text',
           required: false,
-          help: "local, openai or none. Default: local when the model files are installed, else none (keyword-only).",
-          placeholder: 'local',
+          help: "local (the model installed with the service), openai (an OpenAI-compatible API: URL, key and model below) or none (keyword-only). Not set: local when the model files are installed, else none.",
+          options: ['local', 'openai', 'none'],
           default: null,
         }),
         field({

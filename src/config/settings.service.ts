@@ -41,7 +41,11 @@ export interface ResolvedSettings {
 export type SettingSource = 'env' | 'file' | 'credentials' | 'default';
 export type SettingsInput = Partial<Record<SettingKey, string | number | null>>;
 export type SettingValues = Record<SettingKey, string | number | null>;
-export type InternalSecretName = 'admin_password_hash';
+/**
+ * Internal secrets of the credential store. admin_password_generated: '1' while the admin password
+ * is the one generated at the first start (the page then asks to choose one).
+ */
+export type InternalSecretName = 'admin_password_hash' | 'admin_password_generated';
 
 export interface Completeness {
   complete: boolean;
@@ -215,9 +219,32 @@ export class SettingsService {
   }
 
   async setInternalSecret(name: InternalSecretName, value: string): Promise<void> {
-    const next: CredentialData = { settings: { ...this.creds.settings }, internal: { ...this.creds.internal, [name]: value } };
+    await this.setInternalSecrets({ [name]: value });
+  }
+
+  /** Sets (or, with null, removes) several internal secrets in one write of the credential store. */
+  async setInternalSecrets(values: Partial<Record<InternalSecretName, string | null>>): Promise<void> {
+    const internal = { ...this.creds.internal };
+    for (const [k, v] of Object.entries(values)) {
+      if (v === null) delete internal[k];
+      else if (v !== undefined) internal[k] = v;
+    }
+    const next: CredentialData = { settings: { ...this.creds.settings }, internal };
     this.store.save(next);
     this.creds = next;
+  }
+
+  /**
+   * Re-reads the internal secrets from the credential store file, so a change written by another
+   * process (`memstore admin set-password` while the service runs) is seen, and not overwritten
+   * by this process's next save. Keeps what it had when the file cannot be read.
+   */
+  reloadInternalSecrets(): void {
+    try {
+      this.creds = { settings: this.creds.settings, internal: this.store.load().internal };
+    } catch {
+      /* unreadable now: keep the copy loaded at start */
+    }
   }
 
   /**

@@ -16,6 +16,8 @@ export interface ReindexOptions {
   dryRun?: boolean;
   /** Also index objects of writes that were never acknowledged (default: left out). */
   includeUnacknowledged?: boolean;
+  /** Called as files are listed (total null) and then read (total known), for a progress bar. */
+  onProgress?: (done: number, total: number | null, what: string) => void;
 }
 
 export interface ReindexReport {
@@ -85,6 +87,7 @@ export class ReindexService {
         continue;
       }
       files += 1;
+      opts.onProgress?.(files, null, 'files listed');
       if (deleted.has(parsed.id)) continue;
       if (pending.has(key) && !opts.includeUnacknowledged && !(await this.referenced(parsed.id, key))) {
         unacknowledged.push(key);
@@ -101,7 +104,9 @@ export class ReindexService {
     // 2. Read every file (a failure of the store throws: nothing has been changed).
     const docs: MemoryDoc[] = [];
     const history = new Map<string, VersionEntry[]>();
+    let read = 0;
     for (const [id, keys] of byId) {
+      opts.onProgress?.(read++, byId.size, 'memories read');
       const versions: Array<{ key: string; doc: MemoryDoc }> = [];
       for (const key of keys) {
         try {

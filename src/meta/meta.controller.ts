@@ -6,6 +6,7 @@ import { baseUrl } from '../common/base-url';
 import { AppConfig } from '../config/app-config';
 import { GuideResponseDto, HealthResponseDto, SkillPromptResponseDto } from './dto/meta-responses.dto';
 import { DEFAULT_TOKEN_ENV, SkillPromptQueryDto } from './dto/skill-prompt-query.dto';
+import { GuideQueryDto } from './dto/guide-query.dto';
 import { GUIDE_VERSION, MetaService } from './meta.service';
 
 /** Public meta endpoints (CONTRACT §6). None of them touches a backend. */
@@ -28,10 +29,30 @@ export class MetaController {
 
   @Get('guide')
   @Public()
-  @ApiOperation({ summary: 'The API guide (markdown)', description: 'Every endpoint, authentication and scopes, errors, pagination, search syntax, limits and curl examples.' })
-  @ApiOkResponse({ type: GuideResponseDto })
-  guide(@Req() req: Request): GuideResponseDto {
-    return { ok: true, version: GUIDE_VERSION, guide: this.meta.guide(baseUrl(this.cfg, req)) };
+  @ApiOperation({
+    summary: 'The API guide (markdown)',
+    description:
+      'Every endpoint, authentication and scopes, errors, pagination, search syntax, limits and curl examples. A JSON envelope by default; the markdown itself with format=markdown or `Accept: text/markdown`.',
+  })
+  @ApiProduces('application/json', 'text/markdown')
+  @ApiExtraModels(GuideResponseDto)
+  @ApiOkResponse({
+    description: 'The guide (JSON envelope or markdown)',
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(GuideResponseDto) } },
+      'text/markdown': { schema: { type: 'string', example: '# Memory Store API guide (version 1)\n...' } },
+    },
+  })
+  @ApiUnprocessableEntityResponse({ description: 'Unknown format' })
+  guide(@Query() query: GuideQueryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): GuideResponseDto | string {
+    const guide = this.meta.guide(baseUrl(this.cfg, req));
+    res.vary('Accept');
+    const markdown = query.format ? query.format === 'markdown' : req.accepts(['application/json', 'text/markdown']) === 'text/markdown';
+    if (markdown) {
+      res.type('text/markdown; charset=utf-8');
+      return guide;
+    }
+    return { ok: true, version: GUIDE_VERSION, guide };
   }
 
   @Get('skill-prompt')

@@ -24,6 +24,61 @@ const TAGS: Array<{ name: string; description: string }> = [
   { name: 'meta', description: 'Health, guide, skill prompt and skill pack (public).' },
 ];
 
+/**
+ * operationIds as generated clients name their methods (`client.listMemories()`, not
+ * `memoriesControllerList`), keyed by `Controller.method`. A route missing here gets
+ * `<method><Noun of its controller>` (e.g. `listAudit`); the OpenAPI test checks every id is a
+ * unique camelCase name. Renaming one breaks generated clients: treat it like an API change.
+ */
+const OPERATION_IDS: Record<string, string> = {
+  'MemoriesController.list': 'listMemories',
+  'MemoriesController.create': 'createMemory',
+  'MemoriesController.get': 'getMemory',
+  'MemoriesController.update': 'updateMemory',
+  'MemoriesController.delete': 'deleteMemory',
+  'MemoriesController.bulkDelete': 'bulkDeleteMemories',
+  'MemoriesController.download': 'downloadMemory',
+  'MemoriesController.versions': 'listMemoryVersions',
+  'MemoriesController.version': 'getMemoryVersion',
+  'MemoriesController.restore': 'restoreMemoryVersion',
+  'MemoriesController.stats': 'getStats',
+  'TokensController.list': 'listTokens',
+  'TokensController.create': 'createToken',
+  'TokensController.update': 'updateToken',
+  'TokensController.revoke': 'revokeToken',
+  'TokensController.delete': 'deleteToken',
+  'AdminAuthController.login': 'login',
+  'AdminAuthController.logout': 'logout',
+  'AdminAuthController.me': 'getMe',
+  'AdminAuthController.changePassword': 'changeAdminPassword',
+  'AdminConfigController.schema': 'getSettingsSchema',
+  'AdminConfigController.getConfig': 'getConfig',
+  'AdminConfigController.saveConfig': 'saveConfig',
+  'AdminConfigController.raw': 'getRawConfig',
+  'AdminConfigController.path': 'getConfigPath',
+  'AdminConfigController.test': 'testBackends',
+  'AdminConfigController.derive': 'deriveEndpoint',
+  'AdminConfigController.ready': 'getReadiness',
+  'AdminConfigController.status': 'getStatus',
+  'MetaController.health': 'getHealth',
+  'MetaController.guide': 'getGuide',
+  'MetaController.skillPrompt': 'getSkillPrompt',
+  'MetaController.skillPack': 'getSkillPack',
+  'PortabilityController.export': 'exportMemories',
+  'PortabilityController.import': 'importMemories',
+  'MigrationController.offer': 'getMigration',
+  'MigrationController.start': 'startMigration',
+  'AuditController.list': 'listAuditEntries',
+  'MetricsController.scrape': 'getMetrics',
+  'WebController.index': 'getAdminPage',
+};
+
+/** The operationId of a controller method (see OPERATION_IDS). */
+export function operationIdOf(controller: string, method: string): string {
+  const noun = controller.replace(/Controller$/, '');
+  return OPERATION_IDS[`${controller}.${method}`] ?? `${method}${noun.charAt(0).toUpperCase()}${noun.slice(1)}`;
+}
+
 export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Memory Store API')
@@ -44,7 +99,7 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
     .addCookieAuth(ADMIN_COOKIE, { type: 'apiKey', in: 'cookie', name: ADMIN_COOKIE, description: 'Admin session (POST /api/login)' }, 'session')
     .build();
   config.tags = TAGS;
-  const document = SwaggerModule.createDocument(app, config);
+  const document = SwaggerModule.createDocument(app, config, { operationIdFactory: operationIdOf });
   const rules = accessRules(app);
   annotateAccess(rules, document);
   addErrorResponses(document, (operationId) => rules.get(operationId));
@@ -52,7 +107,7 @@ export function buildOpenApiDocument(app: NestExpressApplication): OpenAPIObject
   return document;
 }
 
-/** Every controller method's access rule, keyed like Swagger's default operationId (`Controller_method`). */
+/** Every controller method's access rule, keyed by its operationId. */
 function accessRules(app: NestExpressApplication): Map<string, AccessRule | undefined> {
   const reflector = new Reflector();
   const rules = new Map<string, AccessRule | undefined>();
@@ -63,7 +118,7 @@ function accessRules(app: NestExpressApplication): Map<string, AccessRule | unde
       for (const name of Object.getOwnPropertyNames(cls.prototype)) {
         const fn = (cls.prototype as Record<string, unknown>)[name];
         if (name === 'constructor' || typeof fn !== 'function') continue;
-        rules.set(`${cls.name}_${name}`, reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_KEY, [fn, cls]));
+        rules.set(operationIdOf(cls.name, name), reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_KEY, [fn, cls]));
       }
     }
   }

@@ -190,6 +190,8 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await openTab('API tokens');
     const panel = page.locator('#panel-tokens');
     await panel.getByLabel('Name', { exact: true }).fill('browser agent');
+    // The default matches the README's advice for an agent: read and write.
+    expect(await panel.getByLabel('Access').inputValue()).toBe('read-write');
     await panel.getByLabel('Access').selectOption('full');
     await panel.getByLabel('Allowed IP addresses').fill('127.0.0.1, ::1');
     await panel.getByLabel('Rate limit (requests per minute)').fill('120');
@@ -269,7 +271,22 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     const panel = page.locator('#panel-config');
     const ttl = panel.locator('#cfg-objstore_presign_ttl');
     await ttl.waitFor();
+    // The embedded backends are in use: MongoDB's and S3's fields wait behind a disclosure, none "required".
+    expect(await panel.locator('#cfg-docdb_uri').isVisible()).toBe(false);
+    expect(await panel.locator('.req:visible').count()).toBe(0);
+    // A refused value is named in words under its own field, once; nothing is saved.
+    await panel.getByText('Use MongoDB (the embedded SQLite database is in use)').click();
+    await panel.locator('#cfg-docdb_uri').fill('http://not-mongo.example');
+    await panel.getByRole('button', { name: 'Save changes' }).click();
+    const uriError = panel.locator('#cfg-docdb_uri ~ .field-error');
+    await uriError.waitFor();
+    expect(await uriError.textContent()).toMatch(/^[A-Z].* must be a MongoDB connection string starting with mongodb:\/\/ or mongodb\+srv:\/\/$/);
+    expect(await uriError.textContent()).not.toContain('docdb_uri');
+    expect(await panel.locator('#cfg-docdb_uri').getAttribute('aria-invalid')).toBe('true');
+    await panel.getByText('Nothing was saved: correct the marked field.').waitFor();
+    await panel.locator('#cfg-docdb_uri').fill('');
     // The R2 endpoint is derived live from the account id.
+    await panel.getByText('Use an S3-compatible store (the filesystem store is in use)').click();
     await panel.locator('#cfg-objstore_account_id').fill('0123abcd');
     await panel.locator('output.derived').filter({ hasText: 'https://0123abcd.r2.cloudflarestorage.com' }).waitFor();
     await panel.locator('#cfg-objstore_account_id').fill('');
@@ -629,6 +646,42 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await page.emulateMedia({ colorScheme: 'light' });
   });
 
+  it('every control of every tab lies inside the window at 1280×800 and 390×844 (none off-screen sideways)', async () => {
+    if (!(await (await page.request.get(`${base}/api/me`)).json()).authenticated) {
+      await page.goto(`${base}/`);
+      await signIn(page, ADMIN_PASSWORD);
+    }
+    // At least one token, so the tokens table (with its row buttons) is there.
+    await createToken(t, { name: 'layout check', preset: 'read-write', allowed_ips: ['10.0.0.0/8', '2001:db8::/32'] });
+    for (const [size, vp] of [
+      ['1280x800', DESKTOP],
+      ['390x844', PHONE],
+    ] as const) {
+      await page.setViewportSize(vp);
+      for (const tab of TABS) {
+        await openTab(tab.label);
+        await page.waitForTimeout(300); // lists fill in after the panel shows
+        const outside = await page.evaluate((id) => {
+          const panel = document.getElementById(`panel-${id}`)!;
+          const width = document.documentElement.clientWidth;
+          return Array.from(panel.querySelectorAll('button, input, select, textarea, a[href], summary'))
+            .filter((el) => {
+              const r = el.getBoundingClientRect();
+              if (r.width === 0 && r.height === 0) return false; // not rendered (hidden, closed <details>)
+              return r.left < -0.5 || r.right > width + 0.5;
+            })
+            .map((el) => `${el.tagName.toLowerCase()} "${(el.textContent || (el as HTMLInputElement).name || el.getAttribute('aria-label') || '').trim().slice(0, 30)}" at ${Math.round(el.getBoundingClientRect().left)}..${Math.round(el.getBoundingClientRect().right)} of ${width}`);
+        }, tab.id);
+        expect({ tab: tab.id, size, outside }).toEqual({ tab: tab.id, size, outside: [] });
+      }
+    }
+    await page.setViewportSize(DESKTOP);
+    // The embedding provider is a choice of the three it can be, not a free-text box.
+    await openTab('Configuration');
+    const provider = page.locator('#cfg-embedding_provider');
+    expect(await provider.evaluate((e) => [e.tagName, ...Array.from((e as HTMLSelectElement).options).map((o) => o.value)])).toEqual(['SELECT', '', 'local', 'openai', 'none']);
+  });
+
   it('every form control has an accessible name', async () => {
     for (const tab of TABS) {
       await openTab(tab.label);
@@ -703,6 +756,63 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
       await t2.close();
     }
   });
+
+  it('a first sign-in with the generated password asks to choose one; field errors in words; other sessions signed out', async () => {
+    const written: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const t3 = await createTestApp({ MEMSTORE_ADMIN_PASSWORD: '' }).finally(() => spy.mockRestore());
+    try {
+      const generated = /password: (\S+)/.exec(written.join(''))![1];
+      await t3.app.listen(0, '127.0.0.1');
+      const b3 = urlOf(t3);
+      // Another session (e.g. another browser), signed out by the change.
+      const other = await fetch(`${b3}/api/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: generated }) });
+      const otherCookie = other.headers.get('set-cookie')!.split(';')[0];
+      const p3 = await ctx.newPage();
+      await p3.setViewportSize(PHONE);
+      await p3.goto(`${b3}/`);
+      await signIn(p3, generated);
+      const dialog = p3.getByRole('dialog', { name: 'Choose your own admin password' });
+      await dialog.waitFor();
+      // The password just typed is filled in; mistakes are named next to their field, in words.
+      expect(await dialog.getByLabel('Current password').inputValue()).toBe(generated);
+      await dialog.getByLabel('New password', { exact: true }).fill('too short');
+      await dialog.getByLabel('Repeat the new password').fill('something else');
+      await dialog.getByRole('button', { name: 'Change password' }).click();
+      await dialog.getByText('Use at least 12 characters.').waitFor();
+      await dialog.getByText('This does not match the new password.').waitFor();
+      expect(await dialog.getByLabel('New password', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+      await p3.screenshot({ path: path.join(ARTIFACTS, 'change-password-errors-390x844.png') });
+      await dialog.getByLabel('Current password').fill('not the password at all');
+      await dialog.getByLabel('New password', { exact: true }).fill('my own long passphrase');
+      await dialog.getByLabel('Repeat the new password').fill('my own long passphrase');
+      await dialog.getByRole('button', { name: 'Change password' }).click();
+      await dialog.getByText('This is not the current password.').waitFor();
+      await dialog.getByLabel('Current password').fill(generated);
+      await dialog.getByRole('button', { name: 'Change password' }).click();
+      await p3.getByText('Password changed. 1 other session was signed out.').waitFor();
+      await dialog.waitFor({ state: 'detached' });
+      expect((await fetch(`${b3}/api/tokens`, { headers: { Cookie: otherCookie } })).status).toBe(401);
+      expect((await (await p3.request.get(`${b3}/api/me`)).json()).must_change_password).toBe(false);
+      // The top bar offers the change later too; the new password is the one that signs in now.
+      await p3.getByRole('button', { name: 'Change password' }).click();
+      await p3.getByRole('dialog', { name: 'Change the admin password' }).getByRole('button', { name: 'Cancel' }).click();
+      await p3.getByRole('button', { name: 'Sign out' }).click();
+      await signIn(p3, 'my own long passphrase');
+      await expectSelectedOn(p3, 'Status');
+      expect(await p3.getByRole('dialog').count()).toBe(0);
+      await p3.close();
+    } finally {
+      await t3.close();
+    }
+  });
+
+  async function expectSelectedOn(p: Page, label: string): Promise<void> {
+    await p.getByRole('tab', { name: label, exact: true, selected: true }).waitFor();
+  }
 
   it('made no request to another host and raised no dialog or script error during the whole run', () => {
     expect(foreignRequests).toEqual([]);

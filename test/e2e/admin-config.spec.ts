@@ -76,6 +76,8 @@ describe('admin config routes', () => {
     for (const f of fields) expect(f).toEqual(expect.objectContaining({ key: expect.any(String), label: expect.any(String), type: expect.any(String), secret: expect.any(Boolean), required: expect.any(Boolean), help: expect.any(String) }));
     const secret = fields.filter((f: { secret: boolean }) => f.secret).map((f: { key: string }) => f.key).sort();
     expect(secret).toEqual(['docdb_uri', 'embedding_api_key', 'objstore_access_key_id', 'objstore_secret_access_key']);
+    // A field that takes a few values lists them (the page offers a choice, not a text box).
+    expect(fields.filter((f: { options?: string[] }) => f.options).map((f: { key: string; options: string[] }) => [f.key, f.options])).toEqual([['embedding_provider', ['local', 'openai', 'none']]]);
   });
 
   it('GET /api/config: defaults, env override marked env, embedded backends active and complete', async () => {

@@ -29,11 +29,11 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
 
     it('login → me → admin route → logout → 401', async () => {
       const res = await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200);
-      expect(res.body).toEqual({ ok: true, username: 'admin' });
+      expect(res.body).toEqual({ ok: true, username: 'admin', must_change_password: false });
       const cookie = cookiePair(sessionCookie(res)!);
 
       const me = await request(t.http).get('/api/me').set('Cookie', cookie).expect(200);
-      expect(me.body).toEqual({ ok: true, authenticated: true, kind: 'admin', username: 'admin' });
+      expect(me.body).toEqual({ ok: true, authenticated: true, kind: 'admin', username: 'admin', must_change_password: false });
       await request(t.http).get('/api/tokens').set('Cookie', cookie).expect(200);
       // a signed-in admin may use every memory route
       await request(t.http).get('/api/memories').set('Cookie', cookie).expect(200);
@@ -324,9 +324,81 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
     const second = await createTestApp(env).finally(() => spy2.mockRestore());
     try {
       expect(written.join('')).not.toMatch(/password: /);
-      await login(second, { username: 'admin', password: password! }).expect(200);
+      // Signing in with the generated password asks to choose one (sign-in answer and /api/me).
+      const first = await login(second, { username: 'admin', password: password! }).expect(200);
+      expect(first.body).toEqual({ ok: true, username: 'admin', must_change_password: true });
+      const mine = cookiePair(sessionCookie(first)!);
+      const other = cookiePair(sessionCookie(await login(second, { username: 'admin', password: password! }).expect(200))!);
+      expect((await request(second.http).get('/api/me').set('Cookie', mine).expect(200)).body.must_change_password).toBe(true);
+
+      const change = (body: object) => request(second.http).post('/api/admin/password').set('Cookie', mine).send(body);
+      // Wrong current password, too short, the same again: refused in words, nothing changed.
+      expect((await change({ current_password: 'not it', new_password: 'a long new passphrase' }).expect(403)).body).toEqual({ ok: false, error: 'The current password is wrong' });
+      const short = await change({ current_password: password!, new_password: 'short' }).expect(422);
+      expect(short.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'new_password'], msg: 'The new password must have at least 12 characters' })]);
+      await change({ current_password: password!, new_password: password! }).expect(422);
+      await request(second.http).post('/api/admin/password').send({ current_password: password!, new_password: 'a long new passphrase' }).expect(401);
+
+      const others = (await second.app.get(BackendsService).docdb.sessions.all()).length - 1; // `other`, and the first start's sign-in
+      expect(others).toBeGreaterThanOrEqual(1);
+      const done = await change({ current_password: password!, new_password: 'a long new passphrase' }).expect(200);
+      expect(done.body).toEqual({ ok: true, sessions_signed_out: others });
+      expect(await second.app.get(BackendsService).docdb.sessions.all()).toHaveLength(1);
+      // This session stays; the other one is signed out; the old password no longer opens.
+      expect((await request(second.http).get('/api/me').set('Cookie', mine).expect(200)).body).toMatchObject({ authenticated: true, must_change_password: false });
+      await request(second.http).get('/api/tokens').set('Cookie', other).expect(401);
+      await login(second, { username: 'admin', password: password! }).expect(401);
+      expect((await login(second, { username: 'admin', password: 'a long new passphrase' }).expect(200)).body.must_change_password).toBe(false);
+      // Audited: each refusal and the change, never a password.
+      const audit = (await request(second.http).get('/api/audit?action=admin.password_change').set('Cookie', mine).expect(200)).body.entries;
+      expect(audit).toEqual([
+        expect.objectContaining({ outcome: 'success', actor: { kind: 'admin', id: 'admin', name: 'admin' }, detail: { sessions_signed_out: others } }),
+        expect.objectContaining({ outcome: 'failure', detail: { status: 422, error: expect.stringContaining('must differ from the current one') } }),
+        expect.objectContaining({ outcome: 'failure', detail: { status: 422, error: expect.stringContaining('at least 12 characters') } }),
+        expect.objectContaining({ outcome: 'failure', detail: { status: 403, error: 'The current password is wrong' } }),
+      ]);
+      expect(JSON.stringify(audit)).not.toContain('passphrase');
     } finally {
       await second.close();
+    }
+
+    // The command line: `memstore admin set-password` (stdin), audited, every session signed out.
+    const { runCli } = await import('../../src/cli');
+    const third = await createTestApp(env);
+    try {
+      const cookie = cookiePair(sessionCookie(await login(third, { username: 'admin', password: 'a long new passphrase' }).expect(200))!);
+      const lines: string[] = [];
+      const io = { out: (l: string) => lines.push(l), err: (l: string) => lines.push(l), readSecret: async () => 'set from the command line' };
+      const live = (await third.app.get(BackendsService).docdb.sessions.all()).length;
+      expect(await runCli(['admin', 'set-password'], { ...env, MEMSTORE_SECRET_KEY: third.cfg.secretKey!, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_EMBEDDING_PROVIDER: 'none' }, io)).toBe(0);
+      expect(lines.join('\n')).toContain(`memstore admin set-password: data directory ${env.MEMSTORE_DATA_DIR}`);
+      expect(lines.join('\n')).toContain(`The admin password of admin was changed; ${live} admin session(s) signed out.`);
+      expect(await third.app.get(BackendsService).docdb.sessions.all()).toEqual([]);
+      await request(third.http).get('/api/tokens').set('Cookie', cookie).expect(401);
+      // The running service takes the new password at the next sign-in.
+      await login(third, { username: 'admin', password: 'a long new passphrase' }).expect(401);
+      const again = cookiePair(sessionCookie(await login(third, { username: 'admin', password: 'set from the command line' }).expect(200))!);
+      const entries = (await request(third.http).get('/api/audit?action=admin.password_change').set('Cookie', again).expect(200)).body.entries;
+      expect(entries[0]).toMatchObject({ outcome: 'success', actor: { kind: 'admin', id: 'admin' }, detail: { via: 'command line', sessions_signed_out: live } });
+      // Too short, and a password fixed by the environment: refused, exit codes 2 and 1.
+      expect(await runCli(['admin', 'set-password'], { ...env, MEMSTORE_SECRET_KEY: third.cfg.secretKey!, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_EMBEDDING_PROVIDER: 'none' }, { ...io, readSecret: async () => 'short' })).toBe(2);
+      lines.length = 0;
+      expect(await runCli(['admin', 'set-password'], { ...env, MEMSTORE_ADMIN_PASSWORD: 'from the environment' }, io)).toBe(1);
+      expect(lines.join('\n')).toContain('the admin password is set by MEMSTORE_ADMIN_PASSWORD');
+    } finally {
+      await third.close();
+    }
+  });
+
+  it('POST /api/admin/password is refused (409) while MEMSTORE_ADMIN_PASSWORD sets the password', async () => {
+    const t = await createTestApp(await backend.env());
+    try {
+      const agent = await adminAgent(t);
+      const res = await agent.post('/api/admin/password').send({ current_password: ADMIN_PASSWORD, new_password: 'another long password' }).expect(409);
+      expect(res.body.error).toBe('The admin password is set by MEMSTORE_ADMIN_PASSWORD; change it there and restart the service');
+      await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+    } finally {
+      await t.close();
     }
   });
 

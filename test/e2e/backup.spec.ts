@@ -4,6 +4,7 @@ import request from 'supertest';
 import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import type { ListCursor } from '../../src/backends/ports/memory.model';
 import { ObjectStore } from '../../src/backends/ports/object-store.port';
+import { SqliteDocumentDatabase } from '../../src/backends/sqlite/sqlite-database';
 import { runCli } from '../../src/cli';
 import { objectKeyOf } from '../../src/memories/memory-id';
 import { parseMarkdown } from '../../src/memories/memory-markdown';
@@ -100,7 +101,9 @@ describe('backup of the embedded default while 20 clients write, restored into a
 
   it('refuses a non-empty backup directory and a MongoDB document database, with exit codes', async () => {
     const dataDir = tempDir();
-    fs.writeFileSync(path.join(tempDir(), 'x'), '');
+    const db = new SqliteDocumentDatabase(path.join(dataDir, 'memstore.db'));
+    await db.init();
+    await db.close();
     const busy = tempDir();
     fs.writeFileSync(path.join(busy, 'something'), 'x');
     const res = await cli(['backup', busy], { MEMSTORE_DATA_DIR: dataDir });
@@ -108,5 +111,40 @@ describe('backup of the embedded default while 20 clients write, restored into a
     expect(res.code).toBe(1);
     expect((await cli(['backup'], { MEMSTORE_DATA_DIR: dataDir })).code).toBe(2);
     expect((await cli(['restore', tempDir()], { MEMSTORE_DATA_DIR: tempDir() })).text).toMatch(/not a memstore backup/);
+  });
+
+  it('a command that reads a store refuses a directory without one: exit 1, the directory named, nothing created', async () => {
+    const cwd = tempDir();
+    const missing = path.join(cwd, 'data');
+    const empty = tempDir();
+    const out = path.join(cwd, 'export.zip');
+    for (const [argv, verb] of [
+      [['export', '--out', out], 'export'],
+      [['backup', path.join(cwd, 'backup')], 'backup'],
+      [['migrate', '--to-filesystem', '--to-data-dir', path.join(cwd, 'new')], 'migrate'],
+      [['reindex'], 'reindex'],
+      [['embed'], 'embed'],
+    ] as const) {
+      for (const dataDir of [missing, empty]) {
+        const res = await cli([...argv], { MEMSTORE_DATA_DIR: dataDir });
+        expect([argv[0], res.code]).toEqual([argv[0], 1]);
+        expect(res.text).toContain(`memstore ${verb} failed: `);
+        expect(res.text).toContain(dataDir === missing ? `there is no data directory at ${missing}` : `${empty} holds no Memory Store data`);
+        expect(res.text).toContain(`nothing to ${verb} (nothing was created)`);
+      }
+    }
+    expect(fs.readdirSync(cwd)).toEqual([]);
+    expect(fs.readdirSync(empty)).toEqual([]);
+
+    // import may start a new store, and says where; then export names the directory and backends it reads.
+    const note = path.join(tempDir(), 'note.md');
+    fs.writeFileSync(note, '# A note\n\nkept in a new store\n');
+    const imported = await cli(['import', note], { MEMSTORE_DATA_DIR: missing });
+    expect(imported.code).toBe(0);
+    expect(imported.text).toContain(`memstore import: creating a new data directory at ${missing}`);
+    const exported = await cli(['export', '--out', out], { MEMSTORE_DATA_DIR: missing });
+    expect(exported.code).toBe(0);
+    expect(exported.text).toContain(`memstore export: data directory ${missing}; embedded SQLite at ${path.join(missing, 'memstore.db')} + filesystem at `);
+    expect(exported.text).toContain(`exported 1 of 1 memories to ${out}`);
   });
 });

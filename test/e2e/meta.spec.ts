@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import JSZip from 'jszip';
@@ -11,6 +12,7 @@ const execFileAsync = promisify(execFile);
 /** Every route of the service (spec §4 plus ours), as the guide must name them. */
 const ALL_ROUTES = [
   'GET /api/health',
+  'GET /api/ready',
   'GET /api/guide',
   'GET /api/skill-prompt',
   'GET /api/skill-pack.zip',
@@ -21,6 +23,7 @@ const ALL_ROUTES = [
   'POST /api/login',
   'POST /api/logout',
   'GET /api/me',
+  'POST /api/admin/password',
   'GET /api/status',
   'GET /api/schema',
   'GET /api/config',
@@ -77,9 +80,22 @@ describe('meta endpoints', () => {
       await b.docdb.close();
       await b.objstore.close();
       await request(ta.http).get('/api/health').expect(200, { ok: true, status: 'ok' });
+      // Readiness says which backends do not answer, and nothing else (no host, path or error).
+      // (A closed filesystem store still works: its root is replaced by a file, so writes fail.)
+      const root = (b.objstore as unknown as { root: string }).root;
+      fs.rmSync(root, { recursive: true, force: true });
+      fs.writeFileSync(root, 'not a directory');
+      const ready = await request(ta.http).get('/api/ready').expect(503);
+      expect(ready.body).toEqual({ ok: false, status: 'not_ready', error: 'Not ready: the document database and the object store do not answer', not_ready: ['docdb', 'objstore'] });
+      expect(ready.headers['cache-control']).toBe('no-store');
     } finally {
       await ta.close();
     }
+  });
+
+  it('GET /api/ready → ready without credentials when both backends answer', async () => {
+    const res = await request(t.http).get('/api/ready').expect(200);
+    expect(res.body).toEqual({ ok: true, status: 'ready' });
   });
 
   describe('GET /api/guide', () => {
@@ -88,6 +104,28 @@ describe('meta endpoints', () => {
       expect(res.body).toMatchObject({ ok: true, version: 1, guide: expect.stringMatching(/^# Memory Store API guide/) });
       expect(res.body.guide).toContain('http://memstore.test:8080/api/memories');
       expect(res.body.guide).not.toContain('{{');
+    });
+
+    it.each([
+      ['?format=markdown', {}],
+      ['', { Accept: 'text/markdown' }],
+      ['', { Accept: 'text/markdown, application/json;q=0.5' }],
+    ])('%s %j: the markdown itself, not JSON-wrapped', async (query, headers) => {
+      const res = await request(t.http).get(`/api/guide${query}`).set('Host', 'memstore.test:8080').set(headers).expect(200);
+      expect(res.headers['content-type']).toBe('text/markdown; charset=utf-8');
+      expect(res.headers.vary).toMatch(/Accept/);
+      expect(res.text).toMatch(/^# Memory Store API guide/);
+      expect(res.text).toContain('http://memstore.test:8080/api/memories');
+    });
+
+    it('JSON for a client that prefers JSON or asks for format=json; 422 for an unknown format', async () => {
+      for (const [query, accept] of [['', 'application/json, text/markdown;q=0.5'], ['?format=json', 'text/markdown'], ['', '*/*']]) {
+        const res = await request(t.http).get(`/api/guide${query}`).set('Accept', accept).expect(200);
+        expect([query, accept, res.headers['content-type']]).toEqual([query, accept, expect.stringMatching(/^application\/json/)]);
+        expect(res.body.guide).toMatch(/^# Memory Store API guide/);
+      }
+      const bad = await request(t.http).get('/api/guide?format=html').expect(422);
+      expect(bad.body).toMatchObject({ ok: false, detail: [expect.objectContaining({ loc: ['query', 'format'] })] });
     });
 
     it.each(ALL_ROUTES)('mentions %s', async (route) => {

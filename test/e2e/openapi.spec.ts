@@ -126,6 +126,25 @@ describe('OpenAPI document', () => {
     for (const c of contents) expect(c.schema).toBeDefined();
   });
 
+  it('operationIds read as client method names: unique camelCase verbs (listMemories, createMemory, ...)', () => {
+    const ids = Object.values(doc.paths).flatMap((item) => Object.values(item).map((op) => op.operationId));
+    for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z]*$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    const idOf = (m: string, p: string) => doc.paths[p]?.[m]?.operationId;
+    expect([
+      idOf('get', '/api/memories'),
+      idOf('post', '/api/memories'),
+      idOf('get', '/api/memories/{memory_id}'),
+      idOf('patch', '/api/memories/{memory_id}'),
+      idOf('delete', '/api/memories/{memory_id}'),
+      idOf('post', '/api/memories/bulk-delete'),
+      idOf('get', '/api/memories/{memory_id}/versions'),
+      idOf('post', '/api/tokens'),
+      idOf('get', '/api/ready'),
+      idOf('get', '/api/guide'),
+    ]).toEqual(['listMemories', 'createMemory', 'getMemory', 'updateMemory', 'deleteMemory', 'bulkDeleteMemories', 'listMemoryVersions', 'createToken', 'getReadiness', 'getGuide']);
+  });
+
   it('every documented operation states its access (none is left undeclared)', () => {
     for (const [p, item] of Object.entries(doc.paths)) {
       for (const [m, op] of Object.entries(item)) {

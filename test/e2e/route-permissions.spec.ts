@@ -13,6 +13,7 @@ import { createTestApp, TestApp } from '../support/app';
 const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: string]> = [
   // meta (public)
   ['GET', '/api/health', 'public'],
+  ['GET', '/api/ready', 'public'], // readiness: which backend does not answer, nothing more
   ['GET', '/api/guide', 'public'],
   ['GET', '/api/skill-prompt', 'public'],
   ['GET', '/api/skill-pack.zip', 'public'],
@@ -25,6 +26,7 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   ['POST', '/api/login', 'public'],
   ['POST', '/api/logout', 'public'],
   ['GET', '/api/me', 'public'],
+  ['POST', '/api/admin/password', 'admin'], // needs the current password too; signs out the other sessions
   ['GET', '/api/status', 'authenticated'],
   // admin only
   ['GET', '/api/schema', 'admin'],

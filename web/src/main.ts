@@ -1,6 +1,6 @@
 import './styles.css';
 import { ApiError, api, post, setUnauthorizedHandler } from './api';
-import { clear, errorBox, field, h } from './dom';
+import { clear, errorBox, field, h, nextId, openDialog, toast } from './dom';
 import { auditTab } from './tabs/audit';
 import { configTab } from './tabs/config';
 import { memoriesTab } from './tabs/memories';
@@ -59,8 +59,9 @@ function showLogin(message?: string): void {
     submit.textContent = 'Signing in…';
     try {
       await api('POST', '/api/login', { username: user.value, password: pass.value }, { quiet401: true });
+      const typed = pass.value;
       pass.value = '';
-      await boot();
+      await boot(typed);
     } catch (err) {
       msg.appendChild(errorBox(loginError(err)));
       pass.select();
@@ -92,6 +93,84 @@ function humanSeconds(s: number): string {
   if (s < 90) return `${s} second${s === 1 ? '' : 's'}`;
   const m = Math.ceil(s / 60);
   return `${m} minute${m === 1 ? '' : 's'}`;
+}
+
+// ---- the admin password -----------------------------------------------------------------
+
+/** A password input with its own error line (role=alert) under it, named by aria-describedby. */
+function passwordField(label: string, autocomplete: string, help?: string): { wrap: HTMLElement; input: HTMLInputElement; error(msg: string | null): void } {
+  // Not `required`: the browser would then refuse the dialog's Cancel (a submit button) while a field is empty.
+  const input = h('input', { type: 'password', autocomplete, spellcheck: 'false' });
+  const wrap = field(label, input, help);
+  const errId = nextId('err');
+  const err = h('p', { class: 'field-error', id: errId, role: 'alert', hidden: true });
+  wrap.appendChild(err);
+  return {
+    wrap,
+    input,
+    error(msg) {
+      err.textContent = msg ?? '';
+      err.hidden = !msg;
+      input.setAttribute('aria-invalid', String(Boolean(msg)));
+      const ids = (input.getAttribute('aria-describedby') ?? '').split(' ').filter((x) => x && x !== errId);
+      if (msg) ids.push(errId);
+      if (ids.length) input.setAttribute('aria-describedby', ids.join(' '));
+      else input.removeAttribute('aria-describedby');
+    },
+  };
+}
+
+/**
+ * Change the admin password (POST /api/admin/password). `first`: right after signing in with the
+ * generated password, which this replaces; `current` fills in the password just typed.
+ */
+async function changePasswordDialog(opts: { first?: boolean; current?: string } = {}): Promise<void> {
+  const current = passwordField('Current password', 'current-password');
+  const next = passwordField('New password', 'new-password', 'At least 12 characters. A passphrase of a few words is easy to type and hard to guess.');
+  const again = passwordField('Repeat the new password', 'new-password');
+  if (opts.current) current.input.value = opts.current;
+  const general = h('div', { class: 'dialog-message' });
+  const intro = opts.first
+    ? 'You signed in with the password generated at the first start. Choose your own now: it replaces the generated one, and other signed-in sessions are signed out.'
+    : 'Other signed-in sessions are signed out; this one stays.';
+  await openDialog(
+    opts.first ? 'Choose your own admin password' : 'Change the admin password',
+    [h('p', null, intro), current.wrap, next.wrap, again.wrap, general],
+    [
+      { label: opts.first ? 'Not now' : 'Cancel', value: 'cancel' },
+      { label: 'Change password', value: 'ok', tone: 'primary' },
+    ],
+    async () => {
+      for (const f of [current, next, again]) f.error(null);
+      clear(general);
+      if (!current.input.value) current.error('Enter the password you signed in with.');
+      if ([...next.input.value].length < 12) next.error('Use at least 12 characters.');
+      else if (next.input.value === current.input.value) next.error('Choose a password different from the current one.');
+      if (again.input.value !== next.input.value) again.error('This does not match the new password.');
+      const firstBad = [current, next, again].find((f) => f.input.getAttribute('aria-invalid') === 'true');
+      if (firstBad) {
+        firstBad.input.focus();
+        return false;
+      }
+      try {
+        const res = await post<{ sessions_signed_out: number }>('/api/admin/password', { current_password: current.input.value, new_password: next.input.value });
+        const n = res.sessions_signed_out;
+        toast(`Password changed.${n ? ` ${n} other session${n === 1 ? ' was' : 's were'} signed out.` : ''}`);
+        return true;
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 403) {
+          current.error('This is not the current password.');
+          current.input.select();
+          current.input.focus();
+        } else if (err instanceof ApiError && err.status === 422) {
+          const detail = (err.body?.detail as Array<{ loc?: unknown[]; msg?: string }> | undefined)?.[0];
+          next.error(detail?.msg ?? err.message);
+          next.input.focus();
+        } else general.appendChild(errorBox(err instanceof ApiError ? err.message : 'The password could not be changed. Try again.'));
+        return false;
+      }
+    },
+  );
 }
 
 // ---- the signed-in shell ----------------------------------------------------------------
@@ -129,10 +208,12 @@ function showShell(username: string): void {
     history.replaceState(null, '', '/');
     showLogin('You have signed out.');
   });
+  const changePassword = h('button', { type: 'button', class: 'btn btn-plain btn-small' }, 'Change password');
+  changePassword.addEventListener('click', () => void changePasswordDialog());
   const header = h(
     'header',
     { class: 'topbar' },
-    h('div', { class: 'topbar-inner' }, brand(), docsLinks(), h('div', { class: 'user' }, h('span', { class: 'user-name', title: 'Signed in as' }, username), signOut)),
+    h('div', { class: 'topbar-inner' }, brand(), docsLinks(), h('div', { class: 'user' }, h('span', { class: 'user-name', title: 'Signed in as' }, username), changePassword, signOut)),
     h('div', { class: 'tabs-wrap' }, tablist),
   );
   clear(root);
@@ -192,7 +273,7 @@ setUnauthorizedHandler(() => {
   showLogin('Your session has ended. Sign in again.');
 });
 
-async function boot(): Promise<void> {
+async function boot(typedPassword?: string): Promise<void> {
   let me: Me;
   try {
     me = await api<Me>('GET', '/api/me', undefined, { quiet401: true });
@@ -204,6 +285,8 @@ async function boot(): Promise<void> {
   if (me.authenticated && me.kind === 'admin') {
     signedIn = true;
     showShell(me.username ?? 'admin');
+    // Still the generated password: ask for one of the admin's own (they may put it off).
+    if (me.must_change_password) void changePasswordDialog({ first: true, current: typedPassword });
   } else {
     signedIn = false;
     showLogin();

@@ -16,6 +16,7 @@ export interface Me {
   authenticated: boolean;
   kind?: 'admin' | 'token';
   username?: string;
+  must_change_password?: boolean;
 }
 
 export interface BackendStatus {
@@ -84,6 +85,8 @@ export interface ConfigResponse {
   complete: boolean;
   missing: string[];
   status: string;
+  /** The adapters in use: docdb 'sqlite' | 'mongodb', objstore 'filesystem' | 's3'. */
+  active?: { docdb: string; objstore: string };
 }
 
 export interface TokenRecord {

@@ -1,12 +1,14 @@
 import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiTags, ApiTooManyRequestsResponse, ApiUnauthorizedResponse, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Audited } from '../../audit/audited.decorator';
-import { ADMIN_COOKIE, CurrentPrincipal, Public } from '../../common/auth/decorators';
+import { SessionRepository } from '../../backends/ports/session.repository';
+import { ADMIN_COOKIE, AdminOnly, CurrentPrincipal, Public } from '../../common/auth/decorators';
 import type { Principal } from '../../common/auth/principal';
 import { AppConfig } from '../../config/app-config';
 import { AdminAuthService } from './admin-auth.service';
-import { LoginDto, LoginResponseDto, LogoutResponseDto, MeResponseDto } from './dto/login.dto';
+import { AdminPasswordService } from './admin-password.service';
+import { ChangePasswordDto, ChangePasswordResponseDto, LoginDto, LoginResponseDto, LogoutResponseDto, MeResponseDto } from './dto/login.dto';
 
 /** Admin sign-in (CONTRACT §5). */
 @ApiTags('admin session')
@@ -15,6 +17,8 @@ export class AdminAuthController {
   constructor(
     private readonly auth: AdminAuthService,
     private readonly cfg: AppConfig,
+    private readonly password: AdminPasswordService,
+    private readonly sessions: SessionRepository,
   ) {}
 
   @Public()
@@ -27,7 +31,24 @@ export class AdminAuthController {
   @ApiTooManyRequestsResponse({ description: 'Too many failed attempts from this address (Retry-After says when to retry)' })
   async login(@Body() dto: LoginDto, @Req() req: Request): Promise<LoginResponseDto> {
     const username = await this.auth.login(req, dto.username ?? '', dto.password ?? '');
-    return { ok: true, username };
+    return { ok: true, username, must_change_password: this.password.mustChange() };
+  }
+
+  @AdminOnly()
+  @Audited('admin.password_change', { target: () => null, detail: (_req, result) => ({ sessions_signed_out: (result as ChangePasswordResponseDto).sessions_signed_out }) })
+  @Post('admin/password')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Change the admin password',
+    description: 'Needs the current password. Every other admin session is signed out; this one stays. Refused (409) while MEMSTORE_ADMIN_PASSWORD or MEMSTORE_ADMIN_PASSWORD_HASH sets the password.',
+  })
+  @ApiOkResponse({ type: ChangePasswordResponseDto, description: 'Changed' })
+  @ApiForbiddenResponse({ description: 'The current password is wrong' })
+  @ApiConflictResponse({ description: 'The environment sets the admin password' })
+  @ApiUnprocessableEntityResponse({ description: 'The new password is too short, too long or the same as the current one' })
+  async changePassword(@Body() dto: ChangePasswordDto, @Req() req: Request): Promise<ChangePasswordResponseDto> {
+    const signedOut = await this.password.change(dto.current_password, dto.new_password, this.sessions, req.sessionID);
+    return { ok: true, sessions_signed_out: signedOut };
   }
 
   @Public()
@@ -48,7 +69,7 @@ export class AdminAuthController {
   @ApiOkResponse({ type: MeResponseDto, description: 'The caller' })
   me(@CurrentPrincipal() principal: Principal | undefined): MeResponseDto {
     if (!principal) return { ok: true, authenticated: false };
-    if (principal.kind === 'admin') return { ok: true, authenticated: true, kind: 'admin', username: principal.username };
+    if (principal.kind === 'admin') return { ok: true, authenticated: true, kind: 'admin', username: principal.username, must_change_password: this.password.mustChange() };
     return { ok: true, authenticated: true, kind: 'token', token_id: principal.tokenId, scopes: principal.scopes };
   }
 }

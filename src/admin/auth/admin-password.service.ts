@@ -1,6 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import * as bcrypt from 'bcrypt';
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
+import { SessionRepository } from '../../backends/ports/session.repository';
+import { ConflictError, ForbiddenError, RequestValidationError } from '../../common/errors';
 import { AppConfig } from '../../config/app-config';
 import { SettingsService } from '../../config/settings.service';
 
@@ -34,7 +36,7 @@ function sameString(a: string, b: string): boolean {
   return timingSafeEqual(x, y);
 }
 
-export function generatedPasswordBanner(username: string, password: string): string {
+export function generatedPasswordBanner(username: string, password: string, url?: string): string {
   const lines = [
     'Memory Store: no admin password was configured, so one was generated.',
     '',
@@ -42,11 +44,57 @@ export function generatedPasswordBanner(username: string, password: string): str
     `  password: ${password}`,
     '',
     'It is shown only this once; only its bcrypt hash is kept (credential store).',
-    'Set MEMSTORE_ADMIN_PASSWORD or MEMSTORE_ADMIN_PASSWORD_HASH to choose your own.',
+    `Next: open ${url ? `${url}/` : 'the admin page'}, sign in and choose your own password`,
+    '(or run: npx memstore admin set-password). Then create an API token there.',
   ];
   const width = Math.max(...lines.map((l) => l.length));
   const bar = `+${'-'.repeat(width + 2)}+`;
   return ['', bar, ...lines.map((l) => `| ${l.padEnd(width)} |`), bar, ''].join('\n') + '\n';
+}
+
+/** Shortest admin password we store (a generated one has 24 characters). */
+export const ADMIN_PASSWORD_MIN_CHARS = 12;
+
+/** Why a new admin password is refused, in words for a person; null when it is acceptable. */
+export function adminPasswordProblem(password: string): string | null {
+  if ([...password].length < ADMIN_PASSWORD_MIN_CHARS) return `The new password must have at least ${ADMIN_PASSWORD_MIN_CHARS} characters`;
+  if (Buffer.byteLength(password, 'utf8') > 72) return 'The new password must be at most 72 bytes long (bcrypt ignores the rest)';
+  if (password.trim() === '') return 'The new password cannot be only spaces';
+  return null;
+}
+
+/** The environment variable that fixes the admin password (then it cannot be changed here), or null. */
+export function adminPasswordEnv(cfg: AppConfig): string | null {
+  if (cfg.adminPasswordHash) return 'MEMSTORE_ADMIN_PASSWORD_HASH';
+  if (cfg.adminPassword) return 'MEMSTORE_ADMIN_PASSWORD';
+  return null;
+}
+
+/**
+ * Stores a new admin password (its bcrypt hash, in the credential store) and signs out every
+ * admin session but `keepSid`. Used by POST /api/admin/password and `memstore admin set-password`.
+ * Refused (409) while the environment sets the password, which would win at the next start.
+ */
+export async function storeAdminPassword(
+  cfg: AppConfig,
+  settings: SettingsService,
+  sessions: SessionRepository,
+  password: string,
+  keepSid?: string,
+): Promise<{ hash: string; signedOut: number }> {
+  const env = adminPasswordEnv(cfg);
+  if (env) throw new ConflictError(`The admin password is set by ${env}; change it there and restart the service`);
+  const problem = adminPasswordProblem(password);
+  if (problem) throw RequestValidationError.one(['body', 'new_password'], problem, 'value_error');
+  const hash = await bcrypt.hash(password, BCRYPT_COST);
+  await settings.setInternalSecrets({ admin_password_hash: hash, admin_password_generated: null });
+  let signedOut = 0;
+  for (const s of await sessions.all()) {
+    if (s.sid === keepSid) continue;
+    await sessions.destroy(s.sid);
+    signedOut += 1;
+  }
+  return { hash, signedOut };
 }
 
 /**
@@ -101,11 +149,24 @@ export class AdminPasswordService implements OnApplicationBootstrap {
     }
     const password = randomBytes(18).toString('base64url'); // 144 bits, 24 characters
     const hash = await bcrypt.hash(password, BCRYPT_COST);
-    await this.settings.setInternalSecret('admin_password_hash', hash);
+    await this.settings.setInternalSecrets({ admin_password_hash: hash, admin_password_generated: '1' });
     this.hash = hash;
     this.source = 'generated';
+    if (this.cfg.holdAdminBanner) {
+      this.heldPassword = password;
+      return;
+    }
     this.out.write(generatedPasswordBanner(this.cfg.adminUsername, password));
     this.logger.log('Generated the admin password (printed above, once)');
+  }
+
+  private heldPassword?: string;
+
+  /** With holdAdminBanner: prints the generated password's box now (once), naming the URL to open. */
+  printHeldBanner(url: string): void {
+    if (!this.heldPassword) return;
+    this.out.write(generatedPasswordBanner(this.cfg.adminUsername, this.heldPassword, url));
+    this.heldPassword = undefined;
   }
 
   /**
@@ -114,8 +175,40 @@ export class AdminPasswordService implements OnApplicationBootstrap {
    */
   async verify(username: string, password: string): Promise<boolean> {
     await this.init();
+    this.refresh();
     const userOk = sameString(username, this.cfg.adminUsername);
     const passwordOk = await bcrypt.compare(password, this.hash!);
     return userOk && passwordOk;
+  }
+
+  /** True while the password is the one generated at the first start: sign-in then asks to choose one. */
+  mustChange(): boolean {
+    return adminPasswordEnv(this.cfg) === null && this.settings.getInternalSecret('admin_password_generated') === '1';
+  }
+
+  /**
+   * The signed-in admin changes the password: the current one must be right (403 otherwise);
+   * every other admin session is signed out. Returns how many were.
+   */
+  async change(current: string, next: string, sessions: SessionRepository, keepSid: string): Promise<number> {
+    await this.init();
+    const env = adminPasswordEnv(this.cfg);
+    if (env) throw new ConflictError(`The admin password is set by ${env}; change it there and restart the service`);
+    this.refresh();
+    if (!(await bcrypt.compare(current, this.hash!))) throw new ForbiddenError('The current password is wrong');
+    if (current === next) throw RequestValidationError.one(['body', 'new_password'], 'The new password must differ from the current one', 'value_error');
+    const { hash, signedOut } = await storeAdminPassword(this.cfg, this.settings, sessions, next, keepSid);
+    this.hash = hash;
+    this.source = 'credential-store';
+    this.logger.log(`The admin password was changed; ${signedOut} other session(s) signed out`);
+    return signedOut;
+  }
+
+  /** A stored password may have been changed by another process (the command line): read it again. */
+  private refresh(): void {
+    if (this.source !== 'credential-store' && this.source !== 'generated') return;
+    this.settings.reloadInternalSecrets();
+    const stored = this.settings.getInternalSecret('admin_password_hash');
+    if (stored) this.hash = stored;
   }
 }

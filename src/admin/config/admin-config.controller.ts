@@ -1,8 +1,8 @@
-import { Body, Controller, Get, Header, HttpCode, Post, Req } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { Audited, bodyFields } from '../../audit/audited.decorator';
-import { AdminOnly, Authenticated, CurrentPrincipal } from '../../common/auth/decorators';
+import { AdminOnly, Authenticated, CurrentPrincipal, Public } from '../../common/auth/decorators';
 import type { Principal } from '../../common/auth/principal';
 import { baseUrl } from '../../common/base-url';
 import { AppConfig, SETTING_KEYS } from '../../config/app-config';
@@ -11,7 +11,9 @@ import {
   ConfigPathResponseDto,
   ConfigResponseDto,
   DeriveEndpointResponseDto,
+  NotReadyResponseDto,
   RawConfigResponseDto,
+  ReadyResponseDto,
   SaveConfigResponseDto,
   SchemaResponseDto,
   StatusResponseDto,
@@ -101,6 +103,23 @@ export class AdminConfigController {
   @ApiUnprocessableEntityResponse({ description: 'Neither an account id nor an endpoint, or an invalid one' })
   derive(@Body() body: DeriveEndpointDto) {
     return { ok: true, ...this.service.deriveEndpoint(body) };
+  }
+
+  @Get('ready')
+  @Public()
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({
+    summary: 'Readiness probe',
+    description:
+      'Whether both backends (document database, object store) answer: 200 when they do; else 503 with the error envelope plus `status: "not_ready"` and `not_ready`, the list of backends that do not answer (`docdb`, `objstore`), and no other detail. The liveness probe is /api/health.',
+  })
+  @ApiOkResponse({ type: ReadyResponseDto, description: 'Ready to serve' })
+  async ready(@Res({ passthrough: true }) res: Response): Promise<ReadyResponseDto | NotReadyResponseDto> {
+    const { ready, notReady } = await this.service.readiness();
+    if (ready) return { ok: true, status: 'ready' };
+    res.status(503);
+    const names = { docdb: 'document database', objstore: 'object store' };
+    return { ok: false, status: 'not_ready', error: `Not ready: the ${notReady.map((b) => names[b]).join(' and the ')} ${notReady.length > 1 ? 'do' : 'does'} not answer`, not_ready: notReady };
   }
 
   @Get('status')

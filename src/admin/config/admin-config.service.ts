@@ -12,6 +12,10 @@ import type { TestTarget } from './dto/test-backends.dto';
 const PROBE_TIMEOUT_MS = 10_000;
 /** Status checks of the object store are cached this long (it is a write/read/delete round trip). */
 const STATUS_CACHE_MS = 5_000;
+/** GET /api/ready: a probe waits this long for a backend (orchestrators' probes time out in a few seconds). */
+const READY_TIMEOUT_MS = 3_000;
+/** GET /api/ready answers from one check for this long. */
+const READY_CACHE_MS = 1_000;
 
 export interface BackendTestResult {
   ok: boolean;
@@ -31,6 +35,7 @@ export interface BackendStatus {
 @Injectable()
 export class AdminConfigService {
   private objstoreStatus?: { at: number; adapter: object; result: { ok: boolean; error?: string } };
+  private readyCheck?: { at: number; result: Promise<{ ready: boolean; notReady: Array<'docdb' | 'objstore'> }> };
 
   constructor(
     private readonly settings: SettingsService,
@@ -132,6 +137,26 @@ export class AdminConfigService {
     };
   }
 
+  /**
+   * For GET /api/ready (public): whether both backends answer, and which does not. Nothing else
+   * (no host, path or error text). One check at a time, its answer shared for a second, so a
+   * flood of probes costs the backends at most one ping a second (the object store's probe is
+   * cached longer, see checkObjstore).
+   */
+  readiness(): Promise<{ ready: boolean; notReady: Array<'docdb' | 'objstore'> }> {
+    const cached = this.readyCheck;
+    if (cached && Date.now() - cached.at < READY_CACHE_MS) return cached.result;
+    const result = (async () => {
+      await this.backends.settled();
+      const db = this.backends.docdb;
+      const [dbCheck, storeCheck] = await Promise.all([this.check('Document database', () => db.ping(), READY_TIMEOUT_MS), this.checkObjstore(READY_TIMEOUT_MS)]);
+      const notReady = [...(dbCheck.ok ? [] : (['docdb'] as const)), ...(storeCheck.ok ? [] : (['objstore'] as const))];
+      return { ready: notReady.length === 0, notReady };
+    })();
+    this.readyCheck = { at: Date.now(), result };
+    return result;
+  }
+
   private active() {
     return { docdb: this.backends.docdb.kind, objstore: this.backends.objstore.kind };
   }
@@ -149,20 +174,20 @@ export class AdminConfigService {
     return c.ok ? { ok: true, backend, latency_ms, detail: detail() } : { ok: false, backend, latency_ms, error: c.error };
   }
 
-  private async checkObjstore(): Promise<{ ok: boolean; error?: string }> {
+  private async checkObjstore(timeoutMs = PROBE_TIMEOUT_MS): Promise<{ ok: boolean; error?: string }> {
     const store = this.backends.objstore;
     const cached = this.objstoreStatus;
     if (cached && cached.adapter === store && Date.now() - cached.at < STATUS_CACHE_MS) return cached.result;
-    const result = await this.check('Object store', () => store.probe());
+    const result = await this.check('Object store', () => store.probe(), timeoutMs);
     this.objstoreStatus = { at: Date.now(), adapter: store, result };
     return result;
   }
 
   /** Runs a backend check with a time limit; never throws. */
-  private async check(name: 'Document database' | 'Object store', fn: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {
+  private async check(name: 'Document database' | 'Object store', fn: () => Promise<void>, timeoutMs = PROBE_TIMEOUT_MS): Promise<{ ok: boolean; error?: string }> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new BackendUnavailableError(name, `no answer within ${PROBE_TIMEOUT_MS / 1000} s`)), PROBE_TIMEOUT_MS);
+      timer = setTimeout(() => reject(new BackendUnavailableError(name, `no answer within ${timeoutMs / 1000} s`)), timeoutMs);
     });
     try {
       await Promise.race([Promise.resolve().then(fn), timeout]);

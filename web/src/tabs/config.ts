@@ -17,7 +17,28 @@ interface FieldState {
   fromEnv: boolean;
   /** For secrets: a "clear" checkbox (the masked value is never put into the input). */
   clearBox?: HTMLInputElement;
+  /** Shows (or, with null, removes) a message in words under the field. */
+  error(msg: string | null): void;
 }
+
+/** Settings of MongoDB or S3 alone (the history length and the signed-link lifetime apply to every backend). */
+const BACKEND_ONLY = new Set([
+  'docdb_uri',
+  'docdb_db',
+  'memory_collection',
+  'objstore_bucket',
+  'objstore_endpoint',
+  'objstore_account_id',
+  'objstore_access_key_id',
+  'objstore_secret_access_key',
+  'objstore_public_base',
+]);
+
+/** The sections whose backend is optional, with the adapter that means "in use" and what to call it. */
+const OPTIONAL_BACKENDS: Record<string, { kind: string; name: string; instead: string }> = {
+  docdb: { kind: 'mongodb', name: 'MongoDB', instead: 'the embedded SQLite database is in use' },
+  objstore: { kind: 's3', name: 'an S3-compatible store', instead: 'the filesystem store is in use' },
+};
 
 function inputFor(def: SchemaField, value: string, fromEnv: boolean, hasValue: boolean): HTMLInputElement | HTMLSelectElement {
   const common = { id: `cfg-${def.key}`, name: def.key, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' };
@@ -43,6 +64,22 @@ function inputFor(def: SchemaField, value: string, fromEnv: boolean, hasValue: b
     if (def.secret) input.placeholder = 'Set in the environment (hidden)';
   }
   return input;
+}
+
+/** Puts each 422 detail of a save under the field it names; returns the fields marked. */
+function fieldErrors(err: ApiError, states: Map<string, FieldState>): FieldState[] {
+  const detail = err.body?.detail;
+  if (err.status !== 422 || !Array.isArray(detail)) return [];
+  const marked: FieldState[] = [];
+  for (const d of detail as Array<{ loc?: unknown[]; msg?: string }>) {
+    const key = (d.loc ?? []).find((p) => typeof p === 'string' && states.has(p)) as string | undefined;
+    const st = key ? states.get(key) : undefined;
+    if (!st) return [];
+    const words = (d.msg ?? 'This value is not accepted').split(st.def.key).join(st.def.label);
+    st.error(words.charAt(0).toUpperCase() + words.slice(1));
+    if (!marked.includes(st)) marked.push(st);
+  }
+  return marked;
 }
 
 function str(v: unknown): string {
@@ -85,28 +122,53 @@ export const configTab: Tab = {
     for (const section of schema.sections) {
       const fs = h('fieldset', { class: 'card config-section' }, h('legend', null, section.title));
       if (section.description) fs.appendChild(h('p', { class: 'muted' }, section.description));
+      // A backend not in use: its fields behind a disclosure (open when one of them holds a value
+      // or is missing), and none of them "required" until it is chosen.
+      const optional = OPTIONAL_BACKENDS[section.id];
+      const inUse = !optional || !cfg.active || cfg.active[section.id as 'docdb' | 'objstore'] === optional.kind;
+      let backendFields: HTMLElement = fs;
+      if (!inUse) {
+        const anySet = section.fields.some((f) => BACKEND_ONLY.has(f.key) && ((cfg.sources?.[f.key] ?? 'default') !== 'default' || missing.has(f.key)));
+        backendFields = h('details', { class: 'backend-fields', open: anySet || undefined }, h('summary', null, `Use ${optional.name} (${optional.instead})`));
+        fs.appendChild(backendFields);
+      }
       for (const def of section.fields) {
+        const target = BACKEND_ONLY.has(def.key) ? backendFields : fs;
         const raw = cfg.config?.[def.key];
         const source = cfg.sources?.[def.key] ?? 'default';
         const fromEnv = source === 'env';
         const hasValue = raw !== null && raw !== undefined && raw !== '';
         const input = inputFor(def, str(raw), fromEnv, hasValue);
-        const state: FieldState = { def, input, initial: def.secret ? '' : str(raw), fromEnv };
+        const helpId = nextId('help');
+        const errId = nextId('err');
+        const errLine = h('p', { class: 'field-error', id: errId, role: 'alert', hidden: true });
+        const state: FieldState = {
+          def,
+          input,
+          initial: def.secret ? '' : str(raw),
+          fromEnv,
+          error(msg) {
+            errLine.textContent = msg ?? '';
+            errLine.hidden = !msg;
+            if (msg) input.setAttribute('aria-invalid', 'true');
+            else if (!missing.has(def.key)) input.removeAttribute('aria-invalid');
+            input.setAttribute('aria-describedby', msg ? `${errId} ${helpId}` : helpId);
+          },
+        };
         states.set(def.key, state);
 
-        const helpId = nextId('help');
         input.setAttribute('aria-describedby', helpId);
         if (missing.has(def.key)) input.setAttribute('aria-invalid', 'true');
         const labelRow = h(
           'div',
           { class: 'label-row' },
           h('label', { for: input.id }, def.label),
-          def.required ? h('span', { class: 'req', title: 'Required for this backend' }, 'required') : null,
+          def.required && (inUse || !BACKEND_ONLY.has(def.key)) ? h('span', { class: 'req', title: 'Required for this backend' }, 'required') : null,
           missing.has(def.key) ? badge('missing', 'warn') : null,
           badge(fromEnv ? `from environment: MEMSTORE_${def.key.toUpperCase()}` : SOURCE_LABEL[source] ?? source, fromEnv ? 'info' : 'muted'),
         );
         const help = h('p', { class: 'help', id: helpId }, def.help ?? '', fromEnv ? ' Set in the environment, so it is read-only here.' : '');
-        const wrap = h('div', { class: 'field' }, labelRow, input);
+        const wrap = h('div', { class: 'field' }, labelRow, input, errLine);
         if (def.secret && hasValue && !fromEnv) {
           const box = h('input', { type: 'checkbox', id: `cfg-${def.key}-clear` });
           state.clearBox = box;
@@ -117,7 +179,7 @@ export const configTab: Tab = {
         }
         wrap.appendChild(help);
         if (def.key === 'objstore_endpoint') wrap.appendChild(endpointOut);
-        fs.appendChild(wrap);
+        target.appendChild(wrap);
       }
       form.appendChild(fs);
     }
@@ -166,6 +228,7 @@ export const configTab: Tab = {
         } else if (s.input.value.trim() !== s.initial) body[key] = s.input.value.trim();
       }
       clear(saveMsg);
+      for (const st of states.values()) st.error(null);
       if (Object.keys(body).length === 0) {
         saveMsg.appendChild(h('span', { class: 'muted' }, 'Nothing changed.'));
         return;
@@ -177,7 +240,14 @@ export const configTab: Tab = {
         toast(`Saved ${r.saved.length} setting${r.saved.length === 1 ? '' : 's'}: ${r.saved.join(', ')}`);
         await configTab.render(panel);
       } catch (err) {
-        saveMsg.appendChild(errorBox(err instanceof ApiError ? err.describe() : String(err)));
+        // A refused value: its message under its own field, with the field's label for its key;
+        // one line here says nothing was saved.
+        const marked = err instanceof ApiError ? fieldErrors(err, states) : [];
+        if (marked.length) {
+          saveMsg.appendChild(errorBox(`Nothing was saved: correct ${marked.length === 1 ? 'the marked field' : `the ${marked.length} marked fields`}.`));
+          marked[0].input.closest('details')?.setAttribute('open', '');
+          marked[0].input.focus();
+        } else saveMsg.appendChild(errorBox(err instanceof ApiError ? err.describe() : String(err)));
         saveBtn.disabled = false;
         saveBtn.textContent = 'Save changes';
       }

@@ -56,11 +56,11 @@ function createForm(onCreated: (token: TokenRecord, plaintext: string) => void):
     'select',
     { name: 'preset' },
     h('option', { value: 'read-only' }, 'Read only (memory:read)'),
-    h('option', { value: 'read-write' }, 'Read and write (memory:read, memory:write)'),
+    h('option', { value: 'read-write', selected: true }, 'Read and write (memory:read, memory:write)'),
     h('option', { value: 'full' }, 'Full (read, write, delete)'),
     h('option', { value: 'custom' }, 'Custom scopes…'),
   );
-  const scopes = scopeBoxes(TOKEN_PRESETS['read-only'], 'scopes');
+  const scopes = scopeBoxes(TOKEN_PRESETS['read-write'], 'scopes');
   scopes.el.hidden = true;
   preset.addEventListener('change', () => {
     scopes.el.hidden = preset.value !== 'custom';

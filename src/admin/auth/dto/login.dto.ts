@@ -22,6 +22,30 @@ export class LoginResponseDto {
 
   @ApiProperty({ example: 'admin' })
   username: string;
+
+  @ApiProperty({ example: false, description: 'The password is the one generated at the first start: choose your own (POST /api/admin/password).' })
+  must_change_password: boolean;
+}
+
+/** Body of POST /api/admin/password. */
+export class ChangePasswordDto {
+  @ApiProperty({ format: 'password', example: 'the password you signed in with' })
+  @MaxLength(1024, { message: 'String should have at most 1024 characters', context: { type: 'string_too_long', ctx: { max_length: 1024 } } })
+  @IsString({ message: 'Input should be a valid string' })
+  current_password: string;
+
+  @ApiProperty({ format: 'password', minLength: 12, example: 'a long passphrase of your own', description: 'At least 12 characters, at most 72 bytes (bcrypt).' })
+  @MaxLength(1024, { message: 'String should have at most 1024 characters', context: { type: 'string_too_long', ctx: { max_length: 1024 } } })
+  @IsString({ message: 'Input should be a valid string' })
+  new_password: string;
+}
+
+export class ChangePasswordResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+
+  @ApiProperty({ example: 1, description: 'Other admin sessions that were signed out (this one stays signed in).' })
+  sessions_signed_out: number;
 }
 
 export class LogoutResponseDto {
@@ -42,6 +66,9 @@ export class MeResponseDto {
 
   @ApiPropertyOptional({ example: 'admin', description: 'kind=admin only' })
   username?: string;
+
+  @ApiPropertyOptional({ example: false, description: 'kind=admin only: the password is the generated one; the page asks to choose another' })
+  must_change_password?: boolean;
 
   @ApiPropertyOptional({ example: '3f9a0c1d2e4b5a69', description: 'kind=token only' })
   token_id?: string;

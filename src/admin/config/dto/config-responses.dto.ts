@@ -91,6 +91,7 @@ export class SchemaFieldDto {
   @ApiProperty({ example: false, description: 'Required when the backend of its section is in use.' }) required: boolean;
   @ApiProperty({ example: 'When set, the S3-compatible store replaces the filesystem store.' }) help: string;
   @ApiPropertyOptional({ example: 'memory-store' }) placeholder?: string;
+  @ApiPropertyOptional({ type: [String], example: ['local', 'openai', 'none'], description: 'The only values the field takes (the page shows a choice).' }) options?: string[];
   @ApiPropertyOptional({ oneOf: [{ type: 'string' }, { type: 'number' }], nullable: true, example: null }) default?: string | number | null;
   @ApiProperty({ enum: ['config_file', 'credential_store'], example: 'config_file' }) store: string;
 }
@@ -167,4 +168,17 @@ export class StatusResponseDto {
   @ApiProperty({ example: 'http://127.0.0.1:8080' }) public_url: string;
   @ApiProperty({ type: MemoryStatusDto }) memories: MemoryStatusDto;
   @ApiProperty({ type: EmbeddingStatusDto }) embeddings: EmbeddingStatusDto;
+}
+
+export class ReadyResponseDto {
+  @ApiProperty({ example: true }) ok: true;
+  @ApiProperty({ enum: ['ready'], example: 'ready' }) status: 'ready';
+}
+
+/** The 503 answer of GET /api/ready: the error envelope (documented as ErrorResponse) with two more fields. */
+export interface NotReadyResponseDto {
+  ok: false;
+  status: 'not_ready';
+  error: string;
+  not_ready: Array<'docdb' | 'objstore'>;
 }
