@@ -90,6 +90,12 @@ export class AppConfig {
   embeddingModelDir: string;
   /** MEMSTORE_EMBEDDING_WORKER: this instance computes queued embeddings (default true). */
   embeddingWorker: boolean;
+  /**
+   * MEMSTORE_EMBEDDING_THREADS: threads of the local model (one ONNX session each, ~60 MB of
+   * memory each). Default 2 on two cores or more, 1 on one; the queue uses the second only while
+   * no request has needed the model for 2 s.
+   */
+  embeddingThreads: number;
   /** MEMSTORE_DUPLICATE_HINTS: POST /api/memories answers `similar` (default true; false saves a short embedding per create). */
   duplicateHints: boolean;
   /** Quiet logs (tests). */
@@ -165,6 +171,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   }
   cfg.embeddingModelDir = path.resolve(str(env, 'MEMSTORE_EMBEDDING_MODEL_DIR') ?? defaultModelDir());
   cfg.embeddingWorker = bool(env, 'MEMSTORE_EMBEDDING_WORKER', true);
+  cfg.embeddingThreads = int(env, 'MEMSTORE_EMBEDDING_THREADS', Math.min(2, os.availableParallelism()), 1, 8);
   cfg.duplicateHints = bool(env, 'MEMSTORE_DUPLICATE_HINTS', true);
   cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
   cfg.loadVectorsAtStart = true;
