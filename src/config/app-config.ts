@@ -91,9 +91,9 @@ export class AppConfig {
   /** MEMSTORE_EMBEDDING_WORKER: this instance computes queued embeddings (default true). */
   embeddingWorker: boolean;
   /**
-   * MEMSTORE_EMBEDDING_THREADS: threads of the local model (one ONNX session each, ~60 MB of
-   * memory each). Default 2 on two cores or more, 1 on one; the queue uses the second only while
-   * no request has needed the model for 2 s.
+   * MEMSTORE_EMBEDDING_THREADS: threads of the local model (a worker and an ONNX session each, up
+   * to ~150 MB of memory each). Default 2 on two cores or more, 1 on one; the queue uses more than
+   * one only while no request has needed the model for 2 s.
    */
   embeddingThreads: number;
   /** MEMSTORE_DUPLICATE_HINTS: POST /api/memories answers `similar` (default true; false saves a short embedding per create). */
