@@ -94,7 +94,6 @@ describe('LocalEmbeddingProvider: texts on two threads', () => {
   }, 120_000);
 
   it('tokenises only a head of a huge text, with the same first tokens as the whole text', () => {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { Tokenizer } = require('@huggingface/tokenizers') as { Tokenizer: new (json: object, cfg: object) => { encode(t: string): { ids: number[] } } };
     const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(path.join(modelDir, 'tokenizer.json'), 'utf8')) as object, {});
     const text = `Ça coûte 12,50 € — naïve café déjà-vu!\t(e.g. "quoted"), URLs like https://example.com/a?b=c ${filler} ${'x'.repeat(50)}`.repeat(4);
