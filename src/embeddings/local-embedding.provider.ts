@@ -162,9 +162,12 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
     }
   }
 
-  /** Loads the model now, if it is not loaded yet (~200 ms here; embed does it on first use). */
+  /**
+   * Loads the model on every thread now, if it is not loaded yet (~200 ms each here; embed does it
+   * on first use): a duplicate hint's embedding, timed against its budget, never pays for a load.
+   */
   override async load(): Promise<void> {
-    await this.started(this.lanes[0]);
+    await Promise.all(this.lanes.map((lane) => this.started(lane)));
   }
 
   override async close(): Promise<void> {
