@@ -19,6 +19,13 @@ describe('loadAppConfig: MEMSTORE_SEARCH_WORKERS', () => {
 });
 
 describe('loadAppConfig: operations settings', () => {
+  it('MEMSTORE_EMBEDDING_THREADS defaults to two on two cores or more (one on one), takes 1 to 8, and refuses anything else', () => {
+    expect(loadAppConfig({}).embeddingThreads).toBe(Math.min(2, os.availableParallelism()));
+    expect(loadAppConfig({ MEMSTORE_EMBEDDING_THREADS: '1' }).embeddingThreads).toBe(1);
+    expect(() => loadAppConfig({ MEMSTORE_EMBEDDING_THREADS: '0' })).toThrow(/MEMSTORE_EMBEDDING_THREADS must be an integer from 1 to 8/);
+    expect(() => loadAppConfig({ MEMSTORE_EMBEDDING_THREADS: 'two' })).toThrow(/MEMSTORE_EMBEDDING_THREADS/);
+  });
+
   it('MEMSTORE_LOG_FORMAT is text by default, json on request, and nothing else', () => {
     expect(loadAppConfig({}).logFormat).toBe('text');
     expect(loadAppConfig({ MEMSTORE_LOG_FORMAT: 'json' }).logFormat).toBe('json');

@@ -97,6 +97,12 @@ export class AppConfig {
   embeddingModelDir: string;
   /** MEMSTORE_EMBEDDING_WORKER: this instance computes queued embeddings (default true). */
   embeddingWorker: boolean;
+  /**
+   * MEMSTORE_EMBEDDING_THREADS: threads of the local model (a worker and an ONNX session each, up
+   * to ~150 MB of memory each). Default 2 on two cores or more, 1 on one; the queue uses more than
+   * one only while no request has needed the model for 2 s.
+   */
+  embeddingThreads: number;
   /** MEMSTORE_DUPLICATE_HINTS: POST /api/memories answers `similar` (default true; false saves a short embedding per create). */
   duplicateHints: boolean;
   /** Quiet logs (tests). */
@@ -190,6 +196,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   }
   cfg.embeddingModelDir = path.resolve(str(env, 'MEMSTORE_EMBEDDING_MODEL_DIR') ?? defaultModelDir());
   cfg.embeddingWorker = bool(env, 'MEMSTORE_EMBEDDING_WORKER', true);
+  cfg.embeddingThreads = int(env, 'MEMSTORE_EMBEDDING_THREADS', Math.min(2, os.availableParallelism()), 1, 8);
   cfg.duplicateHints = bool(env, 'MEMSTORE_DUPLICATE_HINTS', true);
   cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
   cfg.loadVectorsAtStart = true;

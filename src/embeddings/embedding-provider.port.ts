@@ -27,6 +27,11 @@ export abstract class EmbeddingProvider {
   /** Gets ready to embed (the local model loads on first use); at once for the others. */
   async load(): Promise<void> {}
 
+  /** How many embed calls it computes at once (the queue runs that many): local model threads; 1 for the others. */
+  get parallelism(): number {
+    return 1;
+  }
+
   /**
    * True while a call that a request waits on (urgent) is running or queued here: duplicate
    * hints then do not queue behind it (EmbeddingsService.similar). Remote providers: false.

@@ -105,6 +105,29 @@ describe('EmbeddingsService under a burst of writes', () => {
     expect(svc.hintsSkipped).toBe(0);
   });
 
+  it('the queue embeds as many jobs at once as the provider computes at once (a local model on two threads: two)', async () => {
+    let running = 0;
+    let most = 0;
+    (svc.provider.embed as jest.Mock).mockImplementation(async () => {
+      most = Math.max(most, ++running);
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      running--;
+      return vector;
+    });
+    const jobs = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ id: `${tag}${i}`, text: `turn ${tag} ${i}`, gen: 1, attempts: 0 }) satisfies EmbeddingJob);
+    queue.push(...jobs(5, 'a'));
+    expect(await svc.drainOnce()).toBe(5);
+    expect(most).toBe(1);
+    expect(svc.provider.embed).toHaveBeenCalledTimes(5);
+
+    jest.spyOn(svc.provider, 'parallelism', 'get').mockReturnValue(2);
+    most = 0;
+    queue.push(...jobs(5, 'b'));
+    expect(await svc.drainOnce()).toBe(5);
+    expect(most).toBe(2);
+    expect(svc.provider.embed).toHaveBeenCalledTimes(10);
+  });
+
   it('the queue waits while writes stream in, embeds once they pause, and waits at most 30 s into a burst', async () => {
     await jest.advanceTimersByTimeAsync(1_500); // the worker's first idle rounds
     const idle = claims;

@@ -268,7 +268,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
         dimensions: s.embedding_dimensions ? Number(s.embedding_dimensions) : null,
       });
     }
-    const local = new LocalEmbeddingProvider(this.cfg.embeddingModelDir);
+    const local = new LocalEmbeddingProvider(this.cfg.embeddingModelDir, { threads: this.cfg.embeddingThreads });
     return local.unavailable ? new NoneEmbeddingProvider(local.unavailable) : local;
   }
 
@@ -311,10 +311,12 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     if (key === null || !db) return 0;
     await this.ensureSpace(db, key);
     const jobs = await db.memories.claimEmbeddingJobs(this.owner, BATCH, LEASE_MS);
-    for (const job of jobs) {
-      if (this.stopped || this.current !== p) break;
-      await this.work(db, p, key, job);
-    }
+    // As many jobs at once as the provider computes at once (the local model: one per thread).
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < jobs.length && !this.stopped && this.current === p) await this.work(db, p, key, jobs[next++]);
+    };
+    await Promise.all(Array.from({ length: Math.max(1, p.parallelism) }, lane));
     return jobs.length;
   }
 

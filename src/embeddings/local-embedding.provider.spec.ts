@@ -3,6 +3,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { defaultModelDir } from '../config/app-config';
+import { dot } from './embedding-provider.port';
+import { LocalEmbeddingProvider } from './local-embedding.provider';
+import { headForTokens } from './local-embedding.text';
 
 /**
  * What the local model does to the process around it: with MEMSTORE_LOG_FORMAT=json every line
@@ -50,4 +53,59 @@ describe('LocalEmbeddingProvider: a silent neighbour', () => {
     expect(child.status).toBe(0);
     expect(fs.existsSync(path.join(home, '.cache', 'Microsoft'))).toBe(false);
   }, 120_000);
+});
+
+/**
+ * The local model's threads (issue 45, item 7): several texts embedded at once on two threads get
+ * exactly the vectors one thread gives them one by one, whatever their length (empty, long, 1 MB),
+ * and only a long text's head is read.
+ */
+describe('LocalEmbeddingProvider: texts on two threads', () => {
+  const modelDir = defaultModelDir();
+  const one = new LocalEmbeddingProvider(modelDir, { threads: 1 });
+  const two = new LocalEmbeddingProvider(modelDir, { threads: 2 });
+  afterAll(async () => {
+    await one.close();
+    await two.close();
+  });
+  const filler = Array.from({ length: 700 }, (_, i) => `note ${i} about the release train and its owners;`).join(' ');
+
+  it('gives every text of a concurrent batch the vector it gets alone, an empty and a 1 MB text included', async () => {
+    const texts = ['', 'the deploy pipeline runs on Fridays', `A long turn. ${filler}`.slice(0, 2500), 'word '.repeat(210_000), 'Émile prefers oat milk ☕ in his coffee'];
+    const alone: Float32Array[] = [];
+    for (const t of texts) alone.push(await one.embed(t, 'document', false));
+    const together = await Promise.all(texts.map((t) => two.embed(t, 'document', false)));
+    texts.forEach((_, i) => {
+      expect(together[i].length).toBe(384);
+      expect(Math.sqrt(dot(together[i], together[i]))).toBeCloseTo(1, 4);
+      expect(dot(together[i], alone[i])).toBeGreaterThan(0.9999);
+    });
+    // Not one vector for all: the texts kept their own.
+    expect(dot(together[1], together[4])).toBeLessThan(0.95);
+  }, 120_000);
+
+  it('reads the head of a text longer than the model reads, not its tail', async () => {
+    const head = 'Melanie adopted a greyhound called Biscuit in March. ';
+    const a = await two.embed(head + filler, 'document', false);
+    const sameHeadOtherTail = await two.embed(`${head}${filler} ${'Volcanic eruptions reshape islands. '.repeat(200)}`, 'document', false);
+    const otherHead = await two.embed('Caroline repaired the roof of her cabin in June. ' + filler, 'document', false);
+    expect(dot(a, sameHeadOtherTail)).toBeGreaterThan(0.9999);
+    expect(dot(a, otherHead)).toBeLessThan(0.999);
+  }, 120_000);
+
+  it('tokenises only a head of a huge text, with the same first tokens as the whole text', () => {
+    const { Tokenizer } = require('@huggingface/tokenizers') as { Tokenizer: new (json: object, cfg: object) => { encode(t: string): { ids: number[] } } };
+    const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(path.join(modelDir, 'tokenizer.json'), 'utf8')) as object, {});
+    const text = `Ça coûte 12,50 € — naïve café déjà-vu!\t(e.g. "quoted"), URLs like https://example.com/a?b=c ${filler} ${'x'.repeat(50)}`.repeat(4);
+    const head = headForTokens(text, 512);
+    expect(head.length).toBeLessThan(text.length);
+    expect(text.startsWith(head)).toBe(true);
+    const all = tokenizer.encode(text).ids;
+    const part = tokenizer.encode(head).ids;
+    expect(part.length).toBeGreaterThan(512);
+    expect(part.slice(0, 511)).toEqual(all.slice(0, 511));
+    // A short text, or one giant word, is tokenised whole.
+    expect(headForTokens('short text', 512)).toBe('short text');
+    expect(headForTokens('y'.repeat(20_000), 512)).toHaveLength(20_000);
+  });
 });

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { ResolvedSettings } from '../config/settings.service';
@@ -35,30 +36,55 @@ export function embeddingChoice(s: Pick<ResolvedSettings, 'embedding_provider'>,
   return s.embedding_provider ?? (hasLocalModel(modelDir) ? 'local' : 'none');
 }
 
+/** Model threads by default: two on two cores or more (one session each), one on one core. */
+export function defaultEmbeddingThreads(): number {
+  return Math.min(2, os.availableParallelism());
+}
+
+/** After a request's embedding (a search, a hint), background work keeps to one thread this long. */
+const REQUEST_QUIET_MS = 2_000;
+
+/** One model thread: its worker, started on first use. */
+interface Lane {
+  worker: Promise<Worker> | null;
+  calls: Map<number, { resolve: (v: Float32Array) => void; reject: (e: Error) => void }>;
+  busy: boolean;
+}
+
 /**
- * The ONNX model in-process (onnxruntime-node, CPU), on a worker thread of its own
- * (local-embedding.worker.ts) so tokenising and pooling stay off the main thread. One intra-op
- * thread (two collapse under load on a small machine) and one text per call (dynamic
- * quantisation makes a vector depend on its batch). Tokens are truncated to `maxTokens` (the
- * tokenizer ignores tokenizer.json's truncation). Pooling: the [CLS] vector (bge) or the mean
- * over tokens (MiniLM), then L2-normalised. Loads on the first embed (~0.2–0.3 s). Urgent texts
- * (a search, a duplicate hint) go before the background worker's memories.
+ * The ONNX model in-process (onnxruntime-node, CPU), on worker threads of its own
+ * (local-embedding.worker.ts) so tokenising and pooling stay off the main thread. `threads`
+ * sessions (default: 2 on two cores), each with one intra-op thread and one text per call: two
+ * intra-op threads of one session collapse under load on a small machine, and batching changes
+ * the vectors (dynamic quantisation scales a whole batch at once: cosine 0.996 against one text
+ * per call). Background texts use the second thread only while no request has embedded for 2 s
+ * (the service is idle); requests' texts (urgent: a search, a duplicate hint) go first, on any
+ * thread. Tokens are truncated to `maxTokens` (the tokenizer ignores tokenizer.json's
+ * truncation), keeping the head. Pooling: the [CLS] vector (bge) or the mean over tokens
+ * (MiniLM), then L2-normalised. A thread loads the model on its first embed (~0.2–0.3 s).
  */
 export class LocalEmbeddingProvider extends EmbeddingProvider {
   readonly provider = 'local' as const;
   readonly model: string;
   readonly dimensions: number;
   readonly unavailable: string | null;
+  readonly threads: number;
+  readonly maxTokens: number;
   private readonly meta: ModelMeta;
-  private worker: Promise<Worker> | null = null;
-  private readonly calls = new Map<number, { resolve: (v: Float32Array) => void; reject: (e: Error) => void }>();
+  private readonly lanes: Lane[];
   private nextId = 1;
-  private readonly waiting: { urgent: Array<() => void>; background: Array<() => void> } = { urgent: [], background: [] };
-  private busy = false;
+  private readonly waiting: { urgent: Array<(lane: Lane) => void>; background: Array<(lane: Lane) => void> } = { urgent: [], background: [] };
   /** Urgent calls running or waiting. */
   private urgentCalls = 0;
+  /** Background calls running. */
+  private backgroundRunning = 0;
+  private lastUrgentAt = -Infinity;
 
-  constructor(readonly dir: string) {
+  constructor(
+    readonly dir: string,
+    /** threads: model sessions (default defaultEmbeddingThreads()); maxTokens: read at most this many tokens (default: the model's, model.json). */
+    opts: { threads?: number; maxTokens?: number } = {},
+  ) {
     super();
     const files = localModelFiles(dir);
     let meta: ModelMeta = {};
@@ -71,6 +97,13 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
     this.model = meta.model ?? path.basename(dir);
     this.dimensions = meta.dimensions ?? 384;
     this.unavailable = hasLocalModel(dir) ? null : noLocalModel(dir);
+    this.threads = Math.max(1, Math.floor(opts.threads ?? defaultEmbeddingThreads()));
+    this.maxTokens = Math.max(2, Math.min(opts.maxTokens ?? meta.maxTokens ?? 512, meta.maxTokens ?? 512));
+    this.lanes = Array.from({ length: this.threads }, () => ({ worker: null, calls: new Map(), busy: false }));
+  }
+
+  override get parallelism(): number {
+    return this.threads;
   }
 
   override busyWithUrgent(): boolean {
@@ -82,76 +115,115 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
     try {
       return await this.embedInTurn(text, kind, urgent);
     } finally {
-      if (urgent) this.urgentCalls--;
+      if (urgent) {
+        this.urgentCalls--;
+        this.lastUrgentAt = performance.now();
+      }
     }
   }
 
   private async embedInTurn(text: string, kind: EmbeddingKind, urgent: boolean): Promise<Float32Array> {
-    if (this.busy) await new Promise<void>((resolve) => this.waiting[urgent ? 'urgent' : 'background'].push(resolve));
-    this.busy = true;
+    const lane = await this.acquire(urgent);
     try {
       const prefix = kind === 'query' ? (this.meta.queryPrefix ?? '') : '';
-      return await this.call(prefix + text);
+      return await this.call(lane, prefix + text);
     } finally {
-      const next = this.waiting.urgent.shift() ?? this.waiting.background.shift();
-      if (next) next();
-      else this.busy = false;
+      this.release(lane, urgent);
     }
   }
 
-  /** Loads the model now, if it is not loaded yet (~200 ms here; embed does it on first use). */
+  /** Background calls may run on this many threads now: all of them while no request embeds. */
+  private backgroundLimit(): number {
+    return this.urgentCalls > 0 || performance.now() - this.lastUrgentAt < REQUEST_QUIET_MS ? 1 : this.threads;
+  }
+
+  private acquire(urgent: boolean): Promise<Lane> {
+    const free = this.lanes.find((l) => !l.busy);
+    const fair = urgent ? this.waiting.urgent.length === 0 : this.waiting.urgent.length === 0 && this.waiting.background.length === 0 && this.backgroundRunning < this.backgroundLimit();
+    if (free && fair) return Promise.resolve(this.take(free, urgent));
+    return new Promise<Lane>((resolve) => this.waiting[urgent ? 'urgent' : 'background'].push(resolve));
+  }
+
+  private take(lane: Lane, urgent: boolean): Lane {
+    lane.busy = true;
+    if (!urgent) this.backgroundRunning++;
+    return lane;
+  }
+
+  /** Frees `lane` and hands free threads to the waiting calls: requests first. */
+  private release(lane: Lane, urgent: boolean): void {
+    lane.busy = false;
+    if (!urgent) this.backgroundRunning--;
+    for (const free of this.lanes) {
+      if (free.busy) continue;
+      const next = this.waiting.urgent.shift();
+      if (next) next(this.take(free, true));
+      else if (this.waiting.background.length > 0 && this.backgroundRunning < this.backgroundLimit()) this.waiting.background.shift()!(this.take(free, false));
+    }
+  }
+
+  /**
+   * Loads the model on every thread now, if it is not loaded yet (~200 ms each here; embed does it
+   * on first use): a duplicate hint's embedding, timed against its budget, never pays for a load.
+   */
   override async load(): Promise<void> {
-    await this.started();
+    await Promise.all(this.lanes.map((lane) => this.started(lane)));
   }
 
   override async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = null;
-    const worker = await w?.catch(() => null);
-    if (worker) await worker.terminate();
+    await Promise.all(
+      this.lanes.map(async (lane) => {
+        const w = lane.worker;
+        lane.worker = null;
+        const worker = await w?.catch(() => null);
+        if (worker) await worker.terminate();
+      }),
+    );
   }
 
-  private started(): Promise<Worker> {
+  private started(lane: Lane): Promise<Worker> {
     if (this.unavailable) return Promise.reject(new EmbeddingUnavailableError(this.unavailable));
     // onnxruntime-node 1.30's Linux build starts Microsoft's telemetry client (HTTPS uploads when a CA
     // bundle is readable) unless ORT_DISABLE_TELEMETRY is set in the process environment (a worker's
     // process.env is a copy, so it is set here, before the worker starts; an operator's value wins).
     process.env.ORT_DISABLE_TELEMETRY ??= '1';
-    this.worker ??= new Promise<Worker>((resolve, reject) => {
+    if (lane.worker) return lane.worker;
+    const starting = new Promise<Worker>((resolve, reject) => {
       const files = localModelFiles(this.dir);
-      const worker = startWorker(__filename, 'local-embedding.worker', { onnx: files.onnx, tokenizer: files.tokenizer, maxTokens: this.meta.maxTokens ?? 512, pooling: this.meta.pooling ?? 'cls' });
+      const worker = startWorker(__filename, 'local-embedding.worker', { onnx: files.onnx, tokenizer: files.tokenizer, maxTokens: this.maxTokens, pooling: this.meta.pooling ?? 'cls' });
       worker.unref();
       worker.on('message', (msg: { ready?: true; failed?: string; id?: number; vector?: Float32Array; error?: string }) => {
         if (msg.ready) resolve(worker);
         else if (msg.failed !== undefined) reject(new EmbeddingUnavailableError(`the local model could not be loaded: ${msg.failed}`));
         else if (msg.id !== undefined) {
-          const c = this.calls.get(msg.id);
-          this.calls.delete(msg.id);
-          if (this.calls.size === 0) worker.unref();
+          const c = lane.calls.get(msg.id);
+          lane.calls.delete(msg.id);
+          if (lane.calls.size === 0) worker.unref();
           if (msg.vector) c?.resolve(Float32Array.from(msg.vector));
           else c?.reject(new EmbeddingUnavailableError(`the local model failed: ${msg.error}`));
         }
       });
       worker.on('exit', (code) => {
         const gone = new EmbeddingUnavailableError(`the local model's thread stopped (exit code ${code})`);
-        for (const c of this.calls.values()) c.reject(gone);
-        this.calls.clear();
-        this.worker = null;
+        for (const c of lane.calls.values()) c.reject(gone);
+        lane.calls.clear();
+        if (lane.worker === starting) lane.worker = null;
         reject(gone);
       });
     });
-    this.worker.catch(() => {
-      this.worker = null;
+    lane.worker = starting;
+    starting.catch(() => {
+      if (lane.worker === starting) lane.worker = null;
     });
-    return this.worker;
+    return starting;
   }
 
-  private async call(text: string): Promise<Float32Array> {
-    const worker = await this.started();
+  private async call(lane: Lane, text: string): Promise<Float32Array> {
+    const worker = await this.started(lane);
     const id = this.nextId++;
     return new Promise<Float32Array>((resolve, reject) => {
-      if (this.calls.size === 0) worker.ref();
-      this.calls.set(id, { resolve, reject });
+      if (lane.calls.size === 0) worker.ref();
+      lane.calls.set(id, { resolve, reject });
       worker.postMessage({ id, text });
     });
   }

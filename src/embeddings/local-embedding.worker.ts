@@ -1,10 +1,11 @@
 /**
- * The local model's thread (see LocalEmbeddingProvider): loads the tokenizer and the ONNX session
- * once, then answers `{ id, text, prefix }` with `{ id, vector }` (or `{ id, error }`), one at a
+ * One of the local model's threads (see LocalEmbeddingProvider): loads the tokenizer and the ONNX
+ * session once, then answers `{ id, text }` with `{ id, vector }` (or `{ id, error }`), one at a
  * time. Tokenising and pooling run here, off the service's main thread.
  */
 import * as fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
+import { headForTokens } from './local-embedding.text';
 
 interface Job {
   id: number;
@@ -24,9 +25,22 @@ async function main(): Promise<void> {
     ort.env.logLevel = 'error';
     const { Tokenizer } = (await import('@huggingface/tokenizers')) as unknown as { Tokenizer: new (json: object, cfg: object) => { encode(t: string): { ids: number[] } } };
     const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(tokenizerFile, 'utf8')) as object, {});
+    // One intra-op thread per session: two threads of one session wait on each other and were
+    // slower than one on a loaded 2-core machine; the provider runs a second session instead.
     const session = await ort.InferenceSession.create(onnx, { intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3 });
+    const withTypes = session.inputNames.includes('token_type_ids');
+    const encode = (text: string): number[] => {
+      // A memory may be 1 MB: tokenise a head that surely holds more than maxTokens tokens, and
+      // the whole text only when that head turns out to be too short (the same ids either way).
+      const head = headForTokens(text, maxTokens);
+      if (head.length < text.length) {
+        const ids = tokenizer.encode(head).ids;
+        if (ids.length > maxTokens) return ids;
+      }
+      return tokenizer.encode(text).ids;
+    };
     run = async (text) => {
-      let ids = tokenizer.encode(text).ids;
+      let ids = encode(text);
       // The tokenizer ignores tokenizer.json's truncation: keep the first tokens and the final [SEP].
       if (ids.length > maxTokens) ids = [...ids.slice(0, maxTokens - 1), ids[ids.length - 1]];
       const n = ids.length;
@@ -34,7 +48,7 @@ async function main(): Promise<void> {
         input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, (x) => BigInt(x)), [1, n]),
         attention_mask: new ort.Tensor('int64', new BigInt64Array(n).fill(1n), [1, n]),
       };
-      if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(n), [1, n]);
+      if (withTypes) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(n), [1, n]);
       const out = await session.run(feeds);
       const hidden = (out.last_hidden_state ?? out[session.outputNames[0]]).data as Float32Array;
       const d = hidden.length / n;
