@@ -1,4 +1,4 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { BackendFactory } from './backend-factory';
 import { BackendsService } from './backends.service';
 import { DefaultBackendFactory } from './default-backend-factory';
@@ -14,14 +14,14 @@ import { WriteIntentRepository } from './ports/write-intent.repository';
 
 /**
  * The ports, bound to delegates of the adapters held by BackendsService: those pinned for the
- * current request (PinBackendsMiddleware, bound to every route by configureApp), else the active ones.
+ * current request (PinBackendsMiddleware, on every route), else the active ones. A global module's
+ * middleware runs before the other modules' (the admin session reads the pinned session store).
  */
 @Global()
 @Module({
   providers: [
     { provide: BackendFactory, useClass: DefaultBackendFactory },
     BackendsService,
-    PinBackendsMiddleware,
     { provide: MemoryIndex, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.memories), inject: [BackendsService] },
     { provide: TokenRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.tokens), inject: [BackendsService] },
     { provide: SessionRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.sessions), inject: [BackendsService] },
@@ -32,4 +32,8 @@ import { WriteIntentRepository } from './ports/write-intent.repository';
   ],
   exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository],
 })
-export class BackendsModule {}
+export class BackendsModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(PinBackendsMiddleware).forRoutes('*');
+  }
+}
