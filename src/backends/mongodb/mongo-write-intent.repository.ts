@@ -1,5 +1,5 @@
 import { WriteIntent, WriteIntentRepository } from '../ports/write-intent.repository';
-import type { MongoExec } from './mongo-document-database';
+import type { MongoExec } from './mongo-models';
 import type { WriteIntentRecord } from './mongo-integrity.schemas';
 
 /** Pending memory writes in the `write_intents` collection (see WriteIntentRepository). */
