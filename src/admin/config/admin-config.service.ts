@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { BackendsService } from '../../backends/backends.service';
+import { resolveS3Endpoint } from '../../backends/s3/s3-object-store';
 import { AppError, BackendUnavailableError, RequestValidationError } from '../../common/errors';
-import { r2Endpoint } from '../../config/setting-rules';
 import { SETTINGS_SCHEMA } from '../../config/settings-schema';
 import { SettingsInput, SettingsService } from '../../config/settings.service';
 import { EmbeddingsService } from '../../embeddings/embeddings.service';
@@ -99,9 +99,9 @@ export class AdminConfigService {
   /** CONTRACT §5: an explicit endpoint wins; an account id gives the R2 endpoint; neither → 422. */
   deriveEndpoint(body: DeriveEndpointDto): { endpoint: string; source: 'explicit' | 'account_id' } {
     const endpoint = (body.endpoint ?? '').trim() || (body.objstore_endpoint ?? '').trim();
-    if (endpoint) return { endpoint: endpoint.replace(/\/+$/, ''), source: 'explicit' };
-    const account = (body.account_id ?? '').trim() || (body.objstore_account_id ?? '').trim();
-    if (account) return { endpoint: r2Endpoint(account), source: 'account_id' };
+    const accountId = (body.account_id ?? '').trim() || (body.objstore_account_id ?? '').trim();
+    const derived = resolveS3Endpoint({ endpoint, accountId });
+    if (derived.source !== 'aws' && derived.endpoint !== null) return { endpoint: derived.endpoint, source: derived.source };
     throw RequestValidationError.one(['body'], 'Give account_id (or objstore_account_id) and/or endpoint (or objstore_endpoint)', 'missing', body ?? null);
   }
 
