@@ -4,6 +4,7 @@ import { BackendsService } from './backends.service';
 import { DefaultBackendFactory } from './default-backend-factory';
 import { delegateTo } from './delegate';
 import { PinBackendsMiddleware } from './pin-backends.middleware';
+import { AuditRepository } from './ports/audit.repository';
 import { IdempotencyRepository } from './ports/idempotency.repository';
 import { MemoryIndex } from './ports/memory-index.port';
 import { ObjectStore } from './ports/object-store.port';
@@ -28,9 +29,10 @@ import { WriteIntentRepository } from './ports/write-intent.repository';
     { provide: RateLimitRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.rateLimits), inject: [BackendsService] },
     { provide: WriteIntentRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.writeIntents), inject: [BackendsService] },
     { provide: IdempotencyRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.idempotency), inject: [BackendsService] },
+    { provide: AuditRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.audit), inject: [BackendsService] },
     { provide: ObjectStore, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.store), inject: [BackendsService] },
   ],
-  exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository],
+  exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository, AuditRepository],
 })
 export class BackendsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

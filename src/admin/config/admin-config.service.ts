@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { BackendsService } from '../../backends/backends.service';
+import { MemoryIndex } from '../../backends/ports/memory-index.port';
 import { resolveS3Endpoint } from '../../backends/s3/s3-object-store';
 import { AppError, BackendUnavailableError, RequestValidationError } from '../../common/errors';
 import { SETTINGS_SCHEMA } from '../../config/settings-schema';
@@ -35,6 +36,7 @@ export class AdminConfigService {
   constructor(
     private readonly settings: SettingsService,
     private readonly backends: BackendsService,
+    private readonly index: MemoryIndex,
     private readonly embeddings: EmbeddingsService,
   ) {}
 
@@ -177,16 +179,15 @@ export class AdminConfigService {
 
   /** Memory count and search mode; null when the index cannot answer (down, or not implemented). */
   private async memoryStatus(): Promise<{ count: number | null; search_mode: string | null; by_backend: Array<{ backend: string; active: boolean; count: number | null }> }> {
-    const index = this.backends.docdb.memories as Partial<{ count(): Promise<number>; searchMode(): string }> | undefined;
     let count: number | null = null;
     let search_mode: string | null = null;
     try {
-      if (typeof index?.count === 'function') count = await index.count();
+      count = await this.index.count();
     } catch {
       count = null;
     }
     try {
-      if (typeof index?.searchMode === 'function') search_mode = index.searchMode();
+      search_mode = this.index.searchMode();
     } catch {
       search_mode = null;
     }
