@@ -106,7 +106,7 @@ function declaredProperties(metatype: abstract new (...args: never[]) => unknown
   let declared = declaredCache.get(metatype);
   if (!declared) {
     declared = new Map();
-    for (const m of getMetadataStorage().getTargetValidationMetadatas(metatype as unknown as new () => unknown, '', true, false)) {
+    for (const m of getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false)) {
       if (!declared.has(m.propertyName)) declared.set(m.propertyName, null);
       if (m.name === 'arrayMaxSize' && !m.each) {
         const context = (m.context ?? {}) as { type?: string; ctx?: Record<string, unknown> };

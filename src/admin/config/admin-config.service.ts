@@ -179,8 +179,8 @@ export class AdminConfigService {
 
   /** Memory count and search mode; null when the index cannot answer (down, or not implemented). */
   private async memoryStatus(): Promise<{ count: number | null; search_mode: string | null; by_backend: Array<{ backend: string; active: boolean; count: number | null }> }> {
-    let count: number | null = null;
-    let search_mode: string | null = null;
+    let count: number | null;
+    let search_mode: string | null;
     try {
       count = await this.index.count();
     } catch {
