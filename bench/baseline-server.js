@@ -32,7 +32,7 @@ async function main() {
     }
   });
   server.keepAliveTimeout = 60_000;
-  server.listen(Number(portArg), '127.0.0.1', () => console.log(`ready ${server.address().port}`));
+  server.listen(Number(portArg), '127.0.0.1', () => console.log(`ready ${/** @type {import('node:net').AddressInfo} */ (server.address()).port}`));
   const stop = () => server.close(() => db.close().finally(() => process.exit(0)));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

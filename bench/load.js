@@ -42,7 +42,7 @@ function run(sc, duration, record) {
   });
 }
 
-process.on('message', async (sc) => {
+process.on('message', async (/** @type {any} */ sc) => {
   try {
     if (sc.warmup > 0) await run(sc, sc.warmup, null);
     const record = { lat: [] };

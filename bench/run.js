@@ -109,6 +109,10 @@ class Child {
     this.name = name;
     this.proc = proc;
     this.output = '';
+    /** The port it listens on (set once it is started). @type {number} */
+    this.port = 0;
+    /** Whether it answers GET /api/health (the service only). */
+    this.hasHealth = false;
     this.exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
     const keep = (d) => {
       this.output = (this.output + d.toString()).slice(-20_000);
@@ -178,7 +182,7 @@ async function startService(dataDir, profile, searchWorkers = null, embeddings =
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     env: serviceEnv(dataDir, port, searchWorkers, embeddings),
-    stdio: ['ignore', 'pipe', 'pipe', ...(profile ? ['ipc'] : [])],
+    stdio: /** @type {import('node:child_process').StdioOptions} */ (['ignore', 'pipe', 'pipe', ...(profile ? ['ipc'] : [])]),
   });
   const child = new Child('service', proc);
   child.port = port;

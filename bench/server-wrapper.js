@@ -13,7 +13,7 @@ const session = new inspector.Session();
 session.connect();
 const post = (method, params) => new Promise((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
 
-process.on('message', async (msg) => {
+process.on('message', async (/** @type {{ cmd: string, intervalUs?: number, file?: string }} */ msg) => {
   try {
     if (msg.cmd === 'start') {
       await post('Profiler.enable');

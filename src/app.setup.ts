@@ -1,12 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet, { type HelmetOptions } from 'helmet';
-import { CsrfMiddleware } from './admin/auth/csrf.middleware';
-import { SessionMiddleware } from './admin/auth/session.middleware';
-import { PinBackendsMiddleware } from './backends/pin-backends.middleware';
 import { answerClientErrors } from './common/client-error';
-import { headersOnce } from './common/headers-once';
 import { jsonBodyParser } from './common/json-body';
-import { oneLayer } from './common/one-layer';
 import { requestId } from './common/request-id.middleware';
 import { AppConfig } from './config/app-config';
 import { mcpJsonBody, mcpOriginCheck } from './mcp/mcp-http';
@@ -33,9 +28,8 @@ export const HELMET_OPTIONS: HelmetOptions = {
 };
 
 /**
- * The HTTP pipeline ahead of the Nest routes: plain Express middleware, the API docs, and the
- * modules' middleware that every request goes through (their providers, bound here as one layer).
- * Route-specific middleware stays in its module's `configure()`. Used by main.ts and by every
+ * The HTTP pipeline ahead of the Nest middleware and routes: plain Express middleware and the API
+ * docs (the modules bind their own middleware in `configure()`). Used by main.ts and by every
  * end-to-end test, so tests exercise the production pipeline. Create the app with
  * `{ bodyParser: false }`: the JSON parser is installed here so its errors use our envelope.
  */
@@ -48,18 +42,13 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.set('etag', false);
   app.use(requestId);
   app.use(accessLog(app.get(MetricsService), cfg.logFormat === 'json'));
-  // helmet's headers depend on nothing in the request here: worked out once (headersOnce).
-  app.use(headersOnce(helmet(HELMET_OPTIONS)));
+  app.use(helmet(HELMET_OPTIONS));
   // /mcp: Origin check, then its own parser (same limit) whose errors are JSON-RPC errors.
   app.use('/mcp', mcpOriginCheck(cfg), mcpJsonBody(cfg.bodyLimitBytes));
   // Bounded work per request before any parsing library: byte limit, Content-Encoding, then one
   // linear pass (depth, keys, values, lone surrogates) before JSON.parse (src/common/json-body.ts).
   app.use(jsonBodyParser(cfg.bodyLimitBytes));
   setupOpenApi(app);
-  // Then, for every route of the modules (the docs above go without), as one layer: the adapters
-  // pinned for the request, the admin session (not for Bearer requests nor the liveness probe),
-  // the CSRF check of cookie-authenticated writes.
-  app.use(oneLayer([app.get(PinBackendsMiddleware), app.get(SessionMiddleware), app.get(CsrfMiddleware)]));
   answerClientErrors(app.getHttpServer());
   return app;
 }

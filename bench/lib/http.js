@@ -8,7 +8,7 @@ function freePort() {
     const s = net.createServer();
     s.on('error', reject);
     s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
+      const { port } = /** @type {import('node:net').AddressInfo} */ (s.address());
       s.close(() => resolve(port));
     });
   });
@@ -20,6 +20,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
  * A JSON request to the service: { status, headers, body }. A GET is retried once when a
  * kept-alive socket was closed by the server while idle (ECONNRESET / "socket hang up").
  */
+/** @param {{ body?: unknown, headers?: Record<string, string> }} [opts] */
 async function request(port, method, urlPath, opts = {}) {
   try {
     return await requestOnce(port, method, urlPath, opts);
@@ -29,6 +30,12 @@ async function request(port, method, urlPath, opts = {}) {
   }
 }
 
+/**
+ * @param {number} port
+ * @param {string} method
+ * @param {string} urlPath
+ * @param {{ body?: unknown, headers?: Record<string, string> }} [options]
+ */
 function requestOnce(port, method, urlPath, { body, headers = {} } = {}) {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));

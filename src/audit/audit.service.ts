@@ -1,8 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Request } from 'express';
 import { randomBytes } from 'node:crypto';
-import { BackendsService } from '../backends/backends.service';
-import { AuditActor, AuditEntry, AuditQuery, newAuditId } from '../backends/ports/audit.repository';
+import { AuditActor, AuditEntry, AuditQuery, AuditRepository, newAuditId } from '../backends/ports/audit.repository';
+import { TokenRepository } from '../backends/ports/token.repository';
 import { AppConfig } from '../config/app-config';
 import { requestLogContext } from '../observability/json-logger';
 
@@ -54,15 +54,14 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
   private timer?: NodeJS.Timeout;
 
   constructor(
-    private readonly backends: BackendsService,
+    private readonly entries: AuditRepository,
+    private readonly tokens: TokenRepository,
     private readonly cfg: AppConfig,
   ) {}
 
   async record(action: AuditAction, opts: AuditRecordOptions = {}): Promise<void> {
     const req = opts.req ?? requestLogContext.getStore()?.request;
     const at = new Date();
-    const db = this.backends.current()?.db;
-    if (!db) return;
     try {
       const entry: AuditEntry = {
         id: newAuditId(at, randomBytes(6).toString('hex')),
@@ -75,21 +74,20 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
         requestId: req?.id ?? null,
         detail: opts.detail ?? {},
       };
-      await db.audit.append(entry);
+      await this.entries.append(entry);
     } catch (e) {
       this.logger.warn(`Audit entry '${action}' was not recorded: ${(e as Error).message}`);
     }
   }
 
-  async list(query: AuditQuery): Promise<{ entries: AuditEntry[]; hasMore: boolean }> {
-    await this.backends.settled();
-    return this.backends.docdb.audit.list(query);
+  list(query: AuditQuery): Promise<{ entries: AuditEntry[]; hasMore: boolean }> {
+    return this.entries.list(query);
   }
 
   /** Deletes entries older than the retention period from the active document database. */
   async prune(now = Date.now()): Promise<number> {
     const cutoff = new Date(now - this.cfg.auditRetentionDays * 86_400_000);
-    const n = await this.backends.docdb.audit.prune(cutoff);
+    const n = await this.entries.prune(cutoff);
     if (n > 0) this.logger.log(`Pruned ${n} audit entr${n === 1 ? 'y' : 'ies'} older than ${this.cfg.auditRetentionDays} days`);
     return n;
   }
@@ -108,7 +106,7 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
   private async actorOf(req: Request | undefined): Promise<AuditActor> {
     const p = req?.principal;
     if (p?.kind === 'token') {
-      const token = await this.backends.current()?.db.tokens.findById(p.tokenId).catch(() => null);
+      const token = await this.tokens.findById(p.tokenId).catch(() => null);
       return { kind: 'token', id: p.tokenId, name: token?.name ?? null };
     }
     // The admin: signed in before this request, or by it (a successful sign-in).

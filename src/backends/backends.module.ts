@@ -1,9 +1,10 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
 import { BackendFactory } from './backend-factory';
 import { BackendsService } from './backends.service';
 import { DefaultBackendFactory } from './default-backend-factory';
 import { delegateTo } from './delegate';
 import { PinBackendsMiddleware } from './pin-backends.middleware';
+import { AuditRepository } from './ports/audit.repository';
 import { IdempotencyRepository } from './ports/idempotency.repository';
 import { MemoryIndex } from './ports/memory-index.port';
 import { ObjectStore } from './ports/object-store.port';
@@ -14,22 +15,27 @@ import { WriteIntentRepository } from './ports/write-intent.repository';
 
 /**
  * The ports, bound to delegates of the adapters held by BackendsService: those pinned for the
- * current request (PinBackendsMiddleware, bound to every route by configureApp), else the active ones.
+ * current request (PinBackendsMiddleware, on every route), else the active ones. A global module's
+ * middleware runs before the other modules' (the admin session reads the pinned session store).
  */
 @Global()
 @Module({
   providers: [
     { provide: BackendFactory, useClass: DefaultBackendFactory },
     BackendsService,
-    PinBackendsMiddleware,
     { provide: MemoryIndex, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.memories), inject: [BackendsService] },
     { provide: TokenRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.tokens), inject: [BackendsService] },
     { provide: SessionRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.sessions), inject: [BackendsService] },
     { provide: RateLimitRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.rateLimits), inject: [BackendsService] },
     { provide: WriteIntentRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.writeIntents), inject: [BackendsService] },
     { provide: IdempotencyRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.idempotency), inject: [BackendsService] },
+    { provide: AuditRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.audit), inject: [BackendsService] },
     { provide: ObjectStore, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.store), inject: [BackendsService] },
   ],
-  exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository],
+  exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository, AuditRepository],
 })
-export class BackendsModule {}
+export class BackendsModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(PinBackendsMiddleware).forRoutes('*');
+  }
+}

@@ -1,4 +1,4 @@
-import { checkSetting, maskMongoUri, maskSetting, parsePresignTtl, r2Endpoint } from './setting-rules';
+import { checkSetting, maskMongoUri, maskSetting, parsePresignTtl } from './setting-rules';
 
 describe('setting rules', () => {
   it.each([
@@ -56,9 +56,5 @@ describe('setting rules', () => {
     expect(parsePresignTtl(1.5)).toBeNaN();
     expect(parsePresignTtl('0x10')).toBeNaN();
     expect(parsePresignTtl(true)).toBeNaN();
-  });
-
-  it('derives the R2 endpoint from an account id', () => {
-    expect(r2Endpoint('abc123')).toBe('https://abc123.r2.cloudflarestorage.com');
   });
 });

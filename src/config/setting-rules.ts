@@ -107,8 +107,3 @@ export function maskMongoUri(uri: string): string {
   if (colon < 0) return uri;
   return `${m[1]}${userinfo.slice(0, colon)}:${MASK}@${uri.slice(m[0].length)}`;
 }
-
-/** The R2 endpoint for a Cloudflare account id. */
-export function r2Endpoint(accountId: string): string {
-  return `https://${accountId}.r2.cloudflarestorage.com`;
-}

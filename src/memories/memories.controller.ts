@@ -34,7 +34,7 @@ import {
 import { VersionListQueryDto, VersionListResponseDto, VersionResponseDto } from './dto/memory-versions.dto';
 import { UpdateMemoryDto } from './dto/update-memory.dto';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
-import { ListPage, MARKDOWN_TYPE, MemoriesService } from './memories.service';
+import { MARKDOWN_TYPE, MemoriesService } from './memories.service';
 import { mapMemory, mapStats, mapVersion } from './memory.mapper';
 import { authorOf, ifMatchVersion, setEtag } from './write-headers';
 
@@ -55,28 +55,6 @@ const IDEMPOTENCY_KEY = {
 };
 const PRECONDITION = { description: 'If-Match does not name the current version; the body has current_version' };
 
-/**
- * The JSON body of a page whose rows are JSON text already (MemoriesService.list, `rowsAsJson`):
- * the same members in the same order as the serialised page object.
- */
-export function listPageJson({ ok, rows: _rows, rowsJson, ...rest }: ListPage): string {
-  return `{"ok":${JSON.stringify(ok)},"rows":${rowsJson ?? '[]'},${JSON.stringify(rest).slice(1)}`;
-}
-
-/**
- * Answers 200 with a body that is JSON text already. Express's `send` would parse and re-format the
- * Content-Type and copy a body of 1,000 characters or more into a Buffer first; Node writes the
- * headers and the text in one write instead, and sets Content-Length itself from the one measure of
- * the text it takes anyway (measuring a two-byte string costs as much as encoding it). A HEAD
- * request gets the headers only, as from `send`, Content-Length included (Node sends no body for it
- * and so does not measure one).
- */
-function sendJsonText(res: Response, body: string): void {
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  if (res.req.method === 'HEAD') res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
-}
-
 /** A version number in a path (1, 2, …); anything else is a 422. */
 function versionParam(raw: string): number {
   if (!/^[1-9][0-9]{0,9}$/.test(raw)) throw RequestValidationError.one(['path', 'version'], 'Input should be a positive integer', 'int_parsing', raw);
@@ -96,17 +74,11 @@ export class MemoriesController {
   @RequireScopes('memory:read')
   @ApiOperation({ summary: 'List or search memories' })
   @ApiOkResponse({ type: MemoryListResponseDto })
-  async list(@Query() query: ListMemoriesQueryDto, @Res() res: Response): Promise<void> {
-    const page = await this.memories.list(query, { rowsAsJson: true });
+  async list(@Query() query: ListMemoriesQueryDto, @Res({ passthrough: true }) res: Response): Promise<MemoryListResponseDto> {
+    const page = await this.memories.list(query);
     // The mode the search really ran in (hybrid falls back to keyword without a model): /metrics labels by it.
     if (page.search_mode) res.locals.searchMode = page.search_mode;
-    if (page.rowsJson === undefined) {
-      res.json(page);
-      return;
-    }
-    // The rows were serialised on the search thread: the body is the rest of the page written around
-    // them, and goes out as it is (bench/README, "The search page written as it is").
-    sendJsonText(res, listPageJson(page));
+    return page;
   }
 
   @Post('memories')

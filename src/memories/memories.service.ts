@@ -30,8 +30,6 @@ export interface WriteOptions {
   ifMatch?: number;
 }
 
-/** A list page; after `list(q, { rowsAsJson: true })` its rows may be JSON text (`rowsJson`, with `rows` empty). */
-export type ListPage = MemoryListResponseDto & { rowsJson?: string };
 
 export class MemoryNotFoundError extends NotFoundError {
   constructor() {
@@ -369,12 +367,8 @@ export class MemoriesService {
     return this.index.stats();
   }
 
-  /**
-   * A list or search page. With `rowsAsJson`, a keyword search whose backend honours it (the
-   * embedded index's search threads) answers its rows as JSON text in `rowsJson` and `rows` empty;
-   * the controller writes the body around them (memories.controller.ts, listPageJson).
-   */
-  async list(q: ListMemoriesQueryDto, opts: { rowsAsJson?: boolean } = {}): Promise<ListPage> {
+  /** A list or search page. */
+  async list(q: ListMemoriesQueryDto): Promise<MemoryListResponseDto> {
     const limit = q.limit;
     const filter = this.filterOf(q);
     const text = (q.q ?? '').trim();
@@ -388,15 +382,9 @@ export class MemoriesService {
       const wanted = q.mode ?? 'hybrid';
       const embedded = wanted === 'keyword' ? null : await this.embeddings.queryVector(semanticText(text) || text);
       const mode = embedded ? wanted : 'keyword';
-      // Rows as JSON for keyword searches only: their worker part is short and the main thread is the
-      // busiest thread, where a vector search's worker is the busiest and serialising there would add to it.
-      const rowsAsJson = opts.rowsAsJson === true && mode === 'keyword';
-      const res = await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key, rowsAsJson });
-      const encoded = res.rowsJson;
-      const count = encoded ? encoded.count : res.rows.length;
-      const hasNext = offset + count < Math.min(res.total, res.reachable ?? res.total);
-      const page = { ...this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext), search_mode: mode };
-      return encoded ? { ...page, count, rowsJson: encoded.text } : page;
+      const res = await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key });
+      const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
+      return { ...this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext), search_mode: mode };
     }
 
     if (q.after !== undefined) {

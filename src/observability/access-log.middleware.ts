@@ -3,11 +3,18 @@ import type { NextFunction, Request, Response } from 'express';
 import { requestLogContext } from './json-logger';
 import { MetricsService } from './metrics.service';
 
+/**
+ * The path of the route Nest registers for middleware bound with `forRoutes('*')`: Express sets
+ * it as `req.route` when the middleware runs, and it stays there when no controller route matches.
+ */
+const MIDDLEWARE_CATCH_ALL = '/{*path}';
+
 /** The route template a request matched (`/api/memories/:memory_id`), never its raw URL. */
 export function routeTemplate(req: Request, status: number): string {
-  const route = (req as Request & { route?: { path?: unknown } }).route;
+  const route: unknown = req.route;
+  const path = route !== null && typeof route === 'object' && 'path' in route ? route.path : undefined;
   // A mounted router's own root ('/' under /docs) is its mount path.
-  if (route && typeof route.path === 'string') return req.baseUrl && route.path === '/' ? req.baseUrl : `${req.baseUrl ?? ''}${route.path}`;
+  if (typeof path === 'string' && path !== MIDDLEWARE_CATCH_ALL) return req.baseUrl && path === '/' ? req.baseUrl : `${req.baseUrl ?? ''}${path}`;
   return status === 404 ? 'unmatched' : 'other';
 }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { BackendsService } from '../backends/backends.service';
+import { MemoryIndex } from '../backends/ports/memory-index.port';
 
 /** Search modes a `mode` label may take (anything else is counted as `keyword`, so a client cannot grow the label set). */
 export const SEARCH_MODES = ['keyword', 'semantic', 'hybrid'] as const;
@@ -40,7 +41,10 @@ export class MetricsService {
   readonly throttled: Counter<'route'>;
   private objstoreCheck?: { at: number; adapter: unknown; result: BackendCheck };
 
-  constructor(private readonly backends: BackendsService) {
+  constructor(
+    private readonly backends: BackendsService,
+    private readonly index: MemoryIndex,
+  ) {
     const registers = [this.registry];
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this; // prom-client calls collect() with the metric as `this`
@@ -57,9 +61,9 @@ export class MetricsService {
     this.loginFailures = new Counter({ name: 'memstore_login_failures_total', help: 'Failed admin sign-ins (wrong username or password)', registers });
     this.throttled = new Counter({ name: 'memstore_throttled_requests_total', help: 'Requests refused with 429 (login throttling, rate limits) by route template', labelNames: ['route'], registers });
     this.gauge('memstore_memories', 'Memories in the active document database', async (set) => {
-      const db = this.backends.docdb;
-      const n = db ? await db.memories.count().catch(() => null) : null;
-      if (db && n !== null) set(n, { backend: db.kind });
+      const kind = this.backends.docdb?.kind;
+      const n = kind ? await this.index.count().catch(() => null) : null;
+      if (kind && n !== null) set(n, { backend: kind });
     }, ['backend']);
     const up = new Gauge({ name: 'memstore_backend_up', help: '1 when the backend answered its check at scrape time', labelNames: ['backend', 'kind'], registers });
     new Gauge({

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import * as yauzl from 'yauzl';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { MemoryDoc } from '../backends/ports/memory.model';
-import { AppError, ConflictError, RequestValidationError } from '../common/errors';
+import { AppError, ConflictError, PayloadTooLargeError, RequestValidationError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { MemoriesService, sameMemory } from '../memories/memories.service';
 import { InputChecker } from '../memories/memory-input';
@@ -58,13 +58,6 @@ export interface ImportOptions {
   concurrency?: number;
 }
 
-/** Too large an upload: 413 in the error envelope. */
-export class PayloadTooLargeError extends AppError {
-  constructor(limit: number) {
-    super(413, `The upload is larger than the import limit of ${limit} bytes (MEMSTORE_IMPORT_MAX_BYTES)`);
-  }
-}
-
 const ITEMS_IN_REPORT = 1000;
 /** Files written at once by an import (see importFile). */
 export const IMPORT_CONCURRENCY = 8;
@@ -113,7 +106,7 @@ export class ImportService {
     const guard = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         seen += chunk.length;
-        cb(seen > limit ? new PayloadTooLargeError(limit) : null, chunk);
+        cb(seen > limit ? new PayloadTooLargeError(`The upload is larger than the import limit of ${limit} bytes (MEMSTORE_IMPORT_MAX_BYTES)`) : null, chunk);
       },
     });
     try {

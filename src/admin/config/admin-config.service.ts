@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { BackendsService } from '../../backends/backends.service';
+import { MemoryIndex } from '../../backends/ports/memory-index.port';
+import { resolveS3Endpoint } from '../../backends/s3/s3-object-store';
 import { AppError, BackendUnavailableError, RequestValidationError } from '../../common/errors';
-import { r2Endpoint } from '../../config/setting-rules';
 import { SETTINGS_SCHEMA } from '../../config/settings-schema';
 import { SettingsInput, SettingsService } from '../../config/settings.service';
 import { EmbeddingsService } from '../../embeddings/embeddings.service';
@@ -40,6 +41,7 @@ export class AdminConfigService {
   constructor(
     private readonly settings: SettingsService,
     private readonly backends: BackendsService,
+    private readonly index: MemoryIndex,
     private readonly embeddings: EmbeddingsService,
   ) {}
 
@@ -104,9 +106,9 @@ export class AdminConfigService {
   /** CONTRACT §5: an explicit endpoint wins; an account id gives the R2 endpoint; neither → 422. */
   deriveEndpoint(body: DeriveEndpointDto): { endpoint: string; source: 'explicit' | 'account_id' } {
     const endpoint = (body.endpoint ?? '').trim() || (body.objstore_endpoint ?? '').trim();
-    if (endpoint) return { endpoint: endpoint.replace(/\/+$/, ''), source: 'explicit' };
-    const account = (body.account_id ?? '').trim() || (body.objstore_account_id ?? '').trim();
-    if (account) return { endpoint: r2Endpoint(account), source: 'account_id' };
+    const accountId = (body.account_id ?? '').trim() || (body.objstore_account_id ?? '').trim();
+    const derived = resolveS3Endpoint({ endpoint, accountId });
+    if (derived.source !== 'aws' && derived.endpoint !== null) return { endpoint: derived.endpoint, source: derived.source };
     throw RequestValidationError.one(['body'], 'Give account_id (or objstore_account_id) and/or endpoint (or objstore_endpoint)', 'missing', body ?? null);
   }
 
@@ -202,16 +204,15 @@ export class AdminConfigService {
 
   /** Memory count and search mode; null when the index cannot answer (down, or not implemented). */
   private async memoryStatus(): Promise<{ count: number | null; search_mode: string | null; by_backend: Array<{ backend: string; active: boolean; count: number | null }> }> {
-    const index = this.backends.docdb.memories as Partial<{ count(): Promise<number>; searchMode(): string }> | undefined;
-    let count: number | null = null;
-    let search_mode: string | null = null;
+    let count: number | null;
+    let search_mode: string | null;
     try {
-      if (typeof index?.count === 'function') count = await index.count();
+      count = await this.index.count();
     } catch {
       count = null;
     }
     try {
-      if (typeof index?.searchMode === 'function') search_mode = index.searchMode();
+      search_mode = this.index.searchMode();
     } catch {
       search_mode = null;
     }

@@ -1,7 +1,7 @@
 import { Prop, Schema, SchemaFactory } from '@nestjs/mongoose';
 import type { Connection, Model } from 'mongoose';
 import { AuditEntry, AuditQuery, AuditRepository } from '../ports/audit.repository';
-import type { MongoExec } from './mongo-document-database';
+import type { MongoExec } from './mongo-models';
 
 @Schema({ versionKey: false, autoIndex: false, autoCreate: false, bufferCommands: false, strict: true, collection: 'audit_log' })
 export class AuditRecord {

@@ -34,6 +34,10 @@ import { MongoRateLimitRepository, RATE_LIMIT_GRACE_SECONDS } from './mongo-rate
 import { MongoSessionRepository } from './mongo-session.repository';
 import { MongoTokenRepository } from './mongo-token.repository';
 import { MongoWriteIntentRepository } from './mongo-write-intent.repository';
+import type { MongoExec, MongoModels } from './mongo-models';
+
+// mongo-vector-cache.ts still imports MongoModels from here (it is being replaced; see issue 41).
+export type { MongoExec, MongoModels } from './mongo-models';
 
 export interface MongoOptions {
   uri: string;
@@ -52,22 +56,6 @@ export interface MongoOptions {
    */
   preloadVectors?: boolean;
 }
-
-export interface MongoModels {
-  memories: Model<MemoryRecord>;
-  tokens: Model<TokenDocRecord>;
-  sessions: Model<SessionRecord>;
-  rateLimits: Model<RateLimitRecord>;
-  probe: Model<ProbeRecord>;
-  versions: Model<VersionRecord>;
-  writeIntents: Model<WriteIntentRecord>;
-  idempotency: Model<IdempotencyKeyRecord>;
-  /** Whether the server supports text indexes ($text search); detected once per connection. */
-  textSearch: boolean;
-}
-
-/** Runs one operation on the models, translating driver errors into our own. */
-export type MongoExec = <T>(fn: (m: MongoModels) => Promise<T>) => Promise<T>;
 
 /**
  * After a failed connection attempt, or a network error on an open connection, further

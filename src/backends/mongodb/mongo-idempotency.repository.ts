@@ -1,5 +1,5 @@
 import { IdempotencyRecord, IdempotencyRepository } from '../ports/idempotency.repository';
-import type { MongoExec } from './mongo-document-database';
+import type { MongoExec } from './mongo-models';
 import type { IdempotencyKeyRecord } from './mongo-integrity.schemas';
 
 /** Kept this long: the TTL index removes a record a day after it was made. */

@@ -20,7 +20,7 @@ import {
   SimilarHit,
   VersionEntry,
 } from '../ports/memory.model';
-import type { MongoExec, MongoModels } from './mongo-document-database';
+import type { MongoExec, MongoModels } from './mongo-models';
 import type { VersionRecord } from './mongo-integrity.schemas';
 import type { MemoryRecord } from './mongo.schemas';
 import { rankByMatches, regexSearchFilter, snippetPatterns } from './regex-search';

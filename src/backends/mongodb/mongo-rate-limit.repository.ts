@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { BackendUnavailableError } from '../../common/errors';
 import { RateLimitHits, RateLimitRepository } from '../ports/rate-limit.repository';
-import type { MongoExec, MongoModels } from './mongo-document-database';
+import type { MongoExec, MongoModels } from './mongo-models';
 import type { RateLimitRecord } from './mongo.schemas';
 
 /** Ended windows are kept this long before the TTL index (or the pruning below) removes them. */

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { BackendUnavailableError } from '../../common/errors';
 import { SessionRepository, StoredSession } from '../ports/session.repository';
-import type { MongoExec, MongoModels } from './mongo-document-database';
+import type { MongoExec, MongoModels } from './mongo-models';
 import type { SessionRecord } from './mongo.schemas';
 
 function toStored(r: SessionRecord): StoredSession {

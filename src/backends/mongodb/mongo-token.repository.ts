@@ -1,6 +1,6 @@
 import type { Scope } from '../../common/auth/principal';
 import { TokenPatch, TokenRecord, TokenRepository } from '../ports/token.repository';
-import type { MongoExec, MongoModels } from './mongo-document-database';
+import type { MongoExec, MongoModels } from './mongo-models';
 import type { TokenDocRecord } from './mongo.schemas';
 
 function toRecord(r: TokenDocRecord): TokenRecord {

@@ -1,7 +1,7 @@
 import type { FilterQuery } from 'mongoose';
 import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
-import type { MongoModels } from './mongo-document-database';
+import type { MongoModels } from './mongo-models';
 import type { MemoryRecord } from './mongo.schemas';
 import { hardRegexFilter } from './regex-search';
 import type { MongoVectorCache, VectorHit } from './mongo-vector-cache';

@@ -1,5 +1,5 @@
 import { WriteIntent, WriteIntentRepository } from '../ports/write-intent.repository';
-import type { MongoExec } from './mongo-document-database';
+import type { MongoExec } from './mongo-models';
 import type { WriteIntentRecord } from './mongo-integrity.schemas';
 
 const record = (i: WriteIntent) => ({ _id: String(i.objectKey), memoryId: String(i.memoryId), createdAt: i.createdAt, kind: i.kind === 'delete' ? 'delete' : 'write' });

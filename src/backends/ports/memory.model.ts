@@ -87,12 +87,6 @@ export interface SearchQuery {
   /** The query's embedding (semantic and hybrid), and the key of its vector space. */
   vector?: Float32Array;
   vectorKey?: string;
-  /**
-   * Ask for the page's rows as JSON text in the API's row form (MemoryPage.rowsJson). An adapter
-   * that searches on another thread may honour it, so the main thread passes the text through
-   * instead of copying, mapping and serialising every row; one that does not answers `rows`.
-   */
-  rowsAsJson?: boolean;
 }
 
 /** A memory waiting for its embedding (the durable embedding queue). */
@@ -136,8 +130,6 @@ export interface MemoryPage {
    * only part of a very large result set). Absent = total.
    */
   reachable?: number;
-  /** SearchQuery.rowsAsJson, honoured: the rows as a JSON array in the API's form (`rows` is then empty). */
-  rowsJson?: { text: string; count: number };
 }
 
 export interface MemoryStats {

@@ -9,7 +9,6 @@ import { wheelDoc } from '../../../test/support/word-wheel';
 import { SqliteDocumentDatabase } from './sqlite-database';
 import { translateSqliteError } from './sqlite-errors';
 import { IN_FLIGHT, revive, serializeError, SqliteSearchPool } from './sqlite-search-pool';
-import { mapRow } from '../../memories/memory.mapper';
 
 /**
  * Searches on worker threads (MEMSTORE_SEARCH_WORKERS): the same answers as on the main thread,
@@ -73,18 +72,6 @@ describe('SqliteSearchPool', () => {
     expect((await database.memories.search({ text: 'zyzzyva', filter: {}, limit: 5, offset: 0 })).rows.map((r) => r.id)).toEqual([doc(1000).id]);
     await database.memories.delete(doc(1000).id);
     expect((await database.memories.search({ text: 'zyzzyva', filter: {}, limit: 5, offset: 0 })).total).toBe(0);
-  });
-
-  it('answers a search that asks for its rows as JSON with the API rows of the same page, serialised on the worker', async () => {
-    const pool = database.searchWorkers() as SqliteSearchPool;
-    await waitReady(pool, 2);
-    for (const q of queries) {
-      const { rows, ...page } = database.memories.searchNow(q);
-      const encoded = await pool.search({ ...q, rowsAsJson: true });
-      expect(encoded).toEqual({ ...page, rows: [], rowsJson: { text: JSON.stringify(rows.map(mapRow)), count: rows.length } });
-    }
-    // The main thread's own search (no worker) answers rows: the caller maps them itself.
-    expect(database.memories.searchNow({ ...queries[0], rowsAsJson: true }).rows.length).toBeGreaterThan(0);
   });
 
   it('runs vector searches on the workers over the main thread\'s one copy of the vectors, new vectors included', async () => {

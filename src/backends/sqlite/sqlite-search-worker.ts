@@ -7,22 +7,10 @@
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { mapRow } from '../../memories/memory.mapper';
-import type { MemoryPage, SearchQuery } from '../ports/memory.model';
+import type { SearchQuery } from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
 import { SimilarRequest, SqliteMemoryIndex } from './sqlite-memory-index';
 import { SearchWorkerData, serializeError, WorkerRequest } from './sqlite-search-pool';
-
-/**
- * A page as the main thread wants it. With `rowsAsJson` the rows cross as one string in the API's
- * form (`mapRow`, the memories module's pure mapping of a row), mapped and serialised here: a string
- * is copied whole, where twenty rows of objects and dates cost the main thread more to read back
- * than this thread to write them (bench/README, "A keyword page's rows serialised on the search worker").
- */
-function answerOf(query: SearchQuery, page: MemoryPage): MemoryPage {
-  if (!query.rowsAsJson) return page;
-  return { ...page, rows: [], rowsJson: { text: JSON.stringify(page.rows.map(mapRow)), count: page.rows.length } };
-}
 
 function main(): void {
   const port = parentPort;
@@ -53,7 +41,7 @@ function main(): void {
     }
     try {
       if (msg.vectors) index.attachVectors(msg.vectors);
-      port.postMessage({ id: msg.id, result: 'query' in msg ? answerOf(msg.query, search(msg.query)) : similar(msg.similar) });
+      port.postMessage({ id: msg.id, result: 'query' in msg ? search(msg.query) : similar(msg.similar) });
     } catch (e) {
       // Translated here, as on the main thread (BEGIN itself can fail outside the index's guard).
       port.postMessage({ id: msg.id, error: serializeError(translateSqliteError(e)) });
