@@ -11,6 +11,7 @@ import { MemoriesService, MemoryNotFoundError } from '../memories/memories.servi
 import { mapMemory, mapStats } from '../memories/memory.mapper';
 import {
   createInput,
+  createOutput,
   deleteInput,
   deleteOutput,
   getInput,
@@ -52,6 +53,14 @@ interface ToolSpec {
   run(args: never): Promise<Record<string, unknown>>;
 }
 
+/** What search_memories adds to list_recent's arguments (in the REST query's names). */
+interface ListExtra {
+  q?: string;
+  page?: number;
+  after?: string;
+  mode?: SearchInput['mode'];
+}
+
 /** The arguments of a tool as the DTO names them (the tools say `tags` and `cursor` where the REST query says `tag` and `after`). */
 const DTO_NAMES: Record<string, string> = { tag: 'tags', after: 'cursor' };
 
@@ -79,7 +88,7 @@ export class McpTools {
         input: searchInput,
         output: listOutput,
         annotations: READ_ONLY,
-        run: (a: SearchInput) => this.list(a, { q: a.q, page: a.page, after: a.cursor }),
+        run: (a: SearchInput) => this.list(a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode }),
       },
       {
         name: 'list_recent',
@@ -108,9 +117,12 @@ export class McpTools {
         description:
           'Saves one durable piece of knowledge (a decision, fact, preference, recurring task) as a short self-contained markdown memory with a clear title and a few tags. Search first: if a memory on the same subject exists, use update_memory instead of saving a second one. Never save secrets.',
         input: createInput,
-        output: memoryOutput,
+        output: createOutput,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-        run: async (a: CreateInput) => ({ memory: mapMemory(await this.memories.create(await this.dto(CreateMemoryDto, a))) }),
+        run: async (a: CreateInput) => {
+          const doc = await this.memories.create(await this.dto(CreateMemoryDto, a));
+          return { memory: mapMemory(doc), similar: await this.memories.similarTo(doc) };
+        },
       },
       {
         name: 'update_memory',
@@ -226,7 +238,7 @@ export class McpTools {
     return (await this.pipe.transform(value, { type: 'body', metatype })) as T;
   }
 
-  private async listQuery(a: ListRecentInput & { q?: string; page?: number; after?: string }): Promise<ListMemoriesQueryDto> {
+  private async listQuery(a: ListRecentInput & ListExtra): Promise<ListMemoriesQueryDto> {
     const query = {
       q: a.q,
       type: a.type,
@@ -239,11 +251,12 @@ export class McpTools {
       limit: a.limit ?? DEFAULT_LIMIT,
       page: a.page,
       after: a.after,
+      mode: a.mode,
     };
     return (await this.pipe.transform(withoutUndefined(query), { type: 'query', metatype: ListMemoriesQueryDto })) as ListMemoriesQueryDto;
   }
 
-  private async list(filters: ListRecentInput, extra: { q?: string; page?: number; after?: string }): Promise<Record<string, unknown>> {
+  private async list(filters: ListRecentInput, extra: ListExtra): Promise<Record<string, unknown>> {
     const { ok: _ok, ...page } = await this.memories.list(await this.listQuery({ ...filters, ...extra }));
     return page;
   }
