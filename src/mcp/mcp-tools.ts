@@ -1,7 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult, McpServer, StandardSchemaWithJSON, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
+import { AuditService } from '../audit/audit.service';
 import type { Scope, TokenPrincipal } from '../common/auth/principal';
 import { AppError, BackendUnavailableError, NotFoundError, RequestValidationError } from '../common/errors';
+import { toErrorResponse } from '../common/http-exception.filter';
 import { AppValidationPipe } from '../common/validation.pipe';
 import { CreateMemoryDto } from '../memories/dto/create-memory.dto';
 import { ListMemoriesQueryDto } from '../memories/dto/list-memories-query.dto';
@@ -9,6 +11,7 @@ import type { MemoryDto } from '../memories/dto/memory-response.dto';
 import { UpdateMemoryDto } from '../memories/dto/update-memory.dto';
 import { MemoriesService, MemoryNotFoundError } from '../memories/memories.service';
 import { mapMemory, mapStats } from '../memories/memory.mapper';
+import { principalAuthor } from '../memories/write-headers';
 import {
   createInput,
   createOutput,
@@ -50,7 +53,7 @@ interface ToolSpec {
   input: StandardSchemaWithJSON;
   output: StandardSchemaWithJSON;
   annotations: ToolAnnotations;
-  run(args: never): Promise<Record<string, unknown>>;
+  run(args: never, principal: TokenPrincipal): Promise<Record<string, unknown>>;
 }
 
 /** What search_memories adds to list_recent's arguments (in the REST query's names). */
@@ -77,7 +80,10 @@ export class McpTools {
   /** tools/list entries, converted to JSON Schema once per process. */
   private readonly listed = new Map<string, Tool>();
 
-  constructor(private readonly memories: MemoriesService) {
+  constructor(
+    private readonly memories: MemoriesService,
+    private readonly audit: AuditService,
+  ) {
     this.specs = [
       {
         name: 'search_memories',
@@ -119,8 +125,8 @@ export class McpTools {
         input: createInput,
         output: createOutput,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-        run: async (a: CreateInput) => {
-          const doc = await this.memories.create(await this.dto(CreateMemoryDto, a));
+        run: async (a: CreateInput, p: TokenPrincipal) => {
+          const doc = await this.memories.create(await this.dto(CreateMemoryDto, a), { author: principalAuthor(p) });
           return { memory: mapMemory(doc), similar: await this.memories.similarTo(doc) };
         },
       },
@@ -132,7 +138,9 @@ export class McpTools {
         input: updateInput,
         output: memoryOutput,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-        run: async ({ id, ...patch }: UpdateInput) => ({ memory: mapMemory(await this.memories.update(id, await this.dto(UpdateMemoryDto, patch))) }),
+        run: async ({ id, ...patch }: UpdateInput, p: TokenPrincipal) => ({
+          memory: mapMemory(await this.memories.update(id, await this.dto(UpdateMemoryDto, patch), { author: principalAuthor(p) })),
+        }),
       },
       {
         name: 'delete_memory',
@@ -142,8 +150,18 @@ export class McpTools {
         input: deleteInput,
         output: deleteOutput,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-        run: async (a: { id: string }) => {
-          await this.memories.delete(a.id);
+        // Audited as DELETE /api/memories/{id} is (memory.delete: success, or failure with the status and message).
+        run: async (a: { id: string }, p: TokenPrincipal) => {
+          const actor = { kind: 'token' as const, id: p.tokenId, name: p.name ?? null };
+          const target = typeof a.id === 'string' ? a.id : null;
+          try {
+            await this.memories.delete(a.id);
+          } catch (e) {
+            const { status, body } = toErrorResponse(e, undefined);
+            await this.audit.record('memory.delete', { actor, target, outcome: 'failure', detail: { status, error: body.error, via: 'mcp' } });
+            throw e;
+          }
+          await this.audit.record('memory.delete', { actor, target, detail: { via: 'mcp' } });
           return { deleted: true, id: a.id };
         },
       },
@@ -191,7 +209,7 @@ export class McpTools {
       return toolError(`This API token lacks the ${spec.scope} scope, so ${spec.name} is not available to it. Ask the administrator for a token with ${spec.scope}.`);
     }
     try {
-      const out = await spec.run(args as never);
+      const out = await spec.run(args as never, principal);
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (e) {
       return toolError(this.explain(e, spec, args));

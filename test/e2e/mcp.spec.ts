@@ -277,6 +277,45 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
     });
   });
 
+  it('attributes MCP writes to the token (history and front matter) and audits an MCP delete as REST does', async () => {
+    const writer = await createToken(t, { name: 'mcp author', preset: 'full' });
+    const client = await connect(writer.plaintext, 'auto');
+    const created = await client.callTool({ name: 'create_memory', arguments: { title: 'Authored', content: 'Written over MCP.' } });
+    const id = ((created.structuredContent as Structured).memory as Structured).id as string;
+    await client.callTool({ name: 'update_memory', arguments: { id, content: 'Changed over MCP.' } });
+    const author = { kind: 'token', id: writer.id, name: 'mcp author' };
+    const history = await request(t.http).get(`/api/memories/${id}/versions`).set('Authorization', `Bearer ${tokens.read}`).expect(200);
+    expect(history.body.rows.map((r: Structured) => [r.version, r.author])).toEqual([
+      [2, author],
+      [1, author],
+    ]);
+    const file = await request(t.http).get(`/api/memories/${id}/download`).set('Authorization', `Bearer ${tokens.read}`).buffer(true).parse((res, done) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+      res.on('end', () => done(null, text));
+    });
+    expect(file.body).toMatch(new RegExp(`\nauthor:\n  kind: token\n  id: ${writer.id}\n  name: mcp author\n`));
+
+    // The audit entries of an MCP delete (found, and not found) look like those of DELETE /api/memories/{id}.
+    const admin = await adminAgent(t);
+    const entries = async (target: string) => ((await admin.get('/api/audit?action=memory.delete&limit=200').expect(200)).body.entries as Structured[]).filter((e) => e.target === target);
+    await client.callTool({ name: 'delete_memory', arguments: { id } });
+    await client.callTool({ name: 'delete_memory', arguments: { id } });
+    const restId = ((await client.callTool({ name: 'create_memory', arguments: { content: 'Deleted over REST.' } })).structuredContent as { memory: Structured }).memory.id as string;
+    await request(t.http).delete(`/api/memories/${restId}`).set('Authorization', `Bearer ${writer.plaintext}`).expect(200);
+    await request(t.http).delete(`/api/memories/${restId}`).set('Authorization', `Bearer ${writer.plaintext}`).expect(404);
+    const [mcpMissing, mcpDone] = await entries(id);
+    const [restMissing, restDone] = await entries(restId);
+    const actor = { kind: 'token', id: writer.id, name: 'mcp author' };
+    for (const [done, missing] of [
+      [mcpDone, mcpMissing],
+      [restDone, restMissing],
+    ]) {
+      expect(done).toMatchObject({ outcome: 'success', actor, address: expect.any(String), request_id: expect.any(String) });
+      expect(missing).toMatchObject({ outcome: 'failure', actor, detail: expect.objectContaining({ status: 404, error: 'Memory not found' }) });
+    }
+  });
+
   describe('HTTP edge', () => {
     const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 
