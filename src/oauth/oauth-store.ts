@@ -3,7 +3,8 @@ import type { SessionRepository } from '../backends/ports/session.repository';
 
 /** Key prefix of the OAuth records in the session collection (an express-session id never has it: those are signed cookies). */
 const PREFIX = 'oauth:';
-const DEFAULT_TTL_S = 14 * 86_400;
+/** Records the provider gives no lifetime: registered clients (a connector registers once and keeps its client id). */
+const DEFAULT_TTL_S = 365 * 86_400;
 
 /**
  * oidc-provider's storage (clients, codes, grants, refresh tokens, interactions) in the active
