@@ -290,6 +290,19 @@ describeBrowser('MCP OAuth for connectors', () => {
     expect((await client.listTools()).tools).toHaveLength(8);
   });
 
+  it('the Agent set-up tab gives claude.ai and ChatGPT the OAuth URL to paste', async () => {
+    // Chromium still holds the admin session of the first test.
+    await page.goto(`${base}/#setup`);
+    await page.getByRole('heading', { name: 'Connect claude.ai, Claude desktop or ChatGPT' }).waitFor();
+    await page.locator('#connector-url').waitFor();
+    expect(await page.locator('#connector-url').innerText()).toBe(`${base}/mcp/oauth`);
+    for (const name of ['claude.ai / Claude desktop', 'ChatGPT']) {
+      const section = page.getByRole('region', { name });
+      expect(await section.innerText()).toContain(`${base}/mcp/oauth`);
+    }
+    expect(await page.locator('#mcp-url').innerText()).toBe(`${base}/mcp`); // header clients keep /mcp
+  });
+
   it('the consent page cannot be framed', async () => {
     const res = await request(t.http).get('/oauth-consent/unknown-uid');
     expect(res.headers['x-frame-options']).toBe('DENY');
