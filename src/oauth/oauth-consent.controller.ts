@@ -46,7 +46,8 @@ export class OAuthConsentController {
       await this.audit.record('admin.login', { req, detail: { via: 'oauth consent' } });
     } catch {
       await this.audit.record('admin.login', { req, outcome: 'failure', detail: { via: 'oauth consent', status: 401, error: 'Wrong username or password' } });
-      return this.render(uid, req, res, 'Wrong username or password.');
+      // 401, not 200: the login throttle counts failed answers only.
+      return this.render(uid, req, res, 'Wrong username or password.', 401);
     }
     res.redirect(303, `/oauth-consent/${encodeURIComponent(uid)}`);
   }
@@ -99,7 +100,7 @@ export class OAuthConsentController {
     return want.length === got.length && timingSafeEqual(want, got);
   }
 
-  private async render(uid: string, req: Request, res: Response, error?: string): Promise<void> {
+  private async render(uid: string, req: Request, res: Response, error?: string, status = 200): Promise<void> {
     const provider = this.live();
     let details: Awaited<ReturnType<typeof provider.interactionDetails>>;
     try {
@@ -122,7 +123,7 @@ export class OAuthConsentController {
     if (!req.session?.admin) {
       return this.send(
         res,
-        200,
+        status,
         `<h1>Sign in to Memory Store</h1>${who}${err}<form method="post" action="${action}/login">` +
           `<label>Username <input name="username" autocomplete="username" required></label>` +
           `<label>Password <input name="password" type="password" autocomplete="current-password" required></label>` +

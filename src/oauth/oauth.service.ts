@@ -3,6 +3,9 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createHmac, createPrivateKey } from 'node:crypto';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { AuditService } from '../audit/audit.service';
+import { rateLimit } from 'express-rate-limit';
+import { SharedRateLimitStore } from '../admin/auth/shared-rate-limit.store';
+import { RateLimitRepository } from '../backends/ports/rate-limit.repository';
 import { SessionRepository } from '../backends/ports/session.repository';
 import { TokenRepository } from '../backends/ports/token.repository';
 import type { Scope } from '../common/auth/principal';
@@ -16,6 +19,8 @@ export const OAUTH_SCOPES: Scope[] = ['memory:read', 'memory:write', 'memory:del
 /** Lifetime of an access token (one of our API tokens) and of a grant (its refresh tokens). */
 const ACCESS_TTL_S = 3600;
 const GRANT_TTL_S = 30 * 86_400;
+/** Dynamic client registrations one client address may make per hour. */
+const REGISTRATIONS_PER_HOUR = 30;
 
 export interface OAuthUrls {
   /** The authorization server (oidc-provider, mounted at /oauth). */
@@ -52,6 +57,7 @@ export class OAuthService {
     private readonly tokens: TokensService,
     private readonly tokenRepo: TokenRepository,
     private readonly audit: AuditService,
+    private readonly counters: RateLimitRepository,
   ) {
     this.urls = cfg.oauth && cfg.publicUrl ? oauthUrls(cfg.publicUrl) : null;
   }
@@ -69,8 +75,20 @@ export class OAuthService {
 
   /** Express handler for /oauth (mounted by configureApp); a 404 when OAuth is off. */
   handler(): RequestHandler {
+    // Registration is open (connectors register themselves): bounded per client address, across instances.
+    const registrations = rateLimit({
+      store: new SharedRateLimitStore('oauth-reg:', this.counters, (e) => this.logger.warn(`Registration limit on this instance only: ${(e as Error).message}`)),
+      windowMs: 3_600_000,
+      limit: REGISTRATIONS_PER_HOUR,
+      standardHeaders: 'draft-7',
+      legacyHeaders: false,
+      handler: (_req, res) => {
+        res.status(429).json({ error: 'invalid_request', error_description: 'Too many client registrations from this address; try again later' });
+      },
+    });
     return (req: Request, res: Response, next: NextFunction) => {
       if (!this.enabled) return next();
+      if (req.method === 'POST' && req.path === '/reg') return registrations(req, res, () => this.oidc().callback()(req, res));
       return this.oidc().callback()(req, res);
     };
   }

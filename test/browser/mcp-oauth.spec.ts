@@ -245,6 +245,19 @@ describeBrowser('MCP OAuth for connectors', () => {
     const foreign = new URL(authorize({ resource: 'https://other.example/mcp' }));
     expect(new URL((await request(t.http).get(foreign.pathname + foreign.search)).headers.location).searchParams.get('error')).toBe('invalid_target');
 
+    // Outside Chromium (no admin session): a wrong password is a 401 (counted by the login throttle);
+    // a consent without the session's form token is refused.
+    const agent = request.agent(t.http);
+    const start = new URL(authorize({}));
+    const consentPath = (await agent.get(start.pathname + start.search).expect(303)).headers.location as string;
+    expect(consentPath).toMatch(/^\/oauth-consent\//);
+    const login = await agent.post(`${consentPath}/login`).type('form').send({ username: t.cfg.adminUsername, password: 'wrong' }).expect(401);
+    expect(login.text).toContain('Wrong username or password.');
+    await agent.post(`${consentPath}/login`).type('form').send({ username: t.cfg.adminUsername, password: ADMIN_PASSWORD }).expect(303);
+    const forged = await agent.post(consentPath).type('form').send({ action: 'allow', scope: 'memory:delete', csrf: 'forged' }).expect(200);
+    expect(forged.text).toContain('the form is stale');
+    expect(forged.headers.location).toBeUndefined();
+
     // A real code (the admin session of the first test is still in Chromium: no sign-in), used twice.
     const got = await signInAndConsentExpectingNoSignIn(authorize({}));
     const exchange = () =>
@@ -266,6 +279,14 @@ describeBrowser('MCP OAuth for connectors', () => {
     expect(codes.length).toBe(before + 1);
     return codes[codes.length - 1];
   }
+
+  it('open registration is bounded per address', async () => {
+    const register = () => request(t.http).post('/oauth/reg').send({ client_name: 'Flood', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' });
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i++) statuses.push((await register()).status);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    expect(statuses.every((s) => s === 201 || s === 429)).toBe(true);
+  });
 
   it('an expired access token is refused with the OAuth challenge', async () => {
     const admin = await adminAgent(t);
