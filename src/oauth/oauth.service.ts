@@ -156,6 +156,7 @@ export class OAuthService {
    */
   private async mintOurToken(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
     await next();
+    if (ctx.oidc?.route === 'revocation' && ctx.status === 200) return this.clientRevoked(ctx);
     if (ctx.oidc?.route !== 'token' || ctx.status !== 200) return;
     const body = ctx.body as { access_token?: string; expires_in?: number; scope?: string } | undefined;
     const at = ctx.oidc.entities.AccessToken;
@@ -191,6 +192,19 @@ export class OAuthService {
     body.access_token = plaintext;
     body.scope = scopes.join(' ');
     this.logger.log(`OAuth token ${record.id} issued to client ${client.clientId} (${scopes.join(' ')})`);
+  }
+
+  /** RFC 7009: a client that revokes its refresh token (its grant ends) also loses the API token it holds. */
+  private async clientRevoked(ctx: KoaContextWithOIDC): Promise<void> {
+    const revoked = ctx.oidc.entities.RefreshToken ?? ctx.oidc.entities.AccessToken;
+    const grantId = revoked?.grantId;
+    if (!grantId) return;
+    const link = await this.sessions.get(`oauth:link:${grantId}`);
+    if (!link) return;
+    const { tokenId, clientId } = JSON.parse(link.data) as { tokenId: string; clientId: string };
+    const record = await this.tokens.revoke(tokenId).catch(() => null);
+    await this.sessions.destroy(`oauth:link:${grantId}`);
+    if (record) await this.audit.record('token.revoke', { actor: { kind: 'anonymous', id: null, name: null }, target: tokenId, detail: { via: 'oauth', client_id: clientId, reason: 'the client revoked its grant' } });
   }
 }
 

@@ -268,6 +268,20 @@ describeBrowser('MCP OAuth for connectors', () => {
     const first = await exchange().expect(200);
     expect(first.body.access_token).toMatch(/^mem_tok_/);
     expect((await exchange().expect(400)).body.error).toBe('invalid_grant');
+
+    // The client revokes its refresh token (RFC 7009): the API token it holds stops working too.
+    const second = await signInAndConsentExpectingNoSignIn(authorize({ state: 's2' }));
+    const tokens = (
+      await request(t.http)
+        .post('/oauth/token')
+        .type('form')
+        .send({ grant_type: 'authorization_code', code: second.get('code')!, redirect_uri: redirectUri, client_id: reg.client_id, code_verifier: verifier, resource: `${base}/mcp/oauth` })
+        .expect(200)
+    ).body;
+    const ping = () => request(t.http).post('/mcp/oauth').set('Authorization', `Bearer ${tokens.access_token}`).set('Accept', 'application/json, text/event-stream').send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect((await ping()).status).toBe(200);
+    await request(t.http).post('/oauth/token/revocation').type('form').send({ token: tokens.refresh_token, token_type_hint: 'refresh_token', client_id: reg.client_id }).expect(200);
+    expect((await ping()).status).toBe(401);
   });
 
   async function signInAndConsentExpectingNoSignIn(url: string): Promise<URLSearchParams> {
