@@ -265,6 +265,14 @@ describeBrowser('MCP OAuth for connectors', () => {
         .post('/oauth/token')
         .type('form')
         .send({ grant_type: 'authorization_code', code: got.get('code')!, redirect_uri: redirectUri, client_id: reg.client_id, code_verifier: verifier, resource: `${base}/mcp/oauth` });
+    // A token request that names another audience than the authorized one: refused.
+    const other = await signInAndConsentExpectingNoSignIn(authorize({ state: 's0' }));
+    const elsewhere = await request(t.http)
+      .post('/oauth/token')
+      .type('form')
+      .send({ grant_type: 'authorization_code', code: other.get('code')!, redirect_uri: redirectUri, client_id: reg.client_id, code_verifier: verifier, resource: 'https://other.example/mcp' });
+    expect(elsewhere.body.error).toBe('invalid_target');
+    expect(elsewhere.body.access_token).toBeUndefined();
     const first = await exchange().expect(200);
     expect(first.body.access_token).toMatch(/^mem_tok_/);
     expect((await exchange().expect(400)).body.error).toBe('invalid_grant');
@@ -284,12 +292,15 @@ describeBrowser('MCP OAuth for connectors', () => {
     expect((await ping()).status).toBe(401);
   });
 
+  /** Signed in already; consents unless the client's grant already covers the request (then the code comes straight back). */
   async function signInAndConsentExpectingNoSignIn(url: string): Promise<URLSearchParams> {
     const before = codes.length;
     await page.goto(url);
-    await page.getByRole('heading', { name: 'Allow access to Memory Store?' }).waitFor();
-    await page.getByRole('button', { name: 'Allow' }).click();
-    await page.waitForURL((u) => u.href.startsWith(redirectUri));
+    if (!page.url().startsWith(redirectUri)) {
+      await page.getByRole('heading', { name: 'Allow access to Memory Store?' }).waitFor();
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.waitForURL((u) => u.href.startsWith(redirectUri));
+    }
     expect(codes.length).toBe(before + 1);
     return codes[codes.length - 1];
   }
