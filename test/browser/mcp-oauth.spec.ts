@@ -192,7 +192,9 @@ describeBrowser('MCP OAuth for connectors', () => {
     const admin = await adminAgent(t);
     const tokenId = provider.saved!.access_token.slice(8, 24);
     const listed = (await admin.get('/api/tokens').expect(200)).body.tokens as Array<Record<string, unknown>>;
-    expect(listed.find((x) => x.id === tokenId)).toMatchObject({ name: 'Test Connector (OAuth)', scopes: ['memory:read', 'memory:write'], expires_at: expect.any(Number) });
+    expect(listed.find((x) => x.id === tokenId)).toMatchObject({ name: 'Test Connector (OAuth)', scopes: ['memory:read', 'memory:write'], expires_at: expect.any(Number), rate_limit_per_minute: expect.any(Number) });
+    const audited = (await admin.get('/api/audit?action=token.create&limit=50').expect(200)).body.entries as Array<Record<string, unknown>>;
+    expect(audited.find((e) => e.target === tokenId)).toMatchObject({ outcome: 'success', actor: { kind: 'admin', id: t.cfg.adminUsername }, detail: expect.objectContaining({ via: 'oauth', client_id: provider.client!.client_id }) });
 
     // Refresh: a new token, the old one gone, the old refresh token spent.
     const oldRefresh = provider.saved!.refresh_token!;
