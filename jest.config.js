@@ -11,8 +11,11 @@ module.exports = {
   testEnvironment: 'node',
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts', '<rootDir>/libs/**/*.spec.ts'],
   transform: {
+    '/node_modules/(oidc-provider|jose)/.+\\.js$': '<rootDir>/test/support/esm-transformer.js',
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json', isolatedModules: false, astTransformers: { before: ['<rootDir>/test/support/swagger-transformer.js'] } }],
   },
+  // oidc-provider and jose are ES modules only: transformed to CommonJS for jest (test/support/esm-transformer.js).
+  transformIgnorePatterns: ['/node_modules/(?!(oidc-provider|jose)/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30000,

@@ -11,6 +11,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { EmbeddingsModule } from './embeddings/embeddings.module';
 import { McpModule } from './mcp/mcp.module';
+import { OAuthModule } from './oauth/oauth.module';
 import { MemoriesModule } from './memories/memories.module';
 import { MetaModule } from './meta/meta.module';
 import { ObservabilityModule } from './observability/observability.module';
@@ -28,7 +29,7 @@ export class AppModule {
   static register(cfg: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(cfg), BackendsModule, EmbeddingsModule, MemoriesModule, TokensModule, AdminModule, AdminWebModule, MetaModule, McpModule, ObservabilityModule, AuditModule, PortabilityModule],
+      imports: [ConfigModule.forRoot(cfg), BackendsModule, EmbeddingsModule, MemoriesModule, TokensModule, AdminModule, AdminWebModule, MetaModule, McpModule, OAuthModule, ObservabilityModule, AuditModule, PortabilityModule],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -5,6 +5,8 @@ import { jsonBodyParser } from './common/json-body';
 import { requestId } from './common/request-id.middleware';
 import { AppConfig } from './config/app-config';
 import { mcpJsonBody, mcpOriginCheck } from './mcp/mcp-http';
+import { OAuthService } from './oauth/oauth.service';
+import express from 'express';
 import { setupOpenApi } from './meta/openapi';
 import { accessLog } from './observability/access-log.middleware';
 import { MetricsService } from './observability/metrics.service';
@@ -47,6 +49,12 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.use('/mcp', mcpOriginCheck(cfg), mcpJsonBody(cfg.bodyLimitBytes));
   // Bounded work per request before any parsing library: byte limit, Content-Encoding, then one
   // linear pass (depth, keys, values, lone surrogates) before JSON.parse (src/common/json-body.ts).
+  // OAuth for MCP connectors (MEMSTORE_OAUTH; src/oauth): oidc-provider reads its own bodies and
+  // sets its own cookies, so it sits ahead of the JSON parser and the admin session.
+  const oauth = app.get(OAuthService);
+  app.use('/oauth', oauth.handler());
+  app.use('/.well-known/oauth-authorization-server/oauth', oauth.metadataHandler());
+  app.use('/oauth-consent', express.urlencoded({ extended: false, limit: '16kb' }));
   app.use(jsonBodyParser(cfg.bodyLimitBytes));
   setupOpenApi(app);
   answerClientErrors(app.getHttpServer());

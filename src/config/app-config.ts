@@ -44,6 +44,8 @@ export class AppConfig {
   host: string;
   port: number;
   publicUrl: string | null;
+  /** MEMSTORE_OAUTH: OAuth 2.1 sign-in for connectors (claude.ai, ChatGPT) at /mcp/oauth; needs MEMSTORE_PUBLIC_URL. */
+  oauth: boolean;
   trustProxy: boolean;
   /** MEMSTORE_SECRET_KEY; when null a key file beside the credential store is generated. */
   secretKey: string | null;
@@ -168,6 +170,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   }
   cfg.publicUrl = publicUrl ? publicUrl.replace(/\/+$/, '') : null;
   cfg.trustProxy = bool(env, 'MEMSTORE_TRUST_PROXY', false);
+  cfg.oauth = bool(env, 'MEMSTORE_OAUTH', false);
+  if (cfg.oauth && !cfg.publicUrl) throw new Error('MEMSTORE_OAUTH=true needs MEMSTORE_PUBLIC_URL (the issuer and resource URLs are built from it)');
   cfg.secretKey = str(env, 'MEMSTORE_SECRET_KEY');
   cfg.adminUsername = str(env, 'MEMSTORE_ADMIN_USERNAME') ?? 'admin';
   cfg.adminPassword = str(env, 'MEMSTORE_ADMIN_PASSWORD');

@@ -3,7 +3,8 @@ import express, { NextFunction, Request, RequestHandler, Response } from 'expres
 import { toErrorResponse } from '../common/http-exception.filter';
 import { RequestValidationError } from '../common/errors';
 import { parseJsonBody } from '../common/json-body';
-import type { AppConfig } from '../config/app-config';
+import { AppConfig } from '../config/app-config';
+import { oauthUrls } from '../oauth/oauth.service';
 
 /**
  * The HTTP edge of POST /mcp: every error it answers itself is a JSON-RPC error object (an MCP
@@ -109,6 +110,8 @@ export function mcpOriginCheck(cfg: AppConfig): RequestHandler {
 export class McpExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('MCP');
 
+  constructor(private readonly cfg: AppConfig) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
     const req = ctx.getRequest<Request>();
@@ -118,7 +121,9 @@ export class McpExceptionFilter implements ExceptionFilter {
     const extra: Record<string, string> = { ...(headers ?? {}) };
     if (status === 401) {
       // RFC 6750 §3: no error code when no credentials were sent; invalid_token when they were wrong.
-      extra['WWW-Authenticate'] = req.headers.authorization === undefined ? BEARER_CHALLENGE : `${BEARER_CHALLENGE}, error="invalid_token"`;
+      // The OAuth endpoint (and only it) points to its resource metadata (RFC 9728), which starts a connector's sign-in.
+      const oauth = this.cfg.oauth && this.cfg.publicUrl && /^\/mcp\/oauth\/?$/i.test(req.path) ? `, resource_metadata="${oauthUrls(this.cfg.publicUrl).resourceMetadata}"` : '';
+      extra['WWW-Authenticate'] = (req.headers.authorization === undefined ? BEARER_CHALLENGE : `${BEARER_CHALLENGE}, error="invalid_token"`) + oauth;
     }
     const message = status >= 500 && status !== 503 ? `Internal server error (request id ${req.id})` : body.error;
     sendJsonRpcError(res, status, JSONRPC_SERVER_ERROR, message, extra);

@@ -11,6 +11,7 @@ import { MEMORY_SCOPES, MEMORY_TYPES } from '../backends/ports/memory.model';
 const ID = z.string().describe('Memory id: 24 lowercase hex characters, as returned by search_memories, list_recent, recall_context or create_memory.');
 const TYPE = z.enum(MEMORY_TYPES);
 const SCOPE = z.enum(MEMORY_SCOPES);
+const SEARCH_MODE = z.enum(['hybrid', 'keyword', 'semantic']);
 
 /** Filters shared by search_memories, list_recent and recall_context. */
 const FILTERS = {
@@ -35,6 +36,8 @@ export const searchInput = z.object({
   ...FILTERS,
   limit: LIMIT,
   page: z.number().int().optional().describe('Page number, from 1 (with q).'),
+  mode: SEARCH_MODE.optional()
+    .describe('How to rank (with q): hybrid (default: words and meaning), keyword (words only, e.g. for an exact name) or semantic (meaning only). Without an embedding model every search is keyword.'),
   cursor: z.string().optional().describe('Without q only: the next_cursor of the previous answer, to get the next page.'),
 });
 
@@ -87,6 +90,9 @@ export const recallInput = z.object({
 });
 
 // --- outputs -----------------------------------------------------------------------------------
+// What each tool promises to answer (docs/decisions/0041-mcp-output-schemas.md). The schemas are
+// closed (a strict client refuses a member they do not list), so every member the answers carry is
+// listed here; test/e2e/mcp.spec.ts calls every tool in every branch with the client's validation on.
 
 const NULLABLE = z.string().nullable();
 
@@ -100,13 +106,27 @@ const memoryFields = {
   project: NULLABLE,
   created_at: z.string(),
   updated_at: z.string(),
+  version: z.number().int().describe('Write counter: 1 on create, +1 on every change.'),
 };
 
 export const memoryObject = z.object({ ...memoryFields, content: z.string() });
 export const memoryOutput = z.object({ memory: memoryObject });
+export const createOutput = z.object({
+  memory: memoryObject,
+  similar: z
+    .array(z.object({ id: z.string(), title: NULLABLE, score: z.number() }))
+    .describe('Up to 3 stored memories of the same project whose meaning is very close: consider updating one of them instead of keeping both. Empty when search is keyword-only.'),
+});
 
 export const listOutput = z.object({
-  rows: z.array(z.object({ ...memoryFields, snippet: z.string(), score: z.number().optional() })),
+  rows: z.array(
+    z.object({
+      ...memoryFields,
+      snippet: z.string(),
+      score: z.number().optional().describe('Search only: relevance, higher is better.'),
+      matched: z.array(z.enum(['keyword', 'semantic'])).optional().describe('Hybrid and semantic searches: which lists matched the memory.'),
+    }),
+  ),
   count: z.number(),
   total: z.number(),
   page: z.number().nullable(),
@@ -116,6 +136,7 @@ export const listOutput = z.object({
   has_next: z.boolean(),
   next_cursor: NULLABLE,
   mode: z.enum(['list', 'search']),
+  search_mode: SEARCH_MODE.optional().describe('Search only: the ranking that ran (keyword when no embedding model is available).'),
 });
 
 export const deleteOutput = z.object({ deleted: z.literal(true), id: z.string() });

@@ -1,7 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { CallToolResult, McpServer, StandardSchemaWithJSON, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
+import { AuditService } from '../audit/audit.service';
 import type { Scope, TokenPrincipal } from '../common/auth/principal';
 import { AppError, BackendUnavailableError, NotFoundError, RequestValidationError } from '../common/errors';
+import { toErrorResponse } from '../common/http-exception.filter';
 import { AppValidationPipe } from '../common/validation.pipe';
 import { CreateMemoryDto } from '../memories/dto/create-memory.dto';
 import { ListMemoriesQueryDto } from '../memories/dto/list-memories-query.dto';
@@ -9,8 +11,10 @@ import type { MemoryDto } from '../memories/dto/memory-response.dto';
 import { UpdateMemoryDto } from '../memories/dto/update-memory.dto';
 import { MemoriesService, MemoryNotFoundError } from '../memories/memories.service';
 import { mapMemory, mapStats } from '../memories/memory.mapper';
+import { principalAuthor } from '../memories/write-headers';
 import {
   createInput,
+  createOutput,
   deleteInput,
   deleteOutput,
   getInput,
@@ -49,7 +53,15 @@ interface ToolSpec {
   input: StandardSchemaWithJSON;
   output: StandardSchemaWithJSON;
   annotations: ToolAnnotations;
-  run(args: never): Promise<Record<string, unknown>>;
+  run(args: never, principal: TokenPrincipal): Promise<Record<string, unknown>>;
+}
+
+/** What search_memories adds to list_recent's arguments (in the REST query's names). */
+interface ListExtra {
+  q?: string;
+  page?: number;
+  after?: string;
+  mode?: SearchInput['mode'];
 }
 
 /** The arguments of a tool as the DTO names them (the tools say `tags` and `cursor` where the REST query says `tag` and `after`). */
@@ -68,7 +80,10 @@ export class McpTools {
   /** tools/list entries, converted to JSON Schema once per process. */
   private readonly listed = new Map<string, Tool>();
 
-  constructor(private readonly memories: MemoriesService) {
+  constructor(
+    private readonly memories: MemoriesService,
+    private readonly audit: AuditService,
+  ) {
     this.specs = [
       {
         name: 'search_memories',
@@ -79,7 +94,7 @@ export class McpTools {
         input: searchInput,
         output: listOutput,
         annotations: READ_ONLY,
-        run: (a: SearchInput) => this.list(a, { q: a.q, page: a.page, after: a.cursor }),
+        run: (a: SearchInput) => this.list(a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode }),
       },
       {
         name: 'list_recent',
@@ -108,9 +123,12 @@ export class McpTools {
         description:
           'Saves one durable piece of knowledge (a decision, fact, preference, recurring task) as a short self-contained markdown memory with a clear title and a few tags. Search first: if a memory on the same subject exists, use update_memory instead of saving a second one. Never save secrets.',
         input: createInput,
-        output: memoryOutput,
+        output: createOutput,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-        run: async (a: CreateInput) => ({ memory: mapMemory(await this.memories.create(await this.dto(CreateMemoryDto, a))) }),
+        run: async (a: CreateInput, p: TokenPrincipal) => {
+          const doc = await this.memories.create(await this.dto(CreateMemoryDto, a), { author: principalAuthor(p) });
+          return { memory: mapMemory(doc), similar: await this.memories.similarTo(doc) };
+        },
       },
       {
         name: 'update_memory',
@@ -120,7 +138,9 @@ export class McpTools {
         input: updateInput,
         output: memoryOutput,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-        run: async ({ id, ...patch }: UpdateInput) => ({ memory: mapMemory(await this.memories.update(id, await this.dto(UpdateMemoryDto, patch))) }),
+        run: async ({ id, ...patch }: UpdateInput, p: TokenPrincipal) => ({
+          memory: mapMemory(await this.memories.update(id, await this.dto(UpdateMemoryDto, patch), { author: principalAuthor(p) })),
+        }),
       },
       {
         name: 'delete_memory',
@@ -130,8 +150,18 @@ export class McpTools {
         input: deleteInput,
         output: deleteOutput,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-        run: async (a: { id: string }) => {
-          await this.memories.delete(a.id);
+        // Audited as DELETE /api/memories/{id} is (memory.delete: success, or failure with the status and message).
+        run: async (a: { id: string }, p: TokenPrincipal) => {
+          const actor = { kind: 'token' as const, id: p.tokenId, name: p.name ?? null };
+          const target = typeof a.id === 'string' ? a.id : null;
+          try {
+            await this.memories.delete(a.id);
+          } catch (e) {
+            const { status, body } = toErrorResponse(e, undefined);
+            await this.audit.record('memory.delete', { actor, target, outcome: 'failure', detail: { status, error: body.error, via: 'mcp' } });
+            throw e;
+          }
+          await this.audit.record('memory.delete', { actor, target, detail: { via: 'mcp' } });
           return { deleted: true, id: a.id };
         },
       },
@@ -179,7 +209,7 @@ export class McpTools {
       return toolError(`This API token lacks the ${spec.scope} scope, so ${spec.name} is not available to it. Ask the administrator for a token with ${spec.scope}.`);
     }
     try {
-      const out = await spec.run(args as never);
+      const out = await spec.run(args as never, principal);
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (e) {
       return toolError(this.explain(e, spec, args));
@@ -226,7 +256,7 @@ export class McpTools {
     return (await this.pipe.transform(value, { type: 'body', metatype })) as T;
   }
 
-  private async listQuery(a: ListRecentInput & { q?: string; page?: number; after?: string }): Promise<ListMemoriesQueryDto> {
+  private async listQuery(a: ListRecentInput & ListExtra): Promise<ListMemoriesQueryDto> {
     const query = {
       q: a.q,
       type: a.type,
@@ -239,11 +269,12 @@ export class McpTools {
       limit: a.limit ?? DEFAULT_LIMIT,
       page: a.page,
       after: a.after,
+      mode: a.mode,
     };
     return (await this.pipe.transform(withoutUndefined(query), { type: 'query', metatype: ListMemoriesQueryDto })) as ListMemoriesQueryDto;
   }
 
-  private async list(filters: ListRecentInput, extra: { q?: string; page?: number; after?: string }): Promise<Record<string, unknown>> {
+  private async list(filters: ListRecentInput, extra: ListExtra): Promise<Record<string, unknown>> {
     const { ok: _ok, ...page } = await this.memories.list(await this.listQuery({ ...filters, ...extra }));
     return page;
   }

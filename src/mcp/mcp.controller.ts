@@ -76,6 +76,18 @@ export class McpController implements OnModuleDestroy {
     await this.node(req, res, body);
   }
 
+  /**
+   * The same endpoint for OAuth clients (connectors: claude.ai, Claude desktop, ChatGPT), when
+   * MEMSTORE_OAUTH is on: its 401 points to its resource metadata, so a connector signs in. Kept
+   * apart from /mcp, whose header-configured clients would drop their header on seeing OAuth.
+   */
+  @Post('oauth')
+  @TokenOnly()
+  async handleOAuth(@Req() req: Request, @Res() res: Response): Promise<void> {
+    if (!this.cfg.oauth) return sendJsonRpcError(res, 404, JSONRPC_SERVER_ERROR, 'Not found: OAuth is not enabled on this service (MEMSTORE_OAUTH)');
+    await this.handle(req, res);
+  }
+
   /** GET (a 2025 client's SSE stream), DELETE (session end) and the rest: this endpoint keeps no sessions. */
   @All()
   @Public()

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Author } from '../backends/ports/memory.model';
+import type { Principal } from '../common/auth/principal';
 import { RequestValidationError } from '../common/errors';
 
 /** The ETag of a memory version (strong: a version is one exact state). */
@@ -30,7 +31,10 @@ export function ifMatchVersion(req: Request): number | undefined {
 
 /** Provenance of a write: the calling token (id and name) or the signed-in admin. */
 export function authorOf(req: Request): Author | null {
-  const p = req.principal;
-  if (!p) return null;
+  return req.principal ? principalAuthor(req.principal) : null;
+}
+
+/** The author a principal writes as (REST and MCP alike). */
+export function principalAuthor(p: Principal): Author {
   return p.kind === 'token' ? { kind: 'token', id: p.tokenId, name: p.name ?? null } : { kind: 'admin', id: p.username, name: null };
 }

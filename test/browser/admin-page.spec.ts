@@ -539,6 +539,8 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     expect(await panel.locator('#mcp-url').textContent()).toBe(url);
     await panel.getByRole('button', { name: 'Copy URL' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
+    // OAuth is off on this service: the claude.ai / ChatGPT card says how to turn it on (test/browser/mcp-oauth.spec.ts: on).
+    expect(await panel.locator('#connectors-off').textContent()).toMatch(/MEMSTORE_OAUTH=true/);
 
     const { plaintext: token } = await createToken(t, { name: 'mcp from the page', preset: 'read-only' });
     const copied: Record<string, string> = {};

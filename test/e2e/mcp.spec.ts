@@ -91,7 +91,7 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       expect(byName.delete_memory.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       expect(byName.search_memories.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
       const searchProps = byName.search_memories.inputSchema.properties as Record<string, { description?: string; enum?: string[] }>;
-      expect(Object.keys(searchProps).sort()).toEqual(['agent', 'cursor', 'days', 'limit', 'page', 'project', 'q', 'scope', 'since', 'tags', 'type']);
+      expect(Object.keys(searchProps).sort()).toEqual(['agent', 'cursor', 'days', 'limit', 'mode', 'page', 'project', 'q', 'scope', 'since', 'tags', 'type']);
       expect(searchProps.type.enum).toContain('decision');
       expect(searchProps.q.description).toMatch(/phrase/);
       expect(byName.create_memory.inputSchema.required).toEqual(['content']);
@@ -277,6 +277,45 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
     });
   });
 
+  it('attributes MCP writes to the token (history and front matter) and audits an MCP delete as REST does', async () => {
+    const writer = await createToken(t, { name: 'mcp author', preset: 'full' });
+    const client = await connect(writer.plaintext, 'auto');
+    const created = await client.callTool({ name: 'create_memory', arguments: { title: 'Authored', content: 'Written over MCP.' } });
+    const id = ((created.structuredContent as Structured).memory as Structured).id as string;
+    await client.callTool({ name: 'update_memory', arguments: { id, content: 'Changed over MCP.' } });
+    const author = { kind: 'token', id: writer.id, name: 'mcp author' };
+    const history = await request(t.http).get(`/api/memories/${id}/versions`).set('Authorization', `Bearer ${tokens.read}`).expect(200);
+    expect(history.body.rows.map((r: Structured) => [r.version, r.author])).toEqual([
+      [2, author],
+      [1, author],
+    ]);
+    const file = await request(t.http).get(`/api/memories/${id}/download`).set('Authorization', `Bearer ${tokens.read}`).buffer(true).parse((res, done) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+      res.on('end', () => done(null, text));
+    });
+    expect(file.body).toMatch(new RegExp(`\nauthor:\n  kind: token\n  id: ${writer.id}\n  name: mcp author\n`));
+
+    // The audit entries of an MCP delete (found, and not found) look like those of DELETE /api/memories/{id}.
+    const admin = await adminAgent(t);
+    const entries = async (target: string) => ((await admin.get('/api/audit?action=memory.delete&limit=200').expect(200)).body.entries as Structured[]).filter((e) => e.target === target);
+    await client.callTool({ name: 'delete_memory', arguments: { id } });
+    await client.callTool({ name: 'delete_memory', arguments: { id } });
+    const restId = ((await client.callTool({ name: 'create_memory', arguments: { content: 'Deleted over REST.' } })).structuredContent as { memory: Structured }).memory.id as string;
+    await request(t.http).delete(`/api/memories/${restId}`).set('Authorization', `Bearer ${writer.plaintext}`).expect(200);
+    await request(t.http).delete(`/api/memories/${restId}`).set('Authorization', `Bearer ${writer.plaintext}`).expect(404);
+    const [mcpMissing, mcpDone] = await entries(id);
+    const [restMissing, restDone] = await entries(restId);
+    const actor = { kind: 'token', id: writer.id, name: 'mcp author' };
+    for (const [done, missing] of [
+      [mcpDone, mcpMissing],
+      [restDone, restMissing],
+    ]) {
+      expect(done).toMatchObject({ outcome: 'success', actor, address: expect.any(String), request_id: expect.any(String) });
+      expect(missing).toMatchObject({ outcome: 'failure', actor, detail: expect.objectContaining({ status: 404, error: 'Memory not found' }) });
+    }
+  });
+
   describe('HTTP edge', () => {
     const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 
@@ -374,5 +413,126 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       expect(Object.keys(doc.body.paths).filter((p) => p.startsWith('/mcp'))).toEqual([]);
       expect(JSON.stringify(doc.body)).not.toContain('/mcp');
     });
+  });
+});
+
+/**
+ * Issue 42: a host lists the tools first and the official client then checks every answer against
+ * the tool's outputSchema. One connection per protocol generation lists, then calls every tool in
+ * every branch. With the local embedding model, so that every search mode runs for real.
+ */
+describe.each(testBackends())('MCP answers on $name match the listed output schemas', (backend) => {
+  let t: TestApp;
+  let base: string;
+  let full = '';
+  let read = '';
+  const open: Client[] = [];
+
+  async function connect(token: string, mode: Era): Promise<Client> {
+    const client = new Client({ name: 'memstore-e2e', version: '1.0.0' }, { versionNegotiation: { mode } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    open.push(client);
+    return client;
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp({ ...(await backend.env()), MEMSTORE_EMBEDDING_PROVIDER: '' });
+    await t.app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(t.http.address() as AddressInfo).port}`;
+    full = (await createToken(t, { name: 'mcp answers', preset: 'full' })).plaintext;
+    read = (await createToken(t, { name: 'mcp answers read', preset: 'read-only' })).plaintext;
+  });
+
+  /** Waits until every memory is embedded (semantic search finds only embedded memories). */
+  async function embedded(): Promise<void> {
+    for (let i = 0; ; i++) {
+      const status = await request(t.http).get('/api/status').set('Authorization', `Bearer ${full}`).expect(200);
+      if (status.body.embeddings.pending === 0) return;
+      if (i > 600) throw new Error(`embeddings still pending: ${JSON.stringify(status.body.embeddings)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((c) => c.close().catch(() => undefined)));
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it.each(ERAS)('with the $label', async ({ mode }) => {
+    // tools/list first, as every host does: the client then checks each structuredContent against
+    // the tool's listed outputSchema and throws when it does not match (issue 42).
+    const client = await connect(full, mode);
+    const { tools } = await client.listTools();
+    expect(tools.map((x) => x.name).sort()).toEqual(ALL_TOOLS);
+    const tag = `branches-${mode}`;
+    const text = (r: { content?: unknown }) => (r.content as Array<{ text: string }>)[0].text;
+    const ok = async (name: string, args: Record<string, unknown>): Promise<Structured> => {
+      const r = await client.callTool({ name, arguments: args });
+      expect({ name, isError: r.isError ?? false, text: r.isError ? text(r) : '' }).toEqual({ name, isError: false, text: '' });
+      expect(JSON.parse(text(r))).toEqual(r.structuredContent); // text and structured content: the same JSON
+      return r.structuredContent as Structured;
+    };
+    const fails = async (name: string, args: Record<string, unknown>, message: RegExp) => {
+      const r = await client.callTool({ name, arguments: args });
+      expect(r.isError).toBe(true);
+      expect(r.structuredContent).toBeUndefined();
+      expect(text(r)).toMatch(message);
+    };
+    const rows = (page: Structured) => page.rows as Structured[];
+
+    // Empty: nothing carries the tag yet.
+    expect(await ok('list_recent', { tags: [tag] })).toMatchObject({ mode: 'list', count: 0, total: 0, rows: [], next_cursor: null });
+    for (const m of ['hybrid', 'keyword', 'semantic']) {
+      expect(await ok('search_memories', { q: 'rotation schedule', tags: [tag], mode: m })).toMatchObject({ mode: 'search', count: 0, search_mode: m });
+    }
+    expect((await ok('recall_context', { task: 'rotate the on-call schedule', tags: [tag] })).memories).toEqual([]);
+
+    // Found: create, get, update, list (with cursor), search in each mode, recall, stats.
+    const created = await ok('create_memory', { title: 'On-call rotation', content: 'The on-call rotation changes every Monday at 10:00; hand over in the ops channel.', tags: [tag], project: tag });
+    const memory = created.memory as Structured;
+    expect(memory).toMatchObject({ version: 1, tags: [tag] });
+    expect(created.similar).toEqual([]);
+    const id = memory.id as string;
+    const twin = await ok('create_memory', { title: 'On-call rotation', content: 'The on-call rotation changes every Monday at 10:00; hand over in the ops channel!', tags: [tag], project: tag });
+    // Duplicate hints are best effort (a budget of embedding time): [] or the first memory.
+    expect([[], [{ id, title: 'On-call rotation', score: expect.any(Number) }]]).toContainEqual(twin.similar);
+    const twinId = (twin.memory as Structured).id as string;
+    expect(((await ok('get_memory', { id })).memory as Structured).version).toBe(1);
+    expect(((await ok('update_memory', { id, content: 'The on-call rotation changes every Monday at 09:00; hand over in the ops channel.' })).memory as Structured).version).toBe(2);
+    await embedded();
+    const first = await ok('list_recent', { tags: [tag], limit: 1 });
+    expect(rows(first)[0]).toMatchObject({ id: twinId, version: 1 });
+    expect(first.next_cursor).toEqual(expect.any(String));
+    expect(rows(await ok('list_recent', { tags: [tag], cursor: first.next_cursor })).map((r) => r.id)).toEqual([id]);
+    expect((await ok('search_memories', { tags: [tag] })).mode).toBe('list');
+    for (const m of ['hybrid', 'keyword', 'semantic']) {
+      const page = await ok('search_memories', { q: 'on-call rotation monday', tags: [tag], mode: m, limit: 1, page: 1 });
+      expect(page).toMatchObject({ mode: 'search', search_mode: m, count: 1, total: 2, has_next: true });
+      expect(rows(page)[0]).toMatchObject({ score: expect.any(Number), version: expect.any(Number) });
+      if (m !== 'keyword') expect(rows(page)[0].matched).toEqual(expect.arrayContaining([m === 'semantic' ? 'semantic' : 'keyword']));
+    }
+    expect((await ok('recall_context', { task: 'when does the on-call rotation change?', tags: [tag] })).matched).toBe(2);
+    expect(((await ok('memory_stats', {})).stats as Structured).by_project).toMatchObject({ [tag]: 2 });
+    expect(await ok('delete_memory', { id: twinId })).toEqual({ deleted: true, id: twinId });
+    expect(await ok('delete_memory', { id })).toEqual({ deleted: true, id });
+
+    // Errors: a sentence, no structured content.
+    await fails('get_memory', { id }, /No memory has the id/);
+    await fails('update_memory', { id, title: 'gone' }, /No memory has the id/);
+    await fails('delete_memory', { id }, /No memory has the id/);
+    await fails('create_memory', { content: ' ' }, /content: Content must not be empty/);
+    await fails('list_recent', { cursor: 'nonsense' }, /cursor: Invalid cursor/);
+    await fails('search_memories', { q: 'x', mode: 'fuzzy' }, /mode/);
+    await fails('recall_context', { task: 'x', token_budget: 5 }, /token_budget/);
+
+    // A token without a tool's scope: the tool is not listed, and a call is refused in words.
+    const reader = await connect(read, mode);
+    await reader.listTools();
+    const denied = await reader.callTool({ name: 'delete_memory', arguments: { id } });
+    expect(denied.isError).toBe(true);
+    expect(denied.structuredContent).toBeUndefined();
   });
 });

@@ -60,6 +60,12 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   // remote MCP endpoint: any valid Bearer token (never the admin session); each tool checks its scope
   ['POST', '/mcp', 'token'],
   ['ALL', '/mcp', 'public'], // every other method: 405 (stateless endpoint, no SSE stream or session)
+  ['POST', '/mcp/oauth', 'token'], // the OAuth clients' MCP endpoint (MEMSTORE_OAUTH; 404 when off)
+  // OAuth for connectors (src/oauth): the sign-in and consent page, the resource metadata (404 when off)
+  ['GET', '/oauth-consent/{}', 'public'],
+  ['POST', '/oauth-consent/{}/login', 'public'],
+  ['POST', '/oauth-consent/{}', 'public'],
+  ['GET', '/.well-known/oauth-protected-resource/mcp/oauth', 'public'],
   // portability (issue 12): export reads, import writes; copying between backends is the admin's
   ['GET', '/api/export', 'scopes:memory:read'],
   ['POST', '/api/import', 'scopes:memory:write'],

@@ -71,3 +71,39 @@ export function mcpConfigs(baseUrl: string, tokenVar: string): McpClientConfig[]
     },
   ];
 }
+
+/** A connector that signs in with OAuth (claude.ai, ChatGPT): the URL to paste and what the person will see. */
+export interface ConnectorGuide {
+  id: string;
+  client: string;
+  steps: string[];
+}
+
+/** Steps for the OAuth connectors, for the OAuth MCP endpoint `url` (the resource of /.well-known/oauth-protected-resource/mcp/oauth). */
+export function connectorGuides(url: string): ConnectorGuide[] {
+  const consent = (host: string) =>
+    `A Memory Store page opens: sign in with the administrator password, check the app’s name and that it will send you back to ${host}, tick the permissions it may have (delete is off unless you tick it) and click Allow.`;
+  const after = 'Back in the app, Memory Store shows as connected. Its token appears on the API tokens tab as “<app name> (OAuth)”; it renews itself every hour, and revoking it there disconnects the app.';
+  return [
+    {
+      id: 'claude-ai',
+      client: 'claude.ai / Claude desktop',
+      steps: [
+        'In claude.ai (or the Claude desktop app): Settings → Connectors → Add custom connector.',
+        `Name it Memory Store and paste the URL ${url}; leave the advanced OAuth fields empty. Click Add, then Connect.`,
+        consent('claude.ai'),
+        `${after} Connectors added on claude.ai also appear in the desktop app.`,
+      ],
+    },
+    {
+      id: 'chatgpt',
+      client: 'ChatGPT',
+      steps: [
+        'In ChatGPT: Settings → Apps & Connectors → Advanced settings: turn on Developer mode; then Create (a new connector).',
+        `Name it Memory Store, paste the URL ${url} as the MCP server URL, choose OAuth as the authentication, confirm that you trust it, and click Create.`,
+        consent('chatgpt.com'),
+        after,
+      ],
+    },
+  ];
+}

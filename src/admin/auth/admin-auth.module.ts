@@ -10,7 +10,7 @@ import { SessionMiddleware } from './session.middleware';
 @Module({
   controllers: [AdminAuthController],
   providers: [AdminPasswordService, AdminAuthService, { provide: ConsoleOutput, useClass: StdoutConsoleOutput }],
-  exports: [AdminPasswordService],
+  exports: [AdminPasswordService, AdminAuthService],
 })
 export class AdminAuthModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

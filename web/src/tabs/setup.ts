@@ -1,6 +1,6 @@
 import { ApiError, get, query } from '../api';
 import { clear, copyButton, errorBox, field, h, spinner } from '../dom';
-import { mcpConfigs, mcpUrl } from '../mcp-configs';
+import { connectorGuides, mcpConfigs, mcpUrl } from '../mcp-configs';
 import type { Tab } from '../types';
 
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -34,6 +34,33 @@ export const setupTab: Tab = {
             h('p', { class: 'help' }, c.where),
             h('pre', { class: 'prompt', id: `mcp-config-${c.id}`, tabindex: '0', 'aria-label': `${c.client} configuration` }, c.text),
           );
+        }),
+      );
+    };
+
+    /** claude.ai and ChatGPT: OAuth sign-in at the OAuth MCP endpoint, when the service offers it (its resource metadata answers). */
+    const connectorsWrap = h('div', { class: 'mcp-configs', 'aria-live': 'polite' });
+    const renderConnectors = async () => {
+      clear(connectorsWrap);
+      let url: string | null = null;
+      try {
+        const res = await fetch('/.well-known/oauth-protected-resource/mcp/oauth', { headers: { Accept: 'application/json' } });
+        if (res.ok) url = ((await res.json()) as { resource?: string }).resource ?? null;
+      } catch {
+        url = null;
+      }
+      if (!url) {
+        connectorsWrap.append(
+          h('p', { class: 'help', id: 'connectors-off' }, 'claude.ai, the Claude desktop app and ChatGPT connect only by signing in (OAuth), which is off on this service. To offer it, start Memory Store with MEMSTORE_OAUTH=true and MEMSTORE_PUBLIC_URL set to its public https address (these apps reach it from the internet).'),
+        );
+        return;
+      }
+      const oauthUrl = url;
+      connectorsWrap.append(
+        h('p', null, 'URL to paste: ', h('code', { id: 'connector-url' }, oauthUrl), ' ', copyButton(() => oauthUrl, 'Copy connector URL')),
+        ...connectorGuides(oauthUrl).map((c) => {
+          const titleId = `connector-title-${c.id}`;
+          return h('section', { class: 'mcp-config', 'aria-labelledby': titleId, 'data-client': c.id }, h('h4', { id: titleId }, c.client), h('ol', { class: 'steps' }, ...c.steps.map((s) => h('li', null, s))));
         }),
       );
     };
@@ -97,6 +124,13 @@ export const setupTab: Tab = {
       ),
       h(
         'div',
+        { class: 'card', id: 'connector-setup' },
+        h('h3', null, 'Connect claude.ai, Claude desktop or ChatGPT'),
+        h('p', { class: 'muted' }, 'These apps add Memory Store as a connector with its URL and one sign-in: no token to copy. The URL is not the /mcp above (tools configured with a header keep using that one).'),
+        connectorsWrap,
+      ),
+      h(
+        'div',
         { class: 'card' },
         h('div', { class: 'mcp-config-head' }, h('h3', null, 'Skill prompt'), h('div', { class: 'actions' }, copy, h('a', { class: 'btn btn-primary', href: '/api/skill-pack.zip', download: 'memory-store-skill.zip' }, 'Download skill pack (.zip)'))),
         promptWrap,
@@ -115,6 +149,6 @@ export const setupTab: Tab = {
         ),
       ),
     );
-    await load();
+    await Promise.all([load(), renderConnectors()]);
   },
 };
