@@ -44,7 +44,7 @@ Exit codes: 0 changed, 1 failed, 2 usage.`,
       async (app, cfg) => {
         const backends = app.get(BackendsService);
         const { signedOut } = await storeAdminPassword(cfg, app.get(SettingsService), backends.docdb.sessions, password);
-        await new AuditService(backends, cfg).record('admin.password_change', {
+        await new AuditService(backends.docdb.audit, backends.docdb.tokens, cfg).record('admin.password_change', {
           actor: { kind: 'admin', id: cfg.adminUsername, name: cfg.adminUsername },
           detail: { via: 'command line', sessions_signed_out: signedOut },
         });
