@@ -5,6 +5,7 @@ import { DefaultBackendFactory } from './default-backend-factory';
 import { delegateTo } from './delegate';
 import { PinBackendsMiddleware } from './pin-backends.middleware';
 import { IdempotencyRepository } from './ports/idempotency.repository';
+import { EmbeddingQueue } from './ports/embedding-queue.port';
 import { MemoryIndex } from './ports/memory-index.port';
 import { ObjectStore } from './ports/object-store.port';
 import { RateLimitRepository } from './ports/rate-limit.repository';
@@ -23,6 +24,7 @@ import { WriteIntentRepository } from './ports/write-intent.repository';
     BackendsService,
     PinBackendsMiddleware,
     { provide: MemoryIndex, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.memories), inject: [BackendsService] },
+    { provide: EmbeddingQueue, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.embeddings), inject: [BackendsService] },
     { provide: TokenRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.tokens), inject: [BackendsService] },
     { provide: SessionRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.sessions), inject: [BackendsService] },
     { provide: RateLimitRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.rateLimits), inject: [BackendsService] },
@@ -30,6 +32,6 @@ import { WriteIntentRepository } from './ports/write-intent.repository';
     { provide: IdempotencyRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.idempotency), inject: [BackendsService] },
     { provide: ObjectStore, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.store), inject: [BackendsService] },
   ],
-  exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository],
+  exports: [BackendsService, MemoryIndex, EmbeddingQueue, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository],
 })
 export class BackendsModule {}

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { EmbeddingQueue } from '../ports/embedding-queue.port';
 import { MemoryIndex } from '../ports/memory-index.port';
 import { CasResult, EmbeddingJob, EmbeddingProgress, ListQuery, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryFilter, MemoryPage, MemoryStats, SearchQuery, SimilarHit, VersionEntry } from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
@@ -66,7 +67,7 @@ const DEFAULT_MAINTENANCE_IDLE_MS = 1000;
  * upgrades are in sqlite-memory-schema.ts, full-text segment merging in sqlite-fts-maintenance.ts,
  * list pages in sqlite-list-planner.ts and search ranking in sqlite-ranking.ts.
  */
-export class SqliteMemoryIndex extends MemoryIndex {
+export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   private readonly statements: StatementCache;
   private readonly stmt: (sql: string) => Database.Statement;
   private readonly ranking: RankingOptions;
@@ -359,28 +360,28 @@ export class SqliteMemoryIndex extends MemoryIndex {
 
   // --- vectors and the embedding queue (sqlite-vectors.ts) ---
 
-  override async useVectorSpace(key: string): Promise<boolean> {
+  async useVectorSpace(key: string): Promise<boolean> {
     return this.guard(() => useVectorSpace(this.db, this.stmt, key));
   }
 
-  override async claimEmbeddingJobs(owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]> {
+  async claimEmbeddingJobs(owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]> {
     return this.guard(() => claimJobs(this.db, this.stmt, owner, max, leaseMs));
   }
 
-  override async storeVector(job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
+  async storeVector(job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
     this.guard(() => storeJobVector(this.db, this.stmt, job, key, vector));
   }
 
-  override async failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
+  async failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
     this.guard(() => failJob(this.stmt, job, error, retryAt));
   }
 
-  override async embeddingProgress(key: string | null): Promise<EmbeddingProgress> {
+  async embeddingProgress(key: string | null): Promise<EmbeddingProgress> {
     return this.guard(() => progress(this.stmt, key));
   }
 
   /** Duplicate hints: the vector index's closest memories (filtered like a search). */
-  override async similar(vector: Float32Array, key: string, limit: number, filter?: MemoryFilter): Promise<SimilarHit[]> {
+  async similar(vector: Float32Array, key: string, limit: number, filter?: MemoryFilter): Promise<SimilarHit[]> {
     try {
       this.vectors.refresh(this.stmt, key);
       const f = vectorFilter(this.stmt, filter, undefined, EXACT_FILTERED_MAX);
