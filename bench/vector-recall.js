@@ -53,23 +53,33 @@ async function measure(opts) {
     vectors.push(v);
   }
   db.close();
-  // The graph built as the service rebuilds it (chunks of 1,000, every core), then saved and loaded as a restart loads it.
+  // The service's saved graph when the data dir has one (a restart loads it), else built as the
+  // service rebuilds it (chunks of 1,000, every core), saved and loaded back.
+  const store = new Database(path.join(opts.dataDir, 'memstore.db'), { readonly: true }).prepare("SELECT value FROM embedding_meta WHERE key = 'store_id'").pluck().get();
+  const saved = path.join(opts.dataDir, 'memstore.db.vectors');
   const rss0 = process.memoryUsage().rss;
-  const index = new VectorIndex();
+  let loaded = new VectorIndex();
   let t = process.hrtime.bigint();
-  for (let i = 0; i < labels.length; i += 1000) index.addMany(labels.slice(i, i + 1000), vectors.slice(i, i + 1000), 0);
-  const buildMs = Number(process.hrtime.bigint() - t) / 1e6;
-  const rssBuilt = process.memoryUsage().rss;
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-recall-')), 'vectors');
-  t = process.hrtime.bigint();
-  index.save(file, key, 0);
-  const saveMs = Number(process.hrtime.bigint() - t) / 1e6;
-  const loaded = new VectorIndex();
-  t = process.hrtime.bigint();
-  if (!loaded.load(file, key)) throw new Error('the saved index did not load');
+  let buildMs = null;
+  let saveMs = null;
+  let fileMB = fs.existsSync(saved) ? fs.statSync(saved).size / 1e6 : null;
+  if (!store || !loaded.load(saved, `${store}:${key}`)) {
+    const index = new VectorIndex();
+    t = process.hrtime.bigint();
+    for (let i = 0; i < labels.length; i += 1000) index.addMany(labels.slice(i, i + 1000), vectors.slice(i, i + 1000), 0);
+    buildMs = Number(process.hrtime.bigint() - t) / 1e6;
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-recall-')), 'vectors');
+    t = process.hrtime.bigint();
+    index.save(file, key, 0);
+    saveMs = Number(process.hrtime.bigint() - t) / 1e6;
+    loaded = new VectorIndex();
+    t = process.hrtime.bigint();
+    if (!loaded.load(file, key)) throw new Error('the saved index did not load');
+    fileMB = fs.statSync(file).size / 1e6;
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  }
   const loadMs = Number(process.hrtime.bigint() - t) / 1e6;
-  const fileMB = fs.statSync(file).size / 1e6;
-  fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  const rssBuilt = process.memoryUsage().rss;
 
   const modelDir = process.env.MEMSTORE_EMBEDDING_MODEL_DIR || path.join(ROOT, 'models', 'bge-small-en-v1.5-q');
   const provider = new LocalEmbeddingProvider(modelDir);
@@ -148,7 +158,8 @@ function line(r) {
   return `Semantic recall@${r.k} vs exact scan: ${r.recall.toFixed(3)} ${r.recall >= 0.98 ? 'PASS' : 'FAIL'} (target >= 0.98; ${r.queries} queries, ${r.vectors} vectors of ${r.model}); ` +
     `as a search asks (top 50): ${r.recallAsSearched.toFixed(3)}; filtered 1 in 10: ${r.recallFiltered.toFixed(3)} (${r.filteredShort} short of k); ` +
     `HNSW p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms (filtered p99 ${r.filteredP99.toFixed(2)} ms) vs ${r.exactMsPerQuery.toFixed(1)} ms exact in JS; ` +
-    `built in ${(r.buildMs / 1000).toFixed(1)} s on ${r.cores} cores (+${r.graphRssMB.toFixed(0)} MB RSS), saved in ${r.saveMs.toFixed(0)} ms, loaded in ${r.loadMs.toFixed(0)} ms (${r.fileMB.toFixed(0)} MB file)`;
+    (r.buildMs === null ? `the service's saved graph` : `built in ${(r.buildMs / 1000).toFixed(1)} s on ${r.cores} cores, saved in ${r.saveMs.toFixed(0)} ms,`) +
+    ` loaded in ${r.loadMs.toFixed(0)} ms (${r.fileMB.toFixed(0)} MB file, +${r.graphRssMB.toFixed(0)} MB RSS)`;
 }
 
 module.exports = { measure, line };

@@ -155,8 +155,8 @@ export class VectorIndex {
   /**
    * The `k` labels closest to `q`, best first (ties: the higher label first). With `accept`, only
    * labels it lets through: the graph is asked for OVERSAMPLE × k candidates, and four times more
-   * each round while fewer than k passed and the graph had more to give, so a filter never makes
-   * it return fewer than k when k pass (a rare filter reaches the whole index only when its
+   * each round while fewer than k passed, up to the whole index, so a filter never makes it
+   * return fewer than k when k pass and the graph reaches them (a rare filter reaches the whole index only when its
    * matches are that far down; the adapter searches a small filtered set exactly instead).
    */
   async search(q: Float32Array, k: number, accept?: Accept): Promise<VectorHit[]> {
@@ -170,7 +170,7 @@ export class VectorIndex {
       for (let i = 0; i < m.keys.length; i++) hits.push({ label: Number(m.keys[i]), score: Math.fround(1 - m.distances[i]) });
       const passed = accept ? await accept(hits.map((h) => h.label)) : null;
       const out = passed ? hits.filter((h) => passed.has(h.label)) : hits;
-      if (out.length >= k || want >= total || m.keys.length < want) {
+      if (out.length >= k || want >= total) {
         out.sort((a, b) => b.score - a.score || b.label - a.label);
         return out.slice(0, k);
       }
