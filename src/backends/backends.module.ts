@@ -6,6 +6,7 @@ import { delegateTo } from './delegate';
 import { PinBackendsMiddleware } from './pin-backends.middleware';
 import { AuditRepository } from './ports/audit.repository';
 import { IdempotencyRepository } from './ports/idempotency.repository';
+import { EmbeddingQueue } from './ports/embedding-queue.port';
 import { MemoryIndex } from './ports/memory-index.port';
 import { ObjectStore } from './ports/object-store.port';
 import { RateLimitRepository } from './ports/rate-limit.repository';
@@ -24,6 +25,7 @@ import { WriteIntentRepository } from './ports/write-intent.repository';
     { provide: BackendFactory, useClass: DefaultBackendFactory },
     BackendsService,
     { provide: MemoryIndex, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.memories), inject: [BackendsService] },
+    { provide: EmbeddingQueue, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.embeddings), inject: [BackendsService] },
     { provide: TokenRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.tokens), inject: [BackendsService] },
     { provide: SessionRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.sessions), inject: [BackendsService] },
     { provide: RateLimitRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.rateLimits), inject: [BackendsService] },
@@ -32,7 +34,7 @@ import { WriteIntentRepository } from './ports/write-intent.repository';
     { provide: AuditRepository, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.db.audit), inject: [BackendsService] },
     { provide: ObjectStore, useFactory: (b: BackendsService) => delegateTo(() => b.current()?.store), inject: [BackendsService] },
   ],
-  exports: [BackendsService, MemoryIndex, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository, AuditRepository],
+  exports: [BackendsService, MemoryIndex, EmbeddingQueue, TokenRepository, SessionRepository, RateLimitRepository, ObjectStore, WriteIntentRepository, IdempotencyRepository, AuditRepository],
 })
 export class BackendsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -18,8 +18,8 @@ describe('memstore commands (withApp)', () => {
     const db = new SqliteDocumentDatabase(path.join(dir, 'memstore.db'));
     await db.init();
     await db.memories.insertMany(Array.from({ length: 40 }, (_, i) => wheelDoc(i, { idBase: 0x68000000, stride: 3, titleEvery: 5 })));
-    await db.memories.useVectorSpace('local:cli-test');
-    for (const job of await db.memories.claimEmbeddingJobs('test', 100, 60_000)) await db.memories.storeVector(job, 'local:cli-test', Float32Array.from([0.6, 0.8]));
+    await db.embeddings.useVectorSpace('local:cli-test');
+    for (const job of await db.embeddings.claimEmbeddingJobs('test', 100, 60_000)) await db.embeddings.storeVector(job, 'local:cli-test', Float32Array.from([0.6, 0.8]));
     await db.close();
   });
 

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Subject } from 'rxjs';
 import type { BackendsService } from '../backends/backends.service';
-import type { MemoryIndex } from '../backends/ports/memory-index.port';
+import type { EmbeddingQueue } from '../backends/ports/embedding-queue.port';
 import type { EmbeddingJob } from '../backends/ports/memory.model';
 import type { AppConfig } from '../config/app-config';
 import type { SettingsService } from '../config/settings.service';
@@ -34,8 +34,8 @@ describe('EmbeddingsService under a burst of writes', () => {
     svc = new EmbeddingsService(
       settings as unknown as SettingsService,
       { duplicateHints: true, embeddingWorker: true } as AppConfig,
-      { docdb: { memories } } as unknown as BackendsService,
-      index as unknown as MemoryIndex,
+      { docdb: { embeddings: memories } } as unknown as BackendsService,
+      index as unknown as EmbeddingQueue,
     );
     svc.onModuleInit();
     jest.spyOn(svc.provider, 'embed').mockResolvedValue(vector);

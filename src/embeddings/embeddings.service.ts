@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import { Subscription } from 'rxjs';
 import { BackendsService } from '../backends/backends.service';
 import type { DocumentDatabase } from '../backends/ports/document-database.port';
-import { MemoryIndex } from '../backends/ports/memory-index.port';
+import { EmbeddingQueue } from '../backends/ports/embedding-queue.port';
 import type { EmbeddingJob, MemoryFilter, SimilarHit } from '../backends/ports/memory.model';
 import { AppConfig } from '../config/app-config';
 import { ResolvedSettings, SettingsService } from '../config/settings.service';
@@ -89,7 +89,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     private readonly settings: SettingsService,
     private readonly cfg: AppConfig,
     private readonly backends: BackendsService,
-    private readonly index: MemoryIndex,
+    private readonly index: EmbeddingQueue,
     @Optional() private readonly metrics?: MetricsService, // absent in the command-line tool
   ) {}
 
@@ -220,7 +220,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     const p = this.current;
     const key = p.key;
     const base = { provider: p.provider, model: p.model, dimensions: p.dimensions };
-    let prog: Awaited<ReturnType<MemoryIndex['embeddingProgress']>> | null = null;
+    let prog: Awaited<ReturnType<EmbeddingQueue['embeddingProgress']>> | null = null;
     try {
       // A model just chosen: queue the re-embedding now, so `pending` counts it from the start.
       if (key !== null && this.backends.docdb) await this.ensureSpace(this.backends.docdb, key);
@@ -310,7 +310,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     const db = this.backends.docdb;
     if (key === null || !db) return 0;
     await this.ensureSpace(db, key);
-    const jobs = await db.memories.claimEmbeddingJobs(this.owner, BATCH, LEASE_MS);
+    const jobs = await db.embeddings.claimEmbeddingJobs(this.owner, BATCH, LEASE_MS);
     // As many jobs at once as the provider computes at once (the local model: one per thread).
     let next = 0;
     const lane = async (): Promise<void> => {
@@ -327,7 +327,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     while (this.switching) await this.switching;
     if (this.spaceOf?.db === db && this.spaceOf.key === key) return;
     this.switching = (async () => {
-      const changed = await db.memories.useVectorSpace(key);
+      const changed = await db.embeddings.useVectorSpace(key);
       if (changed) {
         this.reembedding = true;
         this.logger.log(`Vector space is now ${key}: re-embedding every memory in the background`);
@@ -346,10 +346,10 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
       vector = await this.embedMemory(p, key, job.text, false);
     } catch (e) {
       const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.min(job.attempts, 10));
-      await db.memories.failEmbeddingJob(job, (e as Error).message, new Date(Date.now() + wait)).catch(() => undefined);
+      await db.embeddings.failEmbeddingJob(job, (e as Error).message, new Date(Date.now() + wait)).catch(() => undefined);
       return;
     }
-    await db.memories.storeVector(job, key, vector);
+    await db.embeddings.storeVector(job, key, vector);
   }
 }
 

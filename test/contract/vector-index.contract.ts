@@ -1,15 +1,16 @@
+import type { EmbeddingQueue } from '../../src/backends/ports/embedding-queue.port';
 import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import { MemoryDoc } from '../../src/backends/ports/memory.model';
 import { memoryDoc } from './memory-index.contract';
 
 /**
- * Vector storage and the durable embedding queue, on every MemoryIndex adapter. Vectors here are
+ * Vector storage and the durable embedding queue (EmbeddingQueue), on every adapter (with its MemoryIndex). Vectors here are
  * hand-made unit vectors (the providers have their own contract): the point is what the index
  * stores, queues, leases, forgets and ranks.
  */
-export function vectorIndexContract(name: string, open: () => Promise<{ index: MemoryIndex; cleanup(): Promise<void> }>): void {
+export function vectorIndexContract(name: string, open: () => Promise<{ index: MemoryIndex & EmbeddingQueue; cleanup(): Promise<void> }>): void {
   describe(`vector storage contract: ${name}`, () => {
-    let index: MemoryIndex;
+    let index: MemoryIndex & EmbeddingQueue;
     let cleanup: () => Promise<void>;
     let clock = Date.parse('2026-03-01T10:00:00Z');
     const KEY = 'test:unit-4';

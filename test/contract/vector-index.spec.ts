@@ -9,6 +9,8 @@ import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document
 import { SqliteMemoryIndex } from '../../src/backends/sqlite/sqlite-memory-index';
 import { tempDir } from '../support/app';
 import { freshDatabaseName, testMongoUri } from '../support/backends';
+import { VectorIndex } from '../../src/backends/vector/vector-index';
+import { memoryDoc } from './memory-index.contract';
 import { vectorIndexContract } from './vector-index.contract';
 
 vectorIndexContract('SQLite (embedded)', async () => {
@@ -46,3 +48,82 @@ if (uri) {
     });
   });
 }
+
+// The embedded vector index persists beside the database (decision record 0030).
+describe('SQLite vector index file', () => {
+  const KEY = 'test:persist-4';
+  const unit = (...xs: number[]) => {
+    const n = Math.hypot(...xs);
+    return Float32Array.from(xs, (x) => x / n);
+  };
+  const doc = (n: number) => memoryDoc({ id: `persist-${n}`, title: `note ${n}`, content: `content ${n}`, project: n % 2 === 0 ? 'even' : 'odd' });
+  let dir: string;
+  const open = () => {
+    const db = new Database(path.join(dir, 'memstore.db'));
+    db.pragma('journal_mode = WAL');
+    return { db, index: new SqliteMemoryIndex(db, { maintenanceIdleMs: null }) };
+  };
+  const close = (o: { db: Database.Database; index: SqliteMemoryIndex }) => {
+    o.index.stopMaintenance();
+    o.db.close();
+  };
+  const semantic = (index: SqliteMemoryIndex, vector: Float32Array, filter = {}) =>
+    index.search({ text: 'anything', filter, limit: 3, offset: 0, mode: 'semantic', vector, vectorKey: KEY }).then((p) => p.rows.map((r) => r.id));
+  const embed = async (index: SqliteMemoryIndex, vectors: (id: string) => Float32Array) => {
+    for (const j of await index.claimEmbeddingJobs('spec', 1000, 60_000)) await index.storeVector(j, KEY, vectors(j.id));
+  };
+  const axisOf = (id: string) => {
+    const n = Number(id.split('-')[1]);
+    return unit(Math.cos(n / 40), Math.sin(n / 40), n % 3, 1);
+  };
+
+  beforeEach(() => {
+    dir = tempDir('memstore-vecfile-');
+  });
+  afterEach(() => {
+    jest.restoreAllMocks();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is saved at close and loaded at open without a rebuild; what changed while closed is caught up from the table', async () => {
+    const first = open();
+    await first.index.useVectorSpace(KEY);
+    await first.index.insertMany(Array.from({ length: 60 }, (_, n) => doc(n)));
+    await embed(first.index, axisOf);
+    expect(await semantic(first.index, axisOf('persist-7'))).toEqual(expect.arrayContaining(['persist-7']));
+    close(first);
+    expect(fs.existsSync(path.join(dir, 'memstore.db.vectors'))).toBe(true);
+
+    // While no index is open: one memory deleted, one added with its vector (another process's writes).
+    const other = open();
+    await other.index.remove('persist-7');
+    await other.index.insert(doc(100));
+    await embed(other.index, () => unit(0, 0, 0, 1));
+    other.db.close(); // closed without saving: the file is from before these writes
+
+    const built = jest.spyOn(VectorIndex.prototype, 'addMany');
+    const again = open();
+    const hits = await semantic(again.index, axisOf('persist-7'));
+    expect(built).not.toHaveBeenCalled(); // loaded, not rebuilt
+    expect(hits).not.toContain('persist-7');
+    expect((await semantic(again.index, unit(0, 0, 0, 1)))[0]).toBe('persist-100');
+    // A filter never returns fewer than k when k pass.
+    expect(await semantic(again.index, axisOf('persist-3'), { project: 'odd' })).toHaveLength(3);
+    close(again);
+  });
+
+  it('is rebuilt from the table when missing or unreadable, with the same answers', async () => {
+    const first = open();
+    await first.index.useVectorSpace(KEY);
+    await first.index.insertMany(Array.from({ length: 30 }, (_, n) => doc(n)));
+    await embed(first.index, axisOf);
+    const before = await semantic(first.index, axisOf('persist-11'));
+    close(first);
+    fs.writeFileSync(path.join(dir, 'memstore.db.vectors'), 'not an index');
+    const built = jest.spyOn(VectorIndex.prototype, 'addMany');
+    const again = open();
+    expect(await semantic(again.index, axisOf('persist-11'))).toEqual(before);
+    expect(built).toHaveBeenCalled();
+    close(again);
+  });
+});

@@ -73,6 +73,10 @@ const RETRY_AFTER_MS = 2_000;
 export class MongoDocumentDatabase extends DocumentDatabase {
   readonly kind = 'mongodb';
   readonly memories: MongoMemoryIndex;
+  /** The embedding queue and vectors: the same adapter object as `memories` (EmbeddingQueue port). */
+  get embeddings(): MongoMemoryIndex {
+    return this.memories;
+  }
   readonly tokens: MongoTokenRepository;
   readonly sessions: MongoSessionRepository;
   readonly rateLimits: MongoRateLimitRepository;

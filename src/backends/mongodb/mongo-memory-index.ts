@@ -1,5 +1,6 @@
 import type { FilterQuery } from 'mongoose';
 import { hasPositiveTerms, isStopWord, ParsedSearch, parseSearchQuery } from '../../../libs/search-query';
+import type { EmbeddingQueue } from '../ports/embedding-queue.port';
 import { MemoryIndex } from '../ports/memory-index.port';
 import {
   Author,
@@ -119,7 +120,7 @@ const NO_VECTOR = { vec: 0, vec_model: 0, vec_at: 0, emb_pending: 0, emb_gen: 0,
  * Memories in MongoDB. Search uses the text index ($text, textScore) where the server has one,
  * else the regex fallback (regex-search.ts); searchMode() says which.
  */
-export class MongoMemoryIndex extends MemoryIndex {
+export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   /** The in-process copy of the current vector space's vectors (lives and dies with the database). */
   readonly vectorCache = new MongoVectorCache();
 
@@ -501,7 +502,7 @@ export class MongoMemoryIndex extends MemoryIndex {
     });
   }
 
-  override useVectorSpace(key: string): Promise<boolean> {
+  useVectorSpace(key: string): Promise<boolean> {
     return this.run(async (m) => {
       const changed = await vectors.useVectorSpace(m, key);
       if (changed) this.vectorCache.reset();
@@ -509,23 +510,23 @@ export class MongoMemoryIndex extends MemoryIndex {
     });
   }
 
-  override claimEmbeddingJobs(owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]> {
+  claimEmbeddingJobs(owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]> {
     return this.run((m) => vectors.claimJobs(m, owner, max, leaseMs));
   }
 
-  override storeVector(job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
+  storeVector(job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
     return this.run((m) => vectors.storeVector(m, job, key, vector));
   }
 
-  override failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
+  failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
     return this.run((m) => vectors.failJob(m, job, error, retryAt));
   }
 
-  override embeddingProgress(key: string | null): Promise<EmbeddingProgress> {
+  embeddingProgress(key: string | null): Promise<EmbeddingProgress> {
     return this.run((m) => vectors.progress(m, key));
   }
 
-  override similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter = {}): Promise<SimilarHit[]> {
+  similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter = {}): Promise<SimilarHit[]> {
     return this.run((m) => vectors.similar(m, this.vectorCache, vector, key, limit, filterQuery(filter)));
   }
 

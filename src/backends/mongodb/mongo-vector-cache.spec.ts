@@ -1,8 +1,8 @@
 import { MongoVectorCache } from './mongo-vector-cache';
-import { dotAt, rng } from '../sqlite/sqlite-vector-ivf';
+import { dot } from '../vector/vector-index';
 
-// The copy's ranking without a server (test/contract/mongo-vector-cache.spec.ts loads it from one).
-describe('MongoVectorCache.top (exact scan of the in-process copy)', () => {
+// The index's ranking without a server (test/contract/mongo-vector-cache.spec.ts loads it from one).
+describe('MongoVectorCache.top (the in-process vector index)', () => {
   const dims = 10;
   const random = rng(3);
   const cache = new MongoVectorCache();
@@ -24,26 +24,47 @@ describe('MongoVectorCache.top (exact scan of the in-process copy)', () => {
   const expected = (ids: string[], k: number) =>
     ids
       .filter((id) => !gone.includes(id))
-      .map((id) => ({ id, score: Math.fround(dotAt(q, vectors.get(id) as Float32Array, 0)), order: at.get(id) as number }))
+      .map((id) => ({ id, score: dot(q, vectors.get(id) as Float32Array), order: at.get(id) as number }))
       .sort((a, b) => b.score - a.score || b.order - a.order)
       .slice(0, k);
 
-  it('every held vector: the best k by dot product, best first, newest first on equal scores, dropped ones never', () => {
-    for (const k of [1, 5, 37, 500]) expect(cache.top(q, k)).toEqual(expected([...vectors.keys()], k));
-    const all = cache.top(q, 500);
+  const close = (got: Array<{ id: string; score: number; order: number }>, want: Array<{ id: string; score: number; order: number }>) => {
+    expect(got.map((h) => h.id)).toEqual(want.map((h) => h.id));
+    got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i].score, 5));
+  };
+
+  it('every held vector: the best k by dot product, best first, newest first on equal scores, dropped ones never', async () => {
+    for (const k of [1, 5, 37, 500]) close(await cache.top(q, k), expected([...vectors.keys()], k));
+    const all = await cache.top(q, 500);
     expect(all).toHaveLength(vectors.size - gone.length);
     const twin = all.findIndex((h) => h.id === 'twin-old');
     expect(all[twin - 1].id).toBe('m7');
   });
 
-  it('only the ids a filter let through (unknown and dropped ones skipped)', () => {
-    const only = ['m3', 'm50', 'nope', 'm120', 'm7', 'twin-old', 'm199', 'm60', 'm61'];
-    expect(cache.top(q, 4, only)).toEqual(expected(only.filter((id) => vectors.has(id)), 4));
-    expect(cache.top(q, 4, new Set(only))).toEqual(expected(only.filter((id) => vectors.has(id)), 4));
-  });
-
-  it('score(): the score top() gives the same memory', () => {
-    for (const h of cache.top(q, 20)) expect(cache.score(q, h.id)).toBe(h.score);
-    expect(cache.score(q, 'm1')).toBeUndefined();
+  it('only the ids a filter lets through (dropped ones never), k of them when k pass however far down they rank', async () => {
+    const only = new Set(['m3', 'm50', 'nope', 'm120', 'm7', 'twin-old', 'm199', 'm60', 'm61']);
+    const asked: number[] = [];
+    const accept = async (ids: string[]) => {
+      asked.push(ids.length);
+      return new Set(ids.filter((id) => only.has(id)));
+    };
+    close(await cache.top(q, 4, accept), expected([...only].filter((id) => vectors.has(id)), 4));
+    // The worst-ranked memories: found by asking the graph for more.
+    const worst = expected([...vectors.keys()], 500).slice(-3).map((h) => h.id);
+    const hits = await cache.top(q, 3, async (ids) => new Set(ids.filter((id) => worst.includes(id))));
+    expect(hits.map((h) => h.id).sort()).toEqual([...worst].sort());
+    expect(asked[0]).toBeLessThan(vectors.size - gone.length); // the first round did not take the whole index
   });
 });
+
+/** A seeded generator (mulberry32): the same vectors on every run. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,10 +1,10 @@
 import type { MongoModels } from './mongo-document-database';
-import { dotAt, dotsAt } from '../sqlite/sqlite-vector-ivf';
+import { Accept, VectorIndex } from '../vector/vector-index';
 import { META, toVector, VECTOR_WRITES } from './mongo-vectors';
 
 /** Vectors stored up to this long before the last refresh are read again (clock skew between instances, writes in flight). */
 export const VECTOR_SKEW_MS = 5_000;
-/** Documents per cursor batch of the first load. */
+/** Documents per cursor batch of the first load, and per addition to the graph. */
 const LOAD_BATCH = 1_000;
 
 export interface VectorHit {
@@ -15,29 +15,25 @@ export interface VectorHit {
 }
 
 /**
- * The in-process copy of one vector space's vectors on MongoDB (README "Hybrid search"), one per
- * MongoDocumentDatabase: ids and vectors in one growable Float32Array (slot i at i × dims), each
- * slot's createdAt, and a map id → slot. A deleted memory frees its slot; the arrays are compacted
- * when half the slots are free. A re-embedded memory's vector is overwritten in its slot.
+ * The MongoDB adapter's vector index (decision record 0030): a VectorIndex (src/backends/vector,
+ * an HNSW graph) over one vector space's vectors, one per MongoDocumentDatabase, in memory (the
+ * documents' `vec` stay the source of truth; this process builds the graph from them at its first
+ * sync). The graph's labels are small integers given to ids here (`ids`, `labelOf`).
  *
  * The first sync of a space loads every memory with `vec_model: key`: the server's at connection
  * (MongoOptions.preloadVectors), elsewhere the first vector search's; a sync that arrives during
- * that load waits for it. Every search then reads
- * the count of vector writes (one document by _id, bumped by storeVector after each vector); when
- * it has moved, it reads the vectors stored since its previous refresh (`vec_at`, set by
- * storeVector, ≥ that refresh's start − VECTOR_SKEW_MS). So a search on an unchanged store costs
- * the server one point read, whatever its size (FerretDB scans a collection for the `vec_at` query). Deletes by this instance free the slot at once; a memory
- * deleted by another instance is freed when a search finds its document gone (mongo-vectors.ts).
+ * that load waits for it. Every search then reads the count of vector writes (one document by
+ * _id, bumped by storeVector after each vector); when it has moved, it reads the vectors stored
+ * since its previous refresh (`vec_at`, set by storeVector, ≥ that refresh's start −
+ * VECTOR_SKEW_MS). Deletes by this instance remove the label at once; a memory deleted by another
+ * instance is removed when a search finds its document gone (mongo-vectors.ts).
  */
 export class MongoVectorCache {
   private key: string | null = null;
-  private dims = 0;
-  private data = new Float32Array(0);
-  private ids: Array<string | null> = [];
-  private at = new Float64Array(0);
-  private slotOf = new Map<string, number>();
-  private used = 0;
-  private free = 0;
+  private index = new VectorIndex();
+  private ids: string[] = [];
+  private at: number[] = [];
+  private labelOf = new Map<string, number>();
   private watermark = 0;
   /** The vector-write count (META) at the last read: while it stays, there is nothing new to read. */
   private writes = -1;
@@ -47,13 +43,10 @@ export class MongoVectorCache {
   /** Forgets everything (another vector space, a cleared collection, a closed database). */
   reset(): void {
     this.key = null;
-    this.dims = 0;
-    this.data = new Float32Array(0);
+    this.index = new VectorIndex();
     this.ids = [];
-    this.at = new Float64Array(0);
-    this.slotOf.clear();
-    this.used = 0;
-    this.free = 0;
+    this.at = [];
+    this.labelOf.clear();
     this.watermark = 0;
     this.writes = -1;
     this.loading = null;
@@ -62,7 +55,7 @@ export class MongoVectorCache {
 
   /** Live vectors held. */
   get size(): number {
-    return this.slotOf.size;
+    return this.index.size;
   }
 
   /** Makes the copy current for `key`: the first load, else the vectors stored since the last refresh. */
@@ -84,7 +77,6 @@ export class MongoVectorCache {
     }
     await this.loading;
     if (this.epoch !== epoch) return;
-    // One read by _id per search; the vectors stored since (an indexed query) only when the count moved.
     const writes = await vectorWrites(m);
     if (writes === this.writes) return;
     await this.read(m, key, { vec_at: { $gte: this.watermark - VECTOR_SKEW_MS } });
@@ -95,117 +87,70 @@ export class MongoVectorCache {
     const epoch = this.epoch;
     const started = Date.now();
     const cursor = m.memories.collection.find({ vec_model: key, ...extra } as never, { projection: { _id: 1, vec: 1, createdAt: 1 }, batchSize: LOAD_BATCH });
+    let batch: Array<{ id: string; v: Float32Array; at: number }> = [];
+    const flush = () => {
+      if (this.epoch === epoch) this.putMany(batch);
+      batch = [];
+    };
     for await (const d of cursor as AsyncIterable<{ _id: string; vec: unknown; createdAt: Date }>) {
       if (this.epoch !== epoch) {
         await cursor.close();
         return;
       }
       const v = toVector(d.vec);
-      if (v) this.put(d._id, v, new Date(d.createdAt).getTime());
+      if (v) batch.push({ id: d._id, v, at: new Date(d.createdAt).getTime() });
+      if (batch.length >= LOAD_BATCH) flush();
     }
+    flush();
     if (this.epoch === epoch) this.watermark = Math.max(this.watermark, started);
   }
 
-  /** Adds or overwrites one memory's vector (one of another length than the space's is ignored). */
-  put(id: string, v: Float32Array, createdAt: number): void {
-    if (this.dims === 0) this.dims = v.length;
-    if (v.length !== this.dims) return;
-    let slot = this.slotOf.get(id);
-    if (slot === undefined) {
-      if (this.used * this.dims >= this.data.length) this.grow();
-      slot = this.used++;
-      this.slotOf.set(id, slot);
-      this.ids[slot] = id;
+  private label(id: string): number {
+    let l = this.labelOf.get(id);
+    if (l === undefined) {
+      l = this.ids.length;
+      this.ids.push(id);
+      this.at.push(0);
+      this.labelOf.set(id, l);
     }
-    this.data.set(v, slot * this.dims);
-    this.at[slot] = createdAt;
+    return l;
   }
 
-  /** Frees the slots of deleted memories. */
+  private putMany(batch: Array<{ id: string; v: Float32Array; at: number }>): void {
+    if (batch.length === 0) return;
+    const labels = batch.map((b) => this.label(b.id));
+    batch.forEach((b, i) => (this.at[labels[i]] = b.at));
+    this.index.addMany(labels, batch.map((b) => b.v), 0);
+  }
+
+  /** Adds or replaces one memory's vector (one of another length than the space's is ignored). */
+  put(id: string, v: Float32Array, createdAt: number): void {
+    this.putMany([{ id, v, at: createdAt }]);
+  }
+
+  /** Removes the vectors of deleted memories. */
   drop(ids: Iterable<string>): void {
     for (const id of ids) {
-      const slot = this.slotOf.get(id);
-      if (slot === undefined) continue;
-      this.slotOf.delete(id);
-      this.ids[slot] = null;
-      this.free++;
+      const l = this.labelOf.get(id);
+      if (l !== undefined) this.index.remove(l);
     }
-    if (this.free > 64 && this.free * 2 >= this.used) this.compact();
-  }
-
-  /** The score of one memory's vector against q (undefined when not held): as top() scores it (a float32). */
-  score(q: Float32Array, id: string): number | undefined {
-    const slot = this.slotOf.get(id);
-    return slot === undefined || q.length !== this.dims ? undefined : Math.fround(dotAt(q, this.data, slot * this.dims));
   }
 
   /**
-   * The best `k` by dot product with q (exact), best first, newest first on ties: over every held
-   * vector, or only over `only` (the ids a filter let through). The slots are scored four per
-   * pass over q (dotsAt), then kept or not one by one.
+   * The best `k` by dot product with q, best first, newest first on ties: from the graph, with
+   * `accept` (the ids a filter lets through, asked of the server for each batch of candidates).
    */
-  top(q: Float32Array, k: number, only?: Iterable<string>): VectorHit[] {
-    if (k <= 0 || q.length !== this.dims) return [];
-    let slots: Int32Array;
-    if (only) {
-      const held: number[] = [];
-      for (const id of only) {
-        const slot = this.slotOf.get(id);
-        if (slot !== undefined) held.push(slot);
-      }
-      slots = Int32Array.from(held);
-    } else {
-      slots = new Int32Array(this.used);
-      let n = 0;
-      for (let slot = 0; slot < this.used; slot++) if (this.ids[slot] !== null) slots[n++] = slot;
-      slots = slots.subarray(0, n);
-    }
-    const n = slots.length;
-    const scores = new Float32Array(n);
-    dotsAt(q, this.data, slots, n, scores);
-    const best: VectorHit[] = [];
-    for (let t = 0; t < n; t++) {
-      const slot = slots[t];
-      const s = scores[t];
-      const order = this.at[slot];
-      if (best.length === k) {
-        const worst = best[k - 1];
-        if (s < worst.score || (s === worst.score && order <= worst.order)) continue;
-        best.pop();
-      }
-      let i = best.length;
-      while (i > 0 && (best[i - 1].score < s || (best[i - 1].score === s && best[i - 1].order < order))) i--;
-      best.splice(i, 0, { id: this.ids[slot] as string, score: s, order });
-    }
-    return best;
-  }
-
-  private grow(): void {
-    const slots = Math.max(1024, this.used * 2);
-    const data = new Float32Array(slots * this.dims);
-    data.set(this.data.subarray(0, this.used * this.dims));
-    const at = new Float64Array(slots);
-    at.set(this.at.subarray(0, this.used));
-    this.data = data;
-    this.at = at;
-  }
-
-  private compact(): void {
-    let w = 0;
-    for (let r = 0; r < this.used; r++) {
-      const id = this.ids[r];
-      if (id === null) continue;
-      if (w !== r) {
-        this.data.copyWithin(w * this.dims, r * this.dims, (r + 1) * this.dims);
-        this.at[w] = this.at[r];
-        this.ids[w] = id;
-        this.slotOf.set(id, w);
-      }
-      w++;
-    }
-    this.ids.length = w;
-    this.used = w;
-    this.free = 0;
+  async top(q: Float32Array, k: number, accept?: (ids: string[]) => Promise<Set<string>>): Promise<VectorHit[]> {
+    const byLabel: Accept | undefined = accept
+      ? async (labels) => {
+          const ok = await accept(labels.map((l) => this.ids[l]));
+          return new Set(labels.filter((l) => ok.has(this.ids[l])));
+        }
+      : undefined;
+    const hits = await this.index.search(q, k, byLabel);
+    return hits
+      .map((h) => ({ id: this.ids[h.label], score: h.score, order: this.at[h.label] }))
+      .sort((a, b) => b.score - a.score || b.order - a.order);
   }
 }
 

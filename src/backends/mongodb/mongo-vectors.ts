@@ -5,6 +5,7 @@ import type { MongoModels } from './mongo-models';
 import type { MemoryRecord } from './mongo.schemas';
 import { hardRegexFilter } from './regex-search';
 import type { MongoVectorCache, VectorHit } from './mongo-vector-cache';
+import { dot } from '../vector/vector-index';
 
 /**
  * Vectors and the embedding queue on MongoDB, inside the memory documents (README "Hybrid
@@ -14,8 +15,8 @@ import type { MongoVectorCache, VectorHit } from './mongo-vector-cache';
  * and `emb_error`. Jobs are leased one document at a time with findOneAndUpdate, so instances
  * sharing the database never embed the same memory at once.
  *
- * Semantic ranking is an exact scan in the service over an in-process copy of the space's vectors
- * (mongo-vector-cache.ts), every memory, only the ids a filter lets through when there is one:
+ * Semantic ranking is the in-process vector index's (mongo-vector-cache.ts, an HNSW graph from
+ * src/backends/vector), filtered by asking the server which of its candidates a filter lets through:
  * `$vectorSearch` needs Atlas or MongoDB 8.2+ with mongot and a vector index this service does not
  * create, and FerretDB has none. storeVector sets `vec_at` (ms) so other instances' copies catch up.
  */
@@ -117,21 +118,49 @@ export async function progress(m: MongoModels, key: string | null): Promise<Embe
 /** Candidates asked of the copy beyond those needed: memories another instance deleted are dropped from a page. */
 const SPARE = 16;
 
+/** A filter matching at most this many memories is scored exactly from their documents (no graph walk). */
+const EXACT_FILTERED_MAX = 2_000;
+
 /**
- * The best `k` of the filtered memories' vectors of space `key` against `q`, best first: the whole
- * copy when there is no filter, else the ids the server lets through (their `_id` only).
+ * The best `k` of the filtered memories' vectors of space `key` against `q`, best first: from the
+ * vector index, the filter checked by the server for each batch of candidates; a filter matching
+ * few memories has them scored exactly from their documents instead.
  */
 async function scan(m: MongoModels, cache: MongoVectorCache, q: Float32Array, key: string, filter: FilterQuery<MemoryRecord>, k: number): Promise<VectorHit[]> {
-  const [, only] = await Promise.all([
+  if (Object.keys(filter).length === 0) {
+    await cache.sync(m, key);
+    return cache.top(q, k);
+  }
+  const [, few] = await Promise.all([
     cache.sync(m, key),
-    Object.keys(filter).length === 0
-      ? Promise.resolve(undefined)
-      : m.memories.collection
-          .find({ ...filter, vec_model: key } as never, { projection: { _id: 1 }, batchSize: 10_000 })
-          .toArray()
-          .then((ds) => (ds as unknown as Array<{ _id: string }>).map((d) => d._id)),
+    m.memories.collection
+      .find({ ...filter, vec_model: key } as never, { projection: { _id: 1, vec: 1, createdAt: 1 }, limit: EXACT_FILTERED_MAX + 1 })
+      .toArray() as unknown as Promise<Array<{ _id: string; vec: unknown; createdAt: Date }>>,
   ]);
-  return cache.top(q, k, only);
+  if (few.length <= EXACT_FILTERED_MAX) {
+    const hits: VectorHit[] = [];
+    for (const d of few) {
+      const v = toVector(d.vec);
+      if (v && v.length === q.length) hits.push({ id: d._id, score: dot(q, v), order: new Date(d.createdAt).getTime() });
+    }
+    return hits.sort((a, b) => b.score - a.score || b.order - a.order).slice(0, k);
+  }
+  return cache.top(q, k, async (ids) => {
+    const docs = (await m.memories.collection.find({ ...filter, _id: { $in: ids } } as never, { projection: { _id: 1 } }).toArray()) as unknown as Array<{ _id: string }>;
+    return new Set(docs.map((d) => d._id));
+  });
+}
+
+/** q · the stored vector of space `key` of each of `ids` (those that have one). */
+async function storedScores(m: MongoModels, q: Float32Array, key: string, ids: string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (ids.length === 0) return out;
+  const docs = (await m.memories.collection.find({ _id: { $in: ids }, vec_model: key } as never, { projection: { _id: 1, vec: 1 } }).toArray()) as unknown as Array<{ _id: string; vec: unknown }>;
+  for (const d of docs) {
+    const v = toVector(d.vec);
+    if (v && v.length === q.length) out.set(d._id, dot(q, v));
+  }
+  return out;
 }
 
 export async function similar(m: MongoModels, cache: MongoVectorCache, q: Float32Array, key: string, limit: number, filter: FilterQuery<MemoryRecord>) {
@@ -172,8 +201,11 @@ export async function vectorSearch(
     scan(m, cache, q, key, hard ? { $and: [filter, hard] } : filter, K + SPARE),
   ]);
   const candidates = new Map<string, FusionCandidate<string>>();
+  const inScan = new Set(scanned.slice(0, K).map((s) => s.id));
+  const cosines = await storedScores(m, q, key, keyword.rows.map((r) => r.id).filter((id) => !inScan.has(id)));
+  const scannedScore = new Map(scanned.map((s) => [s.id, s.score]));
   for (const r of keyword.rows) {
-    candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: cache.score(q, r.id), order: r.createdAt.getTime() });
+    candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: scannedScore.get(r.id) ?? cosines.get(r.id), order: r.createdAt.getTime() });
     meta.set(r.id, { project: r.project, agent: r.agent, at: r.createdAt.getTime() });
   }
   for (const s of scanned.slice(0, K)) {

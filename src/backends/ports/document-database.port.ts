@@ -1,5 +1,6 @@
 import type { IdempotencyRepository } from './idempotency.repository';
 import type { AuditRepository } from './audit.repository';
+import type { EmbeddingQueue } from './embedding-queue.port';
 import type { MemoryIndex } from './memory-index.port';
 import type { RateLimitRepository } from './rate-limit.repository';
 import type { SessionRepository } from './session.repository';
@@ -14,6 +15,8 @@ export abstract class DocumentDatabase {
   /** 'sqlite' | 'mongodb' */
   abstract readonly kind: string;
   abstract readonly memories: MemoryIndex;
+  /** Vectors and the embedding queue of the same memories (often the same adapter object as `memories`). */
+  abstract readonly embeddings: EmbeddingQueue;
   abstract readonly tokens: TokenRepository;
   abstract readonly sessions: SessionRepository;
   abstract readonly rateLimits: RateLimitRepository;

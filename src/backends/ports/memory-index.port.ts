@@ -1,7 +1,8 @@
-import type { CasResult, EmbeddingJob, EmbeddingProgress, ListQuery, MemoryDoc, MemoryPage, MemoryStats, SearchQuery, VersionEntry } from './memory.model';
+import type { CasResult, ListQuery, MemoryDoc, MemoryPage, MemoryStats, SearchQuery, VersionEntry } from './memory.model';
 
 /**
- * Metadata + full-text index of memories (embedded: SQLite FTS5; production: MongoDB).
+ * Metadata + full-text index of memories (embedded: SQLite FTS5; production: MongoDB): memories,
+ * their versions and keyword search. Vectors and the embedding queue are EmbeddingQueue's.
  * Adapters throw only our own errors (src/common/errors.ts): BackendUnavailableError for a
  * backend that is down, ConflictError for a duplicate id.
  */
@@ -84,25 +85,4 @@ export abstract class MemoryIndex {
   readonly failedWritesRolledBack: boolean = false;
   /** Which search implementation is active, for /api/status (e.g. "fts5", "$text", "regex fallback"). */
   abstract searchMode(): string;
-
-  // --- vectors and the durable embedding queue (README "Hybrid search") ---
-  // Every insert, and every change of title or content, queues the memory for embedding in the
-  // same write; deleting a memory removes its vector and its job. Workers of any number of
-  // instances take jobs under a lease, so a job is worked on by one of them at a time.
-
-  /**
-   * Makes `key` the current vector space: when it differs from the one recorded, every memory
-   * is queued again (vectors of the old space stay until replaced; searches use only vectors of
-   * the current space). Returns true when it queued everything.
-   */
-  abstract useVectorSpace(key: string): Promise<boolean>;
-  /** Takes up to `max` due jobs for `leaseMs` (not leased by another worker, due now). */
-  abstract claimEmbeddingJobs(owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]>;
-  /** Stores the vector; removes the job unless the memory changed since it was claimed. */
-  abstract storeVector(job: EmbeddingJob, key: string, vector: Float32Array): Promise<void>;
-  /** Gives the job back, due again at `retryAt`, with the error. */
-  abstract failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void>;
-  abstract embeddingProgress(key: string | null): Promise<EmbeddingProgress>;
-  /** Memories closest to `vector` (cosine), at most `limit`, of the current space. */
-  abstract similar(vector: Float32Array, key: string, limit: number, filter?: import('./memory.model').MemoryFilter): Promise<import('./memory.model').SimilarHit[]>;
 }

@@ -18,6 +18,10 @@ import { SqliteWriteIntentRepository } from './sqlite-write-intent.repository';
 export class SqliteDocumentDatabase extends DocumentDatabase {
   readonly kind = 'sqlite';
   memories!: SqliteMemoryIndex;
+  /** The embedding queue and vectors: the same adapter object as `memories` (EmbeddingQueue port). */
+  get embeddings(): SqliteMemoryIndex {
+    return this.memories;
+  }
   tokens!: SqliteTokenRepository;
   sessions!: SqliteSessionRepository;
   rateLimits!: SqliteRateLimitRepository;

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { EmbeddingQueue } from '../ports/embedding-queue.port';
 import { MemoryIndex } from '../ports/memory-index.port';
 import { CasResult, EmbeddingJob, EmbeddingProgress, ListQuery, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryFilter, MemoryPage, MemoryStats, SearchQuery, SimilarHit, VersionEntry } from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
@@ -8,8 +9,10 @@ import { createMemorySchema, resetMemorySchema } from './sqlite-memory-schema';
 import { DbRow, Params, previewOf, ROW_COLUMNS, StatementCache, toRow } from './sqlite-memory-rows';
 import { DEFAULT_EXACT_RANKING_BUDGET, DEFAULT_TERM_WINDOW, rankedFullTextSearch, RankingOptions } from './sqlite-ranking';
 import { SqliteMemoryVersions } from './sqlite-memory-versions';
-import { SharedVectors, VectorCache } from './sqlite-vector-cache';
-import { claimJobs, failJob, progress, similarTo, storeJobVector, useVectorSpace, vectorSearch } from './sqlite-vectors';
+import { FUSION_CANDIDATES } from '../../../libs/search-query';
+import type { VectorHit } from '../vector/vector-index';
+import { EXACT_FILTERED_MAX, SqliteVectorIndex } from './sqlite-vector-index';
+import { claimJobs, failJob, progress, similarRows, storeJobVector, useVectorSpace, vectorFilter, vectorSearch } from './sqlite-vectors';
 
 export { PREVIEW_CHARS, previewOf } from './sqlite-memory-rows';
 export { DEFAULT_EXACT_RANKING_BUDGET, DEFAULT_TERM_WINDOW } from './sqlite-ranking';
@@ -41,11 +44,10 @@ export interface SqliteMemoryIndexOptions {
 
 /**
  * Runs searches elsewhere (SqliteSearchPool); null when it cannot take one now (then the index
- * searches itself). `vectors`: this process's one copy of the vectors, shared with the worker.
+ * searches itself). `semantic`: a vector search's hits from the vector index (main thread).
  */
 export interface SearchDelegate {
-  search(query: SearchQuery, vectors?: SharedVectors | null): Promise<MemoryPage> | null;
-  similar(request: SimilarRequest, vectors: SharedVectors): Promise<SimilarHit[]> | null;
+  search(query: SearchQuery, semantic?: VectorHit[] | null): Promise<MemoryPage> | null;
 }
 
 /** A create waiting for the next group commit (SqliteMemoryIndex.insert). */
@@ -53,14 +55,6 @@ interface PendingInsert {
   doc: MemoryDoc;
   resolve: () => void;
   reject: (e: unknown) => void;
-}
-
-/** The memories closest to a vector (duplicate hints on create). */
-export interface SimilarRequest {
-  vector: Float32Array;
-  key: string;
-  limit: number;
-  filter?: MemoryFilter;
 }
 
 const MMAP_BYTES = 1024 * 1024 * 1024;
@@ -73,7 +67,7 @@ const DEFAULT_MAINTENANCE_IDLE_MS = 1000;
  * upgrades are in sqlite-memory-schema.ts, full-text segment merging in sqlite-fts-maintenance.ts,
  * list pages in sqlite-list-planner.ts and search ranking in sqlite-ranking.ts.
  */
-export class SqliteMemoryIndex extends MemoryIndex {
+export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   /** Every write is one in-process transaction: a write that threw rolled back. */
   override readonly failedWritesRolledBack = true;
   private readonly statements: StatementCache;
@@ -81,8 +75,8 @@ export class SqliteMemoryIndex extends MemoryIndex {
   private readonly ranking: RankingOptions;
   private readonly maintenance: FtsMaintenance;
   private searchDelegate: SearchDelegate | null = null;
-  /** The process's vectors (sqlite-vector-cache.ts): read from the table here on the main connection, shared with the search workers. */
-  private readonly vectors = new VectorCache();
+  /** The process's vector index (sqlite-vector-index.ts), on the main thread; none on a search worker's connection. */
+  private readonly vectors: SqliteVectorIndex;
   /** Creates waiting for the next group commit (see insert). */
   private pendingInserts: PendingInsert[] = [];
   /** One create in its own transaction, or in a savepoint when called inside one. */
@@ -106,6 +100,8 @@ export class SqliteMemoryIndex extends MemoryIndex {
     const idleMs = opts.maintenanceIdleMs === undefined ? (opts.schema === false ? null : DEFAULT_MAINTENANCE_IDLE_MS) : opts.maintenanceIdleMs;
     this.maintenance = new FtsMaintenance(this.db, this.stmt, idleMs);
     this.insertOne = this.db.transaction((doc: MemoryDoc) => this.writeNew(doc));
+    const file = opts.schema !== false && db.name && db.name !== ':memory:' && !db.memory ? `${db.name}.vectors` : null;
+    this.vectors = new SqliteVectorIndex(file);
     // An index left fragmented (by a bulk import, or writes before a restart) is tidied too.
     this.maintenance.schedule();
   }
@@ -124,7 +120,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
   stopMaintenance(): void {
     this.flushInserts();
     this.maintenance.stop();
-    this.vectors.close();
+    this.guard(() => this.vectors.close(this.stmt));
   }
 
   /** Searches go to `delegate` (worker threads with their own connections) while it takes them. */
@@ -328,18 +324,23 @@ export class SqliteMemoryIndex extends MemoryIndex {
 
   /** Search (CONTRACT §3); the ranking is described in sqlite-ranking.ts. */
   override async search(query: SearchQuery): Promise<MemoryPage> {
-    if (!this.searchDelegate) return this.searchNow(query);
-    const vectors = isVectorSearch(query) ? this.sharedVectors(query.vectorKey as string) : null;
-    return this.searchDelegate.search(query, vectors) ?? this.searchNow(query);
+    const semantic = isVectorSearch(query) ? await this.semanticHits(query) : null;
+    if (!this.searchDelegate) return this.searchNow(query, semantic);
+    return this.searchDelegate.search(query, semantic) ?? this.searchNow(query, semantic);
   }
 
-  /** The view a search worker searches: this thread's copy of space `key`, brought up to date first (one copy per process). */
-  private sharedVectors(key: string): SharedVectors | null {
-    this.guard(() => this.vectors.refresh(this.stmt, key));
-    return this.vectors.share();
+  /** A vector search's candidates from the vector index, every filter, phrase and exclusion of the query applied. */
+  private async semanticHits(query: SearchQuery): Promise<VectorHit[]> {
+    try {
+      this.vectors.refresh(this.stmt, query.vectorKey as string);
+      const f = vectorFilter(this.stmt, query.filter, query.text, EXACT_FILTERED_MAX);
+      return await this.vectors.top(this.stmt, query.vector as Float32Array, Math.max(FUSION_CANDIDATES, query.offset + query.limit), f?.accept, f?.allowed);
+    } catch (e) {
+      throw this.translate(e);
+    }
   }
 
-  /** Loads the vectors of the current space now (a serving process, at start: not on its first search). */
+  /** Loads or rebuilds the vector index of the current space now (a serving process, at start: not on its first search). */
   preloadVectors(): void {
     this.guard(() => {
       const key = this.stmt("SELECT value FROM embedding_meta WHERE key = 'vector_space'").pluck().get() as string | undefined;
@@ -347,54 +348,50 @@ export class SqliteMemoryIndex extends MemoryIndex {
     });
   }
 
-  /** A search worker: vector searches use the main thread's vectors (sent with each search). */
-  attachVectors(vectors: SharedVectors): void {
-    this.vectors.attach(vectors);
+  /** Resolves once the vector index holds every stored vector (bench, tests). */
+  whenVectorsReady(): Promise<void> {
+    return this.vectors.whenReady();
   }
 
-  /** The search itself, synchronously on this index's connection (what a search worker runs). */
-  searchNow(query: SearchQuery): MemoryPage {
+  /** The search itself, synchronously on this index's connection (what a search worker runs); `semantic` for a vector search. */
+  searchNow(query: SearchQuery, semantic: VectorHit[] | null = null): MemoryPage {
     return this.guard(() =>
-      isVectorSearch(query) ? vectorSearch(this.stmt, this.vectors, this.ranking, query) : rankedFullTextSearch(this.stmt, this.ranking, query),
+      isVectorSearch(query) ? vectorSearch(this.stmt, this.ranking, query, semantic ?? []) : rankedFullTextSearch(this.stmt, this.ranking, query),
     );
   }
 
   // --- vectors and the embedding queue (sqlite-vectors.ts) ---
 
-  override async useVectorSpace(key: string): Promise<boolean> {
+  async useVectorSpace(key: string): Promise<boolean> {
     return this.guard(() => useVectorSpace(this.db, this.stmt, key));
   }
 
-  override async claimEmbeddingJobs(owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]> {
+  async claimEmbeddingJobs(owner: string, max: number, leaseMs: number): Promise<EmbeddingJob[]> {
     return this.guard(() => claimJobs(this.db, this.stmt, owner, max, leaseMs));
   }
 
-  override async storeVector(job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
+  async storeVector(job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
     this.guard(() => storeJobVector(this.db, this.stmt, job, key, vector));
   }
 
-  override async failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
+  async failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
     this.guard(() => failJob(this.stmt, job, error, retryAt));
   }
 
-  override async embeddingProgress(key: string | null): Promise<EmbeddingProgress> {
+  async embeddingProgress(key: string | null): Promise<EmbeddingProgress> {
     return this.guard(() => progress(this.stmt, key));
   }
 
-  /** Duplicate hints: on a search worker like a vector search (off the thread that serves HTTP and writes). */
-  override async similar(vector: Float32Array, key: string, limit: number, filter?: MemoryFilter): Promise<SimilarHit[]> {
-    const request: SimilarRequest = { vector, key, limit, filter };
-    if (this.searchDelegate) {
-      const vectors = this.sharedVectors(key);
-      const hits = vectors ? this.searchDelegate.similar(request, vectors) : null;
-      if (hits) return hits;
+  /** Duplicate hints: the vector index's closest memories (filtered like a search). */
+  async similar(vector: Float32Array, key: string, limit: number, filter?: MemoryFilter): Promise<SimilarHit[]> {
+    try {
+      this.vectors.refresh(this.stmt, key);
+      const f = vectorFilter(this.stmt, filter, undefined, EXACT_FILTERED_MAX);
+      const top = await this.vectors.top(this.stmt, vector, limit, f?.accept, f?.allowed);
+      return similarRows(this.stmt, top);
+    } catch (e) {
+      throw this.translate(e);
     }
-    return this.similarNow(request);
-  }
-
-  /** The hints themselves, synchronously on this index's connection (what a search worker runs). */
-  similarNow(r: SimilarRequest): SimilarHit[] {
-    return this.guard(() => similarTo(this.stmt, this.vectors, r.vector, r.key, r.limit, r.filter));
   }
 
   override async stats(): Promise<MemoryStats> {
@@ -425,6 +422,7 @@ export class SqliteMemoryIndex extends MemoryIndex {
     this.guard(() => {
       this.statements.clear();
       resetMemorySchema(this.db);
+      this.vectors.reset();
     });
   }
 

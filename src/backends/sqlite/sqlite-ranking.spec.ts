@@ -1,5 +1,4 @@
 import { TermWindow, windowScores } from './sqlite-ranking';
-import { rng } from './sqlite-vector-ivf';
 
 /** What rankedSearch did before windowScores: a map of sums term by term, the required terms' intersection, one full sort. */
 function byMapAndSort(hits: TermWindow[]): Array<{ seq: number; score: number }> {
@@ -77,3 +76,15 @@ describe('windowScores (the windowed ranking of a keyword search)', () => {
     ]);
   });
 });
+
+/** A seeded generator (mulberry32): the same memories on every run. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

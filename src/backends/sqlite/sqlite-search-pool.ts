@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type { Worker } from 'node:worker_threads';
 import { AppError, BackendName, BackendUnavailableError } from '../../common/errors';
-import type { MemoryPage, SearchQuery, SimilarHit } from '../ports/memory.model';
-import type { SearchDelegate, SimilarRequest, SqliteMemoryIndexOptions } from './sqlite-memory-index';
-import type { SharedVectors } from './sqlite-vector-cache';
+import type { MemoryPage, SearchQuery } from '../ports/memory.model';
+import type { VectorHit } from '../vector/vector-index';
+import type { SearchDelegate, SqliteMemoryIndexOptions } from './sqlite-memory-index';
 import { startWorker, stopWorker } from '../../common/worker-script';
 
 /** What a search worker is started with (sqlite-search-worker.ts). */
@@ -44,8 +44,11 @@ interface Pending {
   reject: (e: Error) => void;
 }
 
-/** What a worker is asked: a search, or the duplicate hints of a new memory (with the shared vectors when vectors are involved). */
-export type WorkerRequest = ({ query: SearchQuery } | { similar: SimilarRequest }) & { vectors?: SharedVectors };
+/** What a worker is asked: a search (a vector search with its hits from the main thread's vector index). */
+export interface WorkerRequest {
+  query: SearchQuery;
+  semantic?: VectorHit[];
+}
 
 interface Slot {
   worker: Worker;
@@ -120,12 +123,8 @@ export class SqliteSearchPool implements SearchDelegate {
     return this.slots.size;
   }
 
-  search(query: SearchQuery, vectors: SharedVectors | null = null): Promise<MemoryPage> | null {
-    return this.send<MemoryPage>(vectors ? { query, vectors } : { query });
-  }
-
-  similar(request: SimilarRequest, vectors: SharedVectors): Promise<SimilarHit[]> | null {
-    return this.send<SimilarHit[]>({ similar: request, vectors });
+  search(query: SearchQuery, semantic: VectorHit[] | null = null): Promise<MemoryPage> | null {
+    return this.send<MemoryPage>(semantic ? { query, semantic } : { query });
   }
 
   private send<T>(request: WorkerRequest): Promise<T> | null {
@@ -149,7 +148,6 @@ export class SqliteSearchPool implements SearchDelegate {
       // An idle worker does not keep the process alive; one with a request in flight does.
       if (best.pending.size === 0) best.worker.ref();
       best.pending.set(id, { resolve, reject });
-      // SharedArrayBuffers are shared, not copied: the worker searches the main thread's vectors.
       best.worker.postMessage({ id, ...request });
     }
   }

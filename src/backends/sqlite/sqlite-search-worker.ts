@@ -1,15 +1,14 @@
 /**
  * A search worker thread (see SqliteSearchPool): its own connection to the SQLite file, used for
- * searches only. Messages in: `{ id, query }` or `{ id, similar }` (a new memory's duplicate
- * hints), answered `{ id, result }` or `{ id, error }`, and `{ close: true }`; a vector search
- * carries the main thread's shared vectors (`vectors`).
+ * searches only. Messages in: `{ id, query }`, answered `{ id, result }` or `{ id, error }`, and
+ * `{ close: true }`; a vector search carries its hits from the main thread's vector index (`semantic`).
  * Posts `{ ready: true }` once the file is open, or `{ failed }` when it cannot be.
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { SearchQuery } from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
-import { SimilarRequest, SqliteMemoryIndex } from './sqlite-memory-index';
+import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { SearchWorkerData, serializeError, WorkerRequest } from './sqlite-search-pool';
 
 function main(): void {
@@ -31,8 +30,7 @@ function main(): void {
   }
   // One read transaction per search: every statement of it reads the same snapshot, as it does on
   // the main thread (where a search is one synchronous call between writes).
-  const search = db.transaction((query: SearchQuery) => index.searchNow(query));
-  const similar = db.transaction((r: SimilarRequest) => index.similarNow(r));
+  const search = db.transaction((r: WorkerRequest) => index.searchNow(r.query, r.semantic ?? null));
   port.on('message', (msg: ({ id: number } & WorkerRequest) | { close: true }) => {
     if ('close' in msg) {
       if (db.open) db.close();
@@ -40,8 +38,7 @@ function main(): void {
       return;
     }
     try {
-      if (msg.vectors) index.attachVectors(msg.vectors);
-      port.postMessage({ id: msg.id, result: 'query' in msg ? search(msg.query) : similar(msg.similar) });
+      port.postMessage({ id: msg.id, result: search(msg) });
     } catch (e) {
       // Translated here, as on the main thread (BEGIN itself can fail outside the index's guard).
       port.postMessage({ id: msg.id, error: serializeError(translateSqliteError(e)) });

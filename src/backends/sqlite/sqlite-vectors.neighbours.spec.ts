@@ -3,7 +3,7 @@ import { FusionCandidate, SESSION_GAP_MS } from '../../../libs/search-query';
 import { EmbeddingJob, MemoryDoc } from '../ports/memory.model';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
-import { VectorCache } from './sqlite-vector-cache';
+import { linkNeighbours } from './sqlite-vectors';
 
 /**
  * Session neighbours of hybrid candidates (fusion.ts) come from each vector's `prev` (the memory
@@ -101,10 +101,8 @@ describe('hybrid session neighbours', () => {
   }
 
   function linked(keys: Set<number>): Map<number, number[]> {
-    const cache = new VectorCache({ train: 'off' });
-    cache.refresh(stmt, KEY);
     const candidates = new Map<number, FusionCandidate<number>>([...keys].map((k) => [k, { key: k, order: k }]));
-    cache.linkNeighbours(candidates);
+    linkNeighbours(stmt, candidates);
     return new Map([...candidates.values()].filter((c) => c.neighbours).map((c) => [c.key, [...(c.neighbours ?? [])].sort((x, y) => x - y)]));
   }
 

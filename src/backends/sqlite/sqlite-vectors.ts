@@ -1,38 +1,55 @@
 import type Database from 'better-sqlite3';
 import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
+import { Accept, dot, VectorHit, vectorOf } from '../vector/vector-index';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
 import { filterSql, hasFilter } from './sqlite-list-planner';
 import { NEXT_SEQ, PREVIOUS_SEQ, REQUEUE } from './sqlite-memory-schema';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
 import { rankedFullTextSeqs, RankingOptions } from './sqlite-ranking';
-import type { VectorCache } from './sqlite-vector-cache';
-
-export { VectorCache } from './sqlite-vector-cache';
 
 export function toBlob(v: Float32Array): Buffer {
   return Buffer.from(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
 }
 
-/** Memories allowed by the hard parts of a query (phrases required, exclusions out), as FTS sets; null = no constraint. */
-function hardConstraints(stmt: Stmt, parsed: ParsedSearch): { only: Set<number> | null; except: Set<number> | null } {
+/**
+ * The filter of a vector search as a predicate over candidate seqs (VectorIndex's Accept): the
+ * list filters, the query's required phrases and its exclusions; null when nothing constrains it.
+ * `allowed` lists the filter's memories when they are few (≤ max; scored exactly instead).
+ */
+export function vectorFilter(stmt: Stmt, filter: MemoryFilter | undefined, text: string | undefined, max: number): { accept: Accept; allowed: () => number[] | null } | null {
+  const parsed = parseSearchQuery(text ?? '');
   const { terms, exclusion } = toFts5Terms(parsed);
-  const phrases = terms.filter((t) => t.required);
-  const rowids = (match: string) => new Set(stmt('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?').pluck().all(match) as number[]);
-  return {
-    only: phrases.length > 0 ? rowids(phrases.map((t) => t.expr).join(' AND ')) : null,
-    except: exclusion ? rowids(exclusion) : null,
+  const phrases = terms.filter((t) => t.required).map((t) => t.expr);
+  const filtered = filter !== undefined && hasFilter(filter);
+  if (!filtered && phrases.length === 0 && !exclusion) return null;
+  const { where, params } = filtered ? filterSql(filter) : { where: [] as string[], params: {} };
+  if (phrases.length > 0) {
+    where.push('m.seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH @v_only)');
+    params.v_only = phrases.join(' AND ');
+  }
+  if (exclusion) {
+    where.push('m.seq NOT IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH @v_except)');
+    params.v_except = exclusion;
+  }
+  const cond = where.join(' AND ');
+  const accept: Accept = (labels) =>
+    new Set(stmt(`SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(@v_labels)) AND ${cond}`).pluck().all({ ...params, v_labels: JSON.stringify(labels) }) as number[]);
+  const allowed = () => {
+    const seqs = stmt(`SELECT m.seq FROM memories m WHERE ${cond} LIMIT @v_max`).pluck().all({ ...params, v_max: max + 1 }) as number[];
+    return seqs.length > max ? null : seqs;
   };
+  return { accept, allowed };
 }
 
 /**
  * Semantic or hybrid search (README "Hybrid search"): the full-text list's best
- * FUSION_CANDIDATES and the vector list's best FUSION_CANDIDATES (every list filter applied to
- * both; phrases and exclusions too), fused by libs/search-query/fusion.ts.
+ * FUSION_CANDIDATES and `semantic`, the vector index's best (every list filter, phrase and
+ * exclusion already applied: sqlite-memory-index.ts asks it on the main thread), fused by
+ * libs/search-query/fusion.ts. A keyword hit's cosine and the session links come from the table.
  */
-export function vectorSearch(stmt: Stmt, cache: VectorCache, ranking: RankingOptions, query: SearchQuery): MemoryPage {
+export function vectorSearch(stmt: Stmt, ranking: RankingOptions, query: SearchQuery, semantic: VectorHit[]): MemoryPage {
   const mode = query.mode === 'semantic' ? 'semantic' : 'hybrid';
   const q = query.vector as Float32Array;
-  cache.refresh(stmt, query.vectorKey as string);
   const parsed = parseSearchQuery(query.text);
   const K = Math.max(FUSION_CANDIDATES, query.offset + query.limit);
 
@@ -42,34 +59,53 @@ export function vectorSearch(stmt: Stmt, cache: VectorCache, ranking: RankingOpt
     for (const r of rankedFullTextSeqs(stmt, ranking, { ...query, limit: K, offset: 0 })) keyword.set(r.seq, r.score);
   }
 
-  // Vector list: the filter's memories (or all), minus what the hard parts of the query rule out.
-  const hard = hardConstraints(stmt, parsed);
-  let only: Iterable<number> | null = hard.only;
-  if (hasFilter(query.filter)) {
-    const allowed = filteredSeqs(stmt, query.filter);
-    only = hard.only ? allowed.filter((s) => hard.only?.has(s)) : allowed;
-  }
-  const semantic = cache.top(q, K, only, hard.except);
-
   // Every candidate's cosine: the vector list's own, computed for the keyword list's others.
   const candidates = new Map<number, FusionCandidate<number>>();
-  for (const s of semantic) candidates.set(s.seq, { key: s.seq, cosine: s.score, semanticHit: true, order: s.seq });
-  const cosines = cache.cosines([...keyword.keys()].filter((seq) => !candidates.has(seq)), q);
+  for (const s of semantic.slice(0, K)) candidates.set(s.label, { key: s.label, cosine: s.score, semanticHit: true, order: s.label });
+  const cosines = storedCosines(stmt, q, query.vectorKey as string, [...keyword.keys()].filter((seq) => !candidates.has(seq)));
   for (const [seq, score] of keyword) {
     const c = candidates.get(seq);
     if (c) c.keyword = score;
     else candidates.set(seq, { key: seq, keyword: score, cosine: cosines.get(seq), order: seq });
   }
-  if (mode === 'hybrid') cache.linkNeighbours(candidates);
+  if (mode === 'hybrid') linkNeighbours(stmt, candidates);
   const fused = fuse([...candidates.values()], mode);
   const pageOf = fused.slice(query.offset, query.offset + query.limit);
   const rows = pageRows(stmt, pageOf, parsed);
   return { rows, total: fused.length };
 }
 
-function filteredSeqs(stmt: Stmt, filter: MemoryFilter): number[] {
-  const { where, params } = filterSql(filter);
-  return stmt(`SELECT m.seq FROM memories m WHERE ${where.join(' AND ')}`).pluck().all(params) as number[];
+/** q · the stored vector of each of `seqs` in space `key`. */
+function storedCosines(stmt: Stmt, q: Float32Array, key: string, seqs: number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  if (seqs.length === 0) return out;
+  const rows = stmt('SELECT seq, vec FROM memory_vectors WHERE model = ? AND seq IN (SELECT value FROM json_each(?))').all(key, JSON.stringify(seqs)) as Array<{ seq: number; vec: Buffer }>;
+  for (const r of rows) {
+    const v = vectorOf(r.vec);
+    if (v && v.length === q.length) out.set(r.seq, dot(q, v));
+  }
+  return out;
+}
+
+/**
+ * Links the candidates that are session neighbours (libs/search-query/fusion.ts): each candidate
+ * with a vector and the memory just before it in its session (its vector's prev), when that one is
+ * a candidate too, each in the other's `neighbours`.
+ */
+export function linkNeighbours(stmt: Stmt, candidates: Map<number, { neighbours?: number[] }>): void {
+  if (candidates.size === 0) return;
+  const rows = stmt('SELECT seq, prev FROM memory_vectors WHERE prev IS NOT NULL AND seq IN (SELECT value FROM json_each(?))').all(JSON.stringify([...candidates.keys()])) as Array<{
+    seq: number;
+    prev: number;
+  }>;
+  const prevOf = new Map(rows.map((r) => [r.seq, r.prev]));
+  for (const [seq, c] of candidates) {
+    const prev = prevOf.get(seq);
+    const before = prev === undefined ? undefined : candidates.get(prev);
+    if (prev === undefined || !before) continue;
+    (c.neighbours ??= []).push(prev);
+    (before.neighbours ??= []).push(seq);
+  }
 }
 
 function pageRows(stmt: Stmt, page: Array<{ key: number; score: number; matched: Array<'keyword' | 'semantic'> }>, parsed: ParsedSearch): MemoryRow[] {
@@ -90,16 +126,13 @@ function pageRows(stmt: Stmt, page: Array<{ key: number; score: number; matched:
   return rows;
 }
 
-/** The memories closest to `q` (duplicate hints). */
-export function similarTo(stmt: Stmt, cache: VectorCache, q: Float32Array, key: string, limit: number, filter?: MemoryFilter): SimilarHit[] {
-  cache.refresh(stmt, key);
-  const only = filter && hasFilter(filter) ? filteredSeqs(stmt, filter) : null;
-  const top = cache.top(q, limit, only, null);
+/** The memories of `top` with their titles (duplicate hints), in its order. */
+export function similarRows(stmt: Stmt, top: VectorHit[]): SimilarHit[] {
   if (top.length === 0) return [];
-  const rows = stmt('SELECT seq, id, title FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify(top.map((t) => t.seq))) as Array<{ seq: number; id: string; title: string | null }>;
+  const rows = stmt('SELECT seq, id, title FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify(top.map((t) => t.label))) as Array<{ seq: number; id: string; title: string | null }>;
   const bySeq = new Map(rows.map((r) => [r.seq, r]));
   return top.flatMap((t) => {
-    const r = bySeq.get(t.seq);
+    const r = bySeq.get(t.label);
     return r ? [{ id: r.id, title: r.title, score: Number(t.score.toPrecision(4)) }] : [];
   });
 }
