@@ -188,7 +188,7 @@ export class MemoriesService {
     if (!isMemoryId(id)) throw new MemoryNotFoundError();
     const res = await this.index.remove(id, opts.ifMatch);
     if (res.status === 'missing') throw new MemoryNotFoundError();
-    if (res.status === 'conflict') throw new PreconditionFailedError(`Memory ${id} is at version ${res.current}, not ${opts.ifMatch}`, res.current);
+    if (res.status === 'conflict') throw new PreconditionFailedError(`Memory ${id} is at version ${res.current}, not ${opts.ifMatch || 'a weak ETag (If-Match compares strongly)'}`, res.current);
     for (const key of res.released) await this.deleteKey(id, key);
   }
 
@@ -451,7 +451,7 @@ export class MemoriesService {
 
   /** 412 unless the If-Match version (when given) is the current one. */
   private checkIfMatch(current: number, ifMatch: number | undefined): void {
-    if (ifMatch !== undefined && ifMatch !== current) throw new PreconditionFailedError(`The memory is at version ${current}, not ${ifMatch}`, current);
+    if (ifMatch !== undefined && ifMatch !== current) throw new PreconditionFailedError(`The memory is at version ${current}, not ${ifMatch || 'a weak ETag (If-Match compares strongly)'}`, current);
   }
 
   private historyKeep(): number {

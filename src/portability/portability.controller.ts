@@ -85,7 +85,7 @@ export class PortabilityController {
   @RequireScopes('memory:write')
   @ApiOperation({ summary: 'Import memories from a zip, markdown or JSONL (raw request body)' })
   @ApiConsumes(...UPLOAD_TYPES)
-  @ApiBody({ schema: { type: 'string', format: 'binary' } })
+  @ApiBody({ required: true, description: 'The file itself (not empty)', schema: { type: 'string', format: 'binary', minLength: 1 } })
   @ApiProduces('application/json', 'application/x-ndjson')
   @ApiOkResponse({ type: ImportReportDto, description: 'The report (progress=true: NDJSON lines `{"type":"item",…}` then `{"type":"report",…}`)' })
   async import(@Query() q: ImportQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
