@@ -50,7 +50,7 @@ export interface ImportLimits {
   maxItems: number;
   /** MEMSTORE_IMPORT_MAX_UNPACKED_BYTES: the entries of a zip, unpacked, together (default 2 GiB). */
   maxUnpackedBytes: number;
-  /** MEMSTORE_IMPORT_MAX_RATIO: unpacked/packed size of a zip entry larger than 1 MiB (default 100). */
+  /** MEMSTORE_IMPORT_MAX_RATIO: unpacked/packed size of a zip entry larger than 1 MiB and the content limit + 64 KiB (default 100). */
   maxRatio: number;
   /** MEMSTORE_IMPORT_MAX_SECONDS: an HTTP import still running after this long is stopped (default 3600). */
   maxSeconds: number;

@@ -15,7 +15,11 @@ export const PACE_ITEMS = 256;
 /** … or this much time on the thread, whichever comes first. */
 const PACE_SLICE_MS = 10;
 
-/** A zip entry's ratio is only looked at above this unpacked size (small files of repeated text compress well and cost nothing). */
+/**
+ * A zip entry's ratio is only looked at above this unpacked size (small files of repeated text
+ * compress well and cost nothing); the import service raises it to the largest markdown file it
+ * reads (a memory at the content limit, however repetitive, is read once and bounded anyway).
+ */
 export const RATIO_FLOOR_BYTES = 1024 * 1024;
 
 /** An import refused or stopped by one of its bounds: 413 (it is too large to import here). */
@@ -88,11 +92,11 @@ export class ItemBudget {
 }
 
 /** The unpacked-size and ratio checks of one zip entry (from the central directory; yauzl checks the real sizes against it). */
-export function checkZipEntry(limits: ImportLimits, name: string, packed: number, unpacked: number, total: number): void {
+export function checkZipEntry(limits: ImportLimits, name: string, packed: number, unpacked: number, total: number, floor = RATIO_FLOOR_BYTES): void {
   if (total > limits.maxUnpackedBytes) {
     throw new ImportTooLargeError(`The archive unpacks to more than ${limits.maxUnpackedBytes} bytes (MEMSTORE_IMPORT_MAX_UNPACKED_BYTES): nothing was imported`);
   }
-  if (unpacked > RATIO_FLOOR_BYTES && unpacked > limits.maxRatio * Math.max(packed, 1)) {
+  if (unpacked > Math.max(floor, RATIO_FLOOR_BYTES) && unpacked > limits.maxRatio * Math.max(packed, 1)) {
     throw new ImportTooLargeError(
       `${JSON.stringify(name)} unpacks to ${unpacked} bytes from ${packed} (more than ${limits.maxRatio} times; MEMSTORE_IMPORT_MAX_RATIO): the archive looks like a zip bomb and nothing was imported`,
     );

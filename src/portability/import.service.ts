@@ -174,8 +174,11 @@ export class ImportService implements OnModuleInit {
       const jsonl: yauzl.Entry[] = [];
       for await (const entry of walk(zip)) {
         budget.add();
-        total += entry.uncompressedSize;
-        checkZipEntry(limits, entry.fileName, entry.compressedSize, entry.uncompressedSize, total);
+        // Only what the import unpacks counts (markdown, JSONL, the checksum list); other files are skipped unread.
+        if (/\.(md|markdown|jsonl|ndjson)$/i.test(entry.fileName) || entry.fileName === CHECKSUMS_FILE) {
+          total += entry.uncompressedSize;
+          checkZipEntry(limits, entry.fileName, entry.compressedSize, entry.uncompressedSize, total, this.cfg.limits.contentMaxBytes + FILE_SLACK);
+        }
         if (/\.jsonl$|\.ndjson$/i.test(entry.fileName)) jsonl.push(entry);
         await pacer.step();
       }
