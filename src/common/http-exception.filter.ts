@@ -75,7 +75,7 @@ export function sendError(err: unknown, req: Request, res: Response, logger?: Lo
   const requestId = (req as Request & { id?: string }).id;
   const { status, body, headers } = toErrorResponse(err, requestId);
   if (status >= 500 && status !== 503) {
-    (logger ?? new Logger('Exceptions')).error(`${req.method} ${req.originalUrl} -> ${status} [${requestId}]`, (err as Error)?.stack);
+    (logger ?? new Logger('Exceptions')).error(`${req.method} ${req.originalUrl.split('?')[0]} -> ${status} [${requestId}]`, (err as Error)?.stack);
   }
   if (res.headersSent) {
     res.end();

@@ -39,6 +39,28 @@ export interface MemoryLimits {
  * Everything the process reads from its environment, validated once at boot.
  * Nothing else in the code base reads process.env.
  */
+/**
+ * Bounds of one import (POST /api/import and `memstore import`; issue 46, decision 0070). An
+ * upload over a bound is refused before anything is written (items, unpacked bytes, ratio), or
+ * stopped between two items (time, the client leaving).
+ */
+export interface ImportLimits {
+  /** MEMSTORE_IMPORT_TMP_DIR: where uploads are kept while imported (emptied of a crashed run's files at start). Default <os tmpdir>/memstore-import. */
+  tmpDir: string;
+  /** MEMSTORE_IMPORT_MAX_ITEMS: files in an archive plus lines of JSONL one import looks at (default 1,000,000). */
+  maxItems: number;
+  /** MEMSTORE_IMPORT_MAX_UNPACKED_BYTES: the entries of a zip, unpacked, together (default 2 GiB). */
+  maxUnpackedBytes: number;
+  /** MEMSTORE_IMPORT_MAX_RATIO: unpacked/packed size of a zip entry larger than 1 MiB and the content limit + 64 KiB (default 100). */
+  maxRatio: number;
+  /** MEMSTORE_IMPORT_MAX_SECONDS: an HTTP import still running after this long is stopped (default 3600). */
+  maxSeconds: number;
+  /** MEMSTORE_IMPORT_CONCURRENT_PER_TOKEN: imports one token (or the admin session) runs at once (default 1). */
+  perToken: number;
+  /** MEMSTORE_IMPORT_CONCURRENT: imports this instance runs at once (default 4). */
+  concurrent: number;
+}
+
 export class AppConfig {
   dataDir: string;
   host: string;
@@ -58,6 +80,8 @@ export class AppConfig {
   bodyLimitBytes: number;
   /** MEMSTORE_IMPORT_MAX_BYTES: largest upload POST /api/import takes (streamed to a temp file, not the JSON limit). */
   importMaxBytes: number;
+  /** Import bounds (issue 46, decision 0070): see ImportLimits. */
+  importLimits: ImportLimits;
   loginMaxFailures: number;
   loginWindowSeconds: number;
   /** MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE: requests per window for tokens created without their own limit (0 = unlimited). */
@@ -181,6 +205,15 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   cfg.cookieSecure = secure === null || secure === 'auto' ? 'auto' : bool(env, 'MEMSTORE_COOKIE_SECURE', false);
   cfg.bodyLimitBytes = int(env, 'MEMSTORE_BODY_LIMIT_BYTES', 2 * 1024 * 1024, 1024, 64 * 1024 * 1024);
   cfg.importMaxBytes = int(env, 'MEMSTORE_IMPORT_MAX_BYTES', 1024 * 1024 * 1024, 1024, 64 * 1024 * 1024 * 1024);
+  cfg.importLimits = {
+    tmpDir: path.resolve(str(env, 'MEMSTORE_IMPORT_TMP_DIR') ?? path.join(os.tmpdir(), 'memstore-import')),
+    maxItems: int(env, 'MEMSTORE_IMPORT_MAX_ITEMS', 1_000_000, 1, 100_000_000),
+    maxUnpackedBytes: int(env, 'MEMSTORE_IMPORT_MAX_UNPACKED_BYTES', 2 * 1024 * 1024 * 1024, 1024, 256 * 1024 * 1024 * 1024),
+    maxRatio: int(env, 'MEMSTORE_IMPORT_MAX_RATIO', 100, 1, 1_000_000),
+    maxSeconds: int(env, 'MEMSTORE_IMPORT_MAX_SECONDS', 3600, 1, 7 * 24 * 3600),
+    perToken: int(env, 'MEMSTORE_IMPORT_CONCURRENT_PER_TOKEN', 1, 1, 64),
+    concurrent: int(env, 'MEMSTORE_IMPORT_CONCURRENT', 4, 1, 256),
+  };
   cfg.loginMaxFailures = int(env, 'MEMSTORE_LOGIN_MAX_FAILURES', 10, 1, 1000);
   cfg.loginWindowSeconds = int(env, 'MEMSTORE_LOGIN_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600);
   cfg.tokenRateLimitPerMinute = int(env, 'MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE', 600, 0, 1_000_000);

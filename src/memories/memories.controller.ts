@@ -42,9 +42,10 @@ const NOT_FOUND = { description: 'Memory not found (also for an id that is not 2
 const IF_MATCH = {
   name: 'If-Match',
   required: false,
-  // What ifMatchVersion accepts: *, or a version's ETag ("3", W/"3" or 3), first of a list.
+  // What ifMatchVersion accepts: *, or a version's ETag ("3", or 3), first of a list; a weak tag is well formed but never matches.
   schema: { type: 'string', pattern: '^\\s*(\\*|(W/)?"?[1-9][0-9]{0,14}"?)\\s*(,.*)?$' },
-  description: 'ETag of the version the change is based on (e.g. "3"); another current version → 412 with current_version',
+  description:
+    'The strong ETag of the version the change is based on (e.g. "3"), or *. Another current version → 412 with current_version; a weak tag (W/"3") never matches (RFC 9110 strong comparison) → 412',
 };
 const IDEMPOTENCY_KEY = {
   name: 'Idempotency-Key',

@@ -200,7 +200,7 @@ export class MemoriesService {
     if (res.status !== 'ok') {
       this.settle(intent);
       if (res.status === 'missing') throw new MemoryNotFoundError();
-      throw new PreconditionFailedError(`Memory ${id} is at version ${res.current}, not ${opts.ifMatch}`, res.current);
+      throw new PreconditionFailedError(`Memory ${id} is at version ${res.current}, not ${opts.ifMatch || 'a weak ETag (If-Match compares strongly)'}`, res.current);
     }
     if (await this.deleteKeys(id, res.released)) this.settle(intent);
   }
@@ -465,7 +465,7 @@ export class MemoriesService {
 
   /** 412 unless the If-Match version (when given) is the current one. */
   private checkIfMatch(current: number, ifMatch: number | undefined): void {
-    if (ifMatch !== undefined && ifMatch !== current) throw new PreconditionFailedError(`The memory is at version ${current}, not ${ifMatch}`, current);
+    if (ifMatch !== undefined && ifMatch !== current) throw new PreconditionFailedError(`The memory is at version ${current}, not ${ifMatch || 'a weak ETag (If-Match compares strongly)'}`, current);
   }
 
   private historyKeep(): number {

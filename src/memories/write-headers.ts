@@ -14,7 +14,9 @@ export function setEtag(res: Response, version: number): void {
 
 /**
  * The version an If-Match header asks for: undefined when absent or "*" (any current version).
- * Accepts `"3"`, `W/"3"` and a bare `3` (the first tag of a list counts); anything else is a 422.
+ * Accepts `"3"` and a bare `3` (the first tag of a list counts); anything else is a 422. A weak
+ * tag (`W/"3"`) is well formed but never matches (RFC 9110 §13.1.1: If-Match compares strongly):
+ * it asks for version 0, which no memory has, so the answer is 412 with current_version.
  */
 export function ifMatchVersion(req: Request): number | undefined {
   const raw = req.headers['if-match'];
@@ -26,7 +28,7 @@ export function ifMatchVersion(req: Request): number | undefined {
   if (!m) {
     throw RequestValidationError.one(['header', 'If-Match'], 'If-Match should be the ETag of a version, e.g. "3" (or *)', 'value_error', value);
   }
-  return Number(m[1]);
+  return first.startsWith('W/') ? 0 : Number(m[1]);
 }
 
 /** Provenance of a write: the calling token (id and name) or the signed-in admin. */

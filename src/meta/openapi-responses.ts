@@ -113,6 +113,25 @@ function describe(status: string, rule: AccessRule | undefined, method: string):
   }
 }
 
+/**
+ * Rules of single operations that OpenAPI 3.0 cannot state as a schema (they depend on server
+ * state or span several parameters), added to the description of the status they answer (issue
+ * 46 item 9: the fuzzer found each as "a request the schema allows is rejected"). Keyed by method
+ * and path, so a renamed operationId keeps them.
+ */
+const OPERATION_RULES: Record<string, Record<string, string>> = {
+  'get /api/memories': { '422': '`after` is taken only in list mode (without `q`) and must be a `next_cursor` this service issued' },
+  'post /api/memories': { '422': 'an Idempotency-Key already used (within 24 h, by this caller) with another body (`idempotency_key_reused`)' },
+  'post /api/memories/bulk-delete': { '422': 'an Idempotency-Key already used (within 24 h, by this caller) with another body (`idempotency_key_reused`)' },
+  'post /api/import': {
+    '413': 'an upload over MEMSTORE_IMPORT_MAX_BYTES, an archive over the item, unpacked-size or compression-ratio limits, or an import stopped after MEMSTORE_IMPORT_MAX_SECONDS',
+    '422': 'a body that is not the file its format names (a `format=zip` body that is not a readable zip archive, for one)',
+    '429': 'this token runs as many imports as MEMSTORE_IMPORT_CONCURRENT_PER_TOKEN allows',
+    '503': 'as many imports as MEMSTORE_IMPORT_CONCURRENT allows are running, or the temp directory for uploads cannot be written',
+  },
+};
+const IF_MATCH_RULE = 'If-Match names a version that is not the current one; a weak tag (W/"3") never matches (RFC 9110 §13.1.1 compares strongly)';
+
 /** Adds the error responses (with the contract's schemas) to every operation of the document. */
 export function addErrorResponses(document: OpenAPIObject, ruleOf: (operationId: string) => AccessRule | undefined): void {
   document.components ??= {};
@@ -142,8 +161,15 @@ export function addErrorResponses(document: OpenAPIObject, ruleOf: (operationId:
       statuses.add('431');
       if (!NO_BACKEND.has(path)) statuses.add('503');
 
+      const rules = { ...OPERATION_RULES[`${method} ${path}`] };
+      if ((op.parameters ?? []).some((p) => p.in === 'header' && (p as { name?: string }).name === 'If-Match')) {
+        statuses.add('412');
+        rules['412'] = IF_MATCH_RULE;
+      }
+      for (const status of Object.keys(rules)) statuses.add(status);
       for (const status of [...statuses].sort()) {
         const existing = op.responses[status] ?? { description: describe(status, rule, method) };
+        if (rules[status] && !existing.description?.includes(rules[status])) existing.description = `${existing.description ?? describe(status, rule, method)}; or: ${rules[status]}`;
         existing.content ??= { 'application/json': { schema: status === '422' ? validationRef : errorRef } };
         if (status === '429') existing.headers = { ...RATE_LIMIT_HEADERS, ...(existing.headers ?? {}) };
         op.responses[status] = existing;

@@ -1,6 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -14,6 +13,7 @@ import { InputChecker } from '../memories/memory-input';
 import { MarkdownParseError, parseMarkdown } from '../memories/memory-markdown';
 import { CHECKSUMS_FILE, HISTORY_DIR, MANIFEST_FILE, MEMORIES_DIR, sha256 } from './archive-format';
 import { Candidate, derivedId, ImportInvalid, memoryFromJson, memoryFromMarkdown } from './import-parser';
+import { checkZipEntry, countLines, ImportAbortedError, ImportSlots, ItemBudget, makeUploadDir, Pacer, removeStaleUploads, removeUploadDir, tempDirError } from './import-bounds';
 
 export const ON_CONFLICT = ['skip', 'overwrite', 'new_id'] as const;
 export type OnConflict = (typeof ON_CONFLICT)[number];
@@ -56,6 +56,8 @@ export interface ImportOptions {
   onItem?(item: ImportItem, processed: number): void | Promise<void>;
   /** Files written at once (default IMPORT_CONCURRENCY; 1 = one after the other). */
   concurrency?: number;
+  /** Stops the import between two items (the client left, or MEMSTORE_IMPORT_MAX_SECONDS): importFile rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 const ITEMS_IN_REPORT = 1000;
@@ -90,16 +92,37 @@ const HISTORY_FILE = /^history\/([0-9a-f]{24})\/([1-9][0-9]{0,9})\.md$/;
  * stops the rest.
  */
 @Injectable()
-export class ImportService {
+export class ImportService implements OnModuleInit {
+  private readonly logger = new Logger('Import');
+  /** Imports running now, per token and in all (MEMSTORE_IMPORT_CONCURRENT_PER_TOKEN, MEMSTORE_IMPORT_CONCURRENT). */
+  readonly slots: ImportSlots;
+
   constructor(
     private readonly index: MemoryIndex,
     private readonly memories: MemoriesService,
     private readonly cfg: AppConfig,
-  ) {}
+  ) {
+    this.slots = new ImportSlots(cfg.importLimits);
+  }
 
-  /** Streams an upload into a temp file, refusing more than MEMSTORE_IMPORT_MAX_BYTES. The caller removes it. */
+  /** Uploads a crashed run left in the temp directory are removed at start. */
+  async onModuleInit(): Promise<void> {
+    const removed = await removeStaleUploads(this.cfg.importLimits.tmpDir);
+    if (removed > 0) this.logger.log(`Removed ${removed} upload(s) an earlier run left in MEMSTORE_IMPORT_TMP_DIR`);
+  }
+
+  /**
+   * Streams an upload into a temp file, refusing more than MEMSTORE_IMPORT_MAX_BYTES. The caller
+   * removes it. A temp directory that cannot take it is a 503 (ImportTempDirError); an upload the
+   * client cut off is an ImportAbortedError (the partial file is removed).
+   */
   async receive(body: Readable): Promise<string> {
-    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'memstore-import-'));
+    let dir: string;
+    try {
+      dir = await makeUploadDir(this.cfg.importLimits.tmpDir);
+    } catch (e) {
+      throw tempDirError(e) ?? e;
+    }
     const file = path.join(dir, 'upload');
     let seen = 0;
     const limit = this.cfg.importMaxBytes;
@@ -109,18 +132,62 @@ export class ImportService {
         cb(seen > limit ? new PayloadTooLargeError(`The upload is larger than the import limit of ${limit} bytes (MEMSTORE_IMPORT_MAX_BYTES)`) : null, chunk);
       },
     });
+    let writeError: unknown = null;
+    const out = fs.createWriteStream(file, { mode: 0o600 });
+    out.on('error', (e) => (writeError = e));
     try {
-      await pipeline(body, guard, fs.createWriteStream(file, { mode: 0o600 }));
+      await pipeline(body, guard, out);
       return file;
     } catch (e) {
       await discard(file);
       if (e instanceof PayloadTooLargeError) throw e;
+      if (writeError) throw tempDirError(writeError) ?? writeError;
+      if ((body as { aborted?: boolean }).aborted || (e as NodeJS.ErrnoException).code === 'ERR_STREAM_PREMATURE_CLOSE' || (e as NodeJS.ErrnoException).code === 'ECONNRESET') {
+        throw new ImportAbortedError('upload');
+      }
       throw new AppError(400, `The upload could not be read: ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * Refuses, before anything is written, an upload over the bounds of decision 0070: more items
+   * (files, JSONL lines) than MEMSTORE_IMPORT_MAX_ITEMS, a zip that unpacks to more than
+   * MEMSTORE_IMPORT_MAX_UNPACKED_BYTES or with an entry packed more than MEMSTORE_IMPORT_MAX_RATIO
+   * times. The zip's sizes come from its central directory (yauzl's validateEntrySizes stops an
+   * entry that unpacks to more than it declares); JSONL lines are counted.
+   */
+  private async survey(file: string, format: Exclude<ImportFormat, 'auto'>, pacer: Pacer): Promise<void> {
+    const limits = this.cfg.importLimits;
+    const budget = new ItemBudget(limits.maxItems);
+    if (format === 'markdown') return;
+    if (format === 'jsonl') return countLines(fs.createReadStream(file), budget, pacer);
+    const zip = await openZip(file);
+    try {
+      let total = 0;
+      const jsonl: yauzl.Entry[] = [];
+      for await (const entry of walk(zip)) {
+        budget.add();
+        // Only what the import unpacks counts (markdown, JSONL, the checksum list); other files are skipped unread.
+        if (/\.(md|markdown|jsonl|ndjson)$/i.test(entry.fileName) || entry.fileName === CHECKSUMS_FILE) {
+          total += entry.uncompressedSize;
+          checkZipEntry(limits, entry.fileName, entry.compressedSize, entry.uncompressedSize, total, this.cfg.limits.contentMaxBytes + FILE_SLACK);
+        }
+        if (/\.jsonl$|\.ndjson$/i.test(entry.fileName)) jsonl.push(entry);
+        await pacer.step();
+      }
+      for (const entry of jsonl) {
+        budget.add(-1); // the entry's lines are its items
+        await countLines((await openEntry(zip, entry)) as AsyncIterable<Buffer>, budget, pacer);
+      }
+    } finally {
+      zip.close();
     }
   }
 
   async importFile(file: string, opts: ImportOptions): Promise<ImportReport> {
     const format = opts.format === 'auto' ? await sniff(file, opts.filename) : opts.format;
+    const pacer = new Pacer(opts.signal);
+    await this.survey(file, format, pacer);
     const report: ImportReport = {
       ok: true,
       dry_run: opts.dryRun,
@@ -137,7 +204,7 @@ export class ImportService {
     };
     const now = new Date();
     const entries =
-      format === 'zip' ? this.zipEntries(file) : format === 'jsonl' ? this.jsonlEntries(fs.createReadStream(file), opts.filename) : this.singleMarkdown(file, opts.filename);
+      format === 'zip' ? this.zipEntries(file, pacer) : format === 'jsonl' ? this.jsonlEntries(fs.createReadStream(file), opts.filename, pacer) : this.singleMarkdown(file, opts.filename);
     // Up to `concurrency` files are written at once (object puts and index writes overlap);
     // the report and the progress stream still list them in archive order. Two files of the same
     // memory id never run at the same time (a per-id lock), so a duplicate in one archive is
@@ -158,6 +225,7 @@ export class ImportService {
     };
     try {
       for await (const e of entries) {
+        await pacer.step(); // the event loop turns every few hundred items; stops here when the signal is aborted
         let item: Promise<ImportItem>;
         if (e.history && !e.invalid) {
           const h = e.history;
@@ -303,9 +371,9 @@ export class ImportService {
   }
 
   /** JSONL: one memory per line; blank lines ignored; an overlong line is reported, not read into memory. */
-  private async *jsonlEntries(stream: Readable, name: string): AsyncIterable<Entry> {
+  private async *jsonlEntries(stream: Readable, name: string, pacer: Pacer): AsyncIterable<Entry> {
     const max = this.cfg.limits.contentMaxBytes * 6 + FILE_SLACK; // JSON escapes can grow text up to 6×
-    for await (const l of lines(stream, max)) {
+    for await (const l of lines(stream, max, pacer)) {
       const file = `${name}:${l.line}`;
       if (l.tooLong) {
         yield { file, mtime: null, invalid: `the line is longer than ${max} bytes` };
@@ -320,7 +388,7 @@ export class ImportService {
     }
   }
 
-  private async *zipEntries(file: string): AsyncIterable<Entry> {
+  private async *zipEntries(file: string, pacer: Pacer): AsyncIterable<Entry> {
     // First pass: find the checksum list, if the archive has one (an export of ours). It is read
     // alongside the entries (an export lists them in the same order), so it is never held whole.
     const sumsZip = await openZip(file);
@@ -356,7 +424,7 @@ export class ImportService {
         }
         if (/\.jsonl$|\.ndjson$/i.test(base)) {
           const stream = await openEntry(zip, entry);
-          yield* this.jsonlEntries(stream, name);
+          yield* this.jsonlEntries(stream, name, pacer);
           continue;
         }
         if (!/\.(md|markdown)$/i.test(base)) {
@@ -447,8 +515,8 @@ class ChecksumList {
 const CHECKSUM_LINE = /^([0-9a-f]{64}) [ *](.+)$/;
 
 /** Removes an upload and its temp directory. */
-export async function discard(file: string): Promise<void> {
-  await fs.promises.rm(path.dirname(file), { recursive: true, force: true }).catch(() => undefined);
+export async function discard(file: string | undefined): Promise<void> {
+  if (file !== undefined) await removeUploadDir(path.dirname(file));
 }
 
 function same(a: MemoryDoc, b: MemoryDoc, compareTimes: boolean): boolean {
@@ -480,7 +548,7 @@ async function sniff(file: string, filename: string): Promise<Exclude<ImportForm
   }
 }
 
-async function* lines(stream: Readable, max: number): AsyncIterable<{ line: number; text: string; tooLong: boolean }> {
+async function* lines(stream: Readable, max: number, pacer?: Pacer): AsyncIterable<{ line: number; text: string; tooLong: boolean }> {
   let parts: Buffer[] = [];
   let size = 0;
   let tooLong = false;
@@ -506,6 +574,7 @@ async function* lines(stream: Readable, max: number): AsyncIterable<{ line: numb
         } else parts.push(piece);
       }
       if (nl === -1) break;
+      await pacer?.step(); // blank lines yield nothing, but are work too
       yield emit();
       start = nl + 1;
     }

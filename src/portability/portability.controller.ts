@@ -2,6 +2,7 @@ import { Controller, Get, HttpCode, Logger, Post, Query, Req, Res } from '@nestj
 import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import * as fs from 'node:fs';
+import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { RequireScopes } from '../common/auth/decorators';
 import { AppError, RequestValidationError } from '../common/errors';
@@ -12,6 +13,8 @@ import { ImportQueryDto } from './dto/import-query.dto';
 import { ImportReportDto } from './dto/import-report.dto';
 import { ExportService } from './export.service';
 import { discard, ImportService } from './import.service';
+import { ImportAbortedError, ImportTooLargeError } from './import-bounds';
+import { AppConfig } from '../config/app-config';
 import { AuditService } from '../audit/audit.service';
 
 const UPLOAD_TYPES = ['application/zip', 'application/x-ndjson', 'application/jsonl', 'text/markdown', 'text/plain', 'application/octet-stream'];
@@ -26,7 +29,17 @@ export class PortabilityController {
     private readonly importer: ImportService,
     private readonly memories: MemoriesService,
     private readonly audit: AuditService,
+    private readonly cfg: AppConfig,
   ) {}
+
+  /**
+   * The one place an import is known to have been abandoned by its client (during the upload or
+   * while importing; `processed` items were done by then, each whole). The temp file is removed
+   * and the slot given back by the caller.
+   */
+  private aborted(req: Request, e: ImportAbortedError, processed: number): void {
+    this.logger.log(`Import ${req.id ?? ''} stopped: ${e.message} (${processed} items done)`);
+  }
 
   /** An import that changed memories is an audit entry (counts only; a dry run changes nothing). */
   private async audited(req: Request, dryRun: boolean | undefined, r: { created: number; updated: number; skipped: number; invalid: number }): Promise<void> {
@@ -72,7 +85,7 @@ export class PortabilityController {
   @RequireScopes('memory:write')
   @ApiOperation({ summary: 'Import memories from a zip, markdown or JSONL (raw request body)' })
   @ApiConsumes(...UPLOAD_TYPES)
-  @ApiBody({ schema: { type: 'string', format: 'binary' } })
+  @ApiBody({ required: true, description: 'The file itself (not empty)', schema: { type: 'string', format: 'binary', minLength: 1 } })
   @ApiProduces('application/json', 'application/x-ndjson')
   @ApiOkResponse({ type: ImportReportDto, description: 'The report (progress=true: NDJSON lines `{"type":"item",…}` then `{"type":"report",…}`)' })
   async import(@Query() q: ImportQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
@@ -80,40 +93,76 @@ export class PortabilityController {
     if (req.readableEnded || type === 'application/json' || type.startsWith('multipart/') || type === 'application/x-www-form-urlencoded') {
       throw new AppError(415, `Send the file itself as the request body with Content-Type ${UPLOAD_TYPES.join(', ')}`);
     }
-    const file = await this.importer.receive(req);
+    const p = req.principal;
+    const release = this.importer.slots.take(p?.kind === 'token' ? `token:${p.tokenId}` : 'admin');
+    // Stopped between two items when the client leaves (the response closes unfinished) or after MEMSTORE_IMPORT_MAX_SECONDS.
+    const stop = new AbortController();
+    let file: string | undefined;
+    let processed = 0;
+    const onClose = () => {
+      if (!res.writableFinished) stop.abort(new ImportAbortedError(file === undefined ? 'upload' : 'import'));
+    };
+    res.on('close', onClose);
+    const maxSeconds = this.cfg.importLimits.maxSeconds;
+    const timer = setTimeout(() => stop.abort(new ImportTooLargeError(`The import ran longer than ${maxSeconds} s (MEMSTORE_IMPORT_MAX_SECONDS) and was stopped; what was imported before stays (importing the file again continues where it stopped)`)), maxSeconds * 1000);
+    try {
+      file = await this.importer.receive(req);
+    } catch (e) {
+      clearTimeout(timer);
+      res.off('close', onClose);
+      release();
+      if (e instanceof ImportAbortedError) return this.aborted(req, e, 0);
+      throw e;
+    }
+    // What to send once the upload is removed and the slot given back (so a client that sends its next import on the answer finds both free).
+    let answer: (() => void) | undefined;
     try {
       if ((await fs.promises.stat(file)).size === 0) {
         throw RequestValidationError.one(['body'], 'The request body is empty: send the file to import as the body', 'missing', null);
       }
-      const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload' };
+      const count = () => void processed++;
+      const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload', signal: stop.signal };
       if (!q.progress) {
-        const report = await this.importer.importFile(file, opts);
+        const report = await this.importer.importFile(file, { ...opts, onItem: count });
         await this.audited(req, q.dry_run, report);
-        res.status(200).json(report);
+        answer = () => res.status(200).json(report);
         return;
       }
       res.status(200);
       res.setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
       res.setHeader('Cache-Control', 'no-store');
+      // A client that stops reading leaves `drain` unsent: the wait ends when the import is stopped (the client left, or the time bound).
       const write = async (o: unknown) => {
-        if (!res.write(JSON.stringify(o) + '\n')) await new Promise((r) => res.once('drain', r));
+        if (!res.write(JSON.stringify(o) + '\n')) await once(res, 'drain', { signal: stop.signal }).catch(() => stop.signal.throwIfAborted());
       };
       try {
-        const report = await this.importer.importFile(file, { ...opts, onItem: (item, processed) => write({ type: 'item', processed, ...item }) });
+        const report = await this.importer.importFile(file, {
+          ...opts,
+          onItem: async (item, n) => {
+            count();
+            await write({ type: 'item', processed: n, ...item });
+          },
+        });
         await this.audited(req, q.dry_run, report);
         await write({ type: 'report', ...report });
       } catch (e) {
+        if (e instanceof ImportAbortedError) throw e;
         const status = e instanceof AppError ? e.status : 500;
         const message = e instanceof AppError ? e.message : 'Internal server error';
         if (!(e instanceof AppError)) this.logger.error(`Import failed: ${(e as Error).stack ?? e}`);
         await write({ type: 'error', status, error: message });
       }
-      res.end();
+      answer = () => res.end();
     } catch (e) {
-      if (res.headersSent) throw e;
-      sendError(e, req, res);
+      if (e instanceof ImportAbortedError) return this.aborted(req, e, processed);
+      if (stop.signal.aborted && stop.signal.reason instanceof ImportAbortedError) return this.aborted(req, stop.signal.reason, processed);
+      answer = () => sendError(e, req, res);
     } finally {
+      clearTimeout(timer);
+      res.off('close', onClose);
       await discard(file);
+      release();
+      answer?.();
     }
   }
 }

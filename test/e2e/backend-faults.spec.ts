@@ -23,9 +23,11 @@ const ferretdb = findFerretdb();
 // the FerretDB binary (the global setup names what is missing).
 const withFerretdb = ferretdb ? describe : () => undefined;
 
-/** A request must fail fast, not hang until a client gives up. */
-const FAST_MS = 8_000;
-
+/**
+ * A request to a backend that is down must answer (503), not hang: the test's own timeout is the
+ * only bound, how fast it answers is the bench's business (issue 46 item 11: no wall-clock
+ * assertions in tests).
+ */
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const start = Date.now();
   const value = await fn();
@@ -73,7 +75,6 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
     const read = await timed(() => api.get(`/api/memories/${memoryId}`));
     expect(read.value.status).toBe(503);
     expect(read.value.body).toEqual({ ok: false, error: expect.stringMatching(/^Object store unavailable: cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)$/) });
-    expect(read.ms).toBeLessThan(FAST_MS);
     const create = await api.post('/api/memories', { content: 'written while S3 is down' });
     expect(create.status).toBe(503);
     expect(create.body.error).toMatch(/^Object store unavailable: /);
@@ -103,7 +104,6 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
     const list = await timed(() => api.get('/api/memories'));
     expect(list.value.status).toBe(503);
     expect(list.value.body).toEqual({ ok: false, error: expect.stringMatching(/^Document database unavailable: /) });
-    expect(list.ms).toBeLessThan(FAST_MS);
     const read = await api.get(`/api/memories/${memoryId}`);
     expect(read.status).toBe(503);
     expect(read.body.error).toMatch(/^Document database unavailable: /);
@@ -112,7 +112,6 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
     expect((await admin.get('/api/me').expect(200)).body).toMatchObject({ authenticated: true, kind: 'admin' });
     const cfg = await timed(() => admin.get('/api/config'));
     expect(cfg.value.status).toBe(200);
-    expect(cfg.ms).toBeLessThan(FAST_MS);
     const status = await admin.get('/api/status').expect(200);
     expect(status.body.docdb).toMatchObject({ backend: 'mongodb', ok: false, detail: expect.stringMatching(/^Document database unavailable: /) });
     const test = await admin.post('/api/test').send({ target: 'mongodb' }).expect(200);
@@ -237,7 +236,6 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
 
       const first = await login('wrong-1');
       expect(first.value.status).toBe(401);
-      expect(first.ms).toBeLessThan(FAST_MS);
       // The admin can still sign in (the session is kept in memory until MongoDB is back) ...
       expect((await login(ADMIN_PASSWORD)).value.status).toBe(200);
       await new Promise((r) => setTimeout(r, 500)); // the success gives its attempt back after the response
@@ -277,7 +275,6 @@ describe('backend faults: settings that point nowhere', () => {
       const list = await timed(() => admin.get('/api/memories'));
       expect(list.value.status).toBe(503);
       expect(list.value.body.error).toMatch(/^Document database unavailable: cannot reach MongoDB at 127\.0\.0\.1:9 /);
-      expect(list.ms).toBeLessThan(FAST_MS);
       const status = await admin.get('/api/status').expect(200);
       expect(status.body.docdb).toMatchObject({ backend: 'mongodb', ok: false });
       expect(status.body.objstore).toMatchObject({ backend: 's3', ok: false, detail: "Object store unavailable: bucket 'no-such-bucket' does not exist" });

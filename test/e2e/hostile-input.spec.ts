@@ -30,41 +30,18 @@ function post(port: number, path: string, body: Buffer | string, headers: Record
   });
 }
 
-/** One GET /api/health over a kept-alive socket: its latency in ms. */
-function health(port: number, agent: http.Agent): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    http
-      .get({ host: '127.0.0.1', port, path: '/api/health', agent }, (res) => {
-        res.resume();
-        res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - t0) : reject(new Error(`health ${res.statusCode}`))));
-      })
-      .on('error', reject);
-  });
-}
-
 /**
- * How much a body holds up everyone else, in two measures:
- * - `worst`: the slowest /api/health answer while the body is sent and answered (another client
- *   polls back to back), and `baseline`: the same for a tiny body (this machine's scheduling now);
- * - `cpuMs`: the CPU time the event-loop thread spends on the body sent alone, without the health
- *   poller (whose own requests would fill every idle millisecond and make this a wall-clock figure
- *   that grows when the machine is busy). Client and server share that thread, so this is an upper
- *   bound of the server's work; other threads (GC helpers, libuv's pool, workers) are not counted.
- * The body is sent once before (not measured) so that V8 has compiled the code path: the bound is
- * about the work each request costs, not the first compilation. Best of a few runs: a server that
- * really stalls (seconds, as before issue 10) fails them all.
+ * What a body costs the service in CPU time, never in wall-clock time (issue 46 item 11: a latency
+ * bound failed CI on a busy machine; speed lives in the bench): the CPU time the event-loop thread
+ * spends on the body (client and server share that thread, so this is an upper bound of the
+ * server's work; waiting for a busy machine is not CPU time). Other threads (GC helpers, libuv's
+ * pool, workers) are not counted. The body is sent once before (not measured) so that V8 has
+ * compiled the code path: the bound is about the work each request costs, not the first
+ * compilation. Best of a few runs.
  */
-async function postWhileProbingHealth(port: number, path: string, text: string, headers: Record<string, string> = {}) {
+async function postAndMeasure(port: number, path: string, text: string, headers: Record<string, string> = {}) {
   const body = Buffer.from(text, 'utf8');
-  await post(port, path, body, headers);
-  let best: { answer: { status: number; body: string }; worst: number; baseline: number } | undefined;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const baseline = (await probeOnce(port, '/api/logout', Buffer.from('{}'), {})).worst;
-    const run = { ...(await probeOnce(port, path, body, headers)), baseline };
-    if (!best || run.worst - run.baseline < best.worst - best.baseline) best = run;
-    if (best.worst < 50) break;
-  }
+  const answer = await post(port, path, body, headers);
   let cpuMs = Infinity;
   for (let attempt = 0; attempt < 5; attempt++) {
     const cpu0 = mainThreadCpu();
@@ -72,33 +49,15 @@ async function postWhileProbingHealth(port: number, path: string, text: string, 
     const cpu = mainThreadCpu(cpu0);
     cpuMs = Math.min(cpuMs, (cpu.user + cpu.system) / 1000);
   }
-  return { ...best!, cpuMs };
+  return { answer, cpuMs };
 }
 
 /** CPU of the event-loop thread (Node 22.19+ and 24); the whole process's on older Node. */
 const mainThreadCpu = (prev?: NodeJS.CpuUsage): NodeJS.CpuUsage =>
   (process as { threadCpuUsage?: (p?: NodeJS.CpuUsage) => NodeJS.CpuUsage }).threadCpuUsage?.(prev) ?? process.cpuUsage(prev);
 
-async function probeOnce(port: number, path: string, body: Buffer, headers: Record<string, string>) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  await health(port, agent); // warm the socket
-  let done = false;
-  const latencies: number[] = [];
-  const probe = (async () => {
-    while (!done) latencies.push(await health(port, agent));
-  })();
-  const answer = await post(port, path, body, headers);
-  // Keep probing a little after the answer: a stall right after the response would show too.
-  await new Promise((r) => setTimeout(r, 30));
-  done = true;
-  await probe;
-  agent.destroy();
-  return { answer, worst: Math.max(...latencies) };
-}
-
-/** /api/health answered within 50 ms (beyond this machine's own scheduling noise), and the body cost under 50 ms of CPU. */
-function expectEventLoopFree(r: { worst: number; baseline: number; cpuMs: number }): void {
-  expect(r.worst).toBeLessThan(50 + r.baseline);
+/** The body cost under 50 ms of CPU (a stall like the one before issue 10 cost seconds). */
+function expectCheap(r: { cpuMs: number }): void {
   expect(r.cpuMs).toBeLessThan(50);
 }
 
@@ -125,19 +84,17 @@ describe('hostile input: bounded work and 4xx answers', () => {
       return `{${parts.join(',')}}`;
     };
 
-    it('a 1.6 MB body with 100,000 unknown keys to the public POST /api/login: 413 at once, /api/health answers within 50 ms meanwhile', async () => {
+    it('a 1.6 MB body with 100,000 unknown keys to the public POST /api/login: 413 at once, in a few ms of CPU', async () => {
       const body = unknownKeys(100_000, { username: 'admin', password: 'x' });
       expect(body.length).toBeGreaterThan(1_500_000);
-      const t0 = performance.now();
-      const r = await postWhileProbingHealth(port, '/api/login', body);
+      const r = await postAndMeasure(port, '/api/login', body);
       const answer = r.answer;
       expect(answer.status).toBe(413);
       expect(JSON.parse(answer.body)).toEqual({ ok: false, error: 'Request body has too many keys in one object: at most 1000 are accepted' });
-      expectEventLoopFree(r);
-      expect(performance.now() - t0).toBeLessThan(2000);
+      expectCheap(r);
     });
 
-    it('the heaviest bodies the limits let through (1,000 keys per object, 10,000 values, ~2 MiB) cost a few ms each', async () => {
+    it('the heaviest bodies the limits let through (1,000 keys per object, 10,000 values, ~2 MiB) cost a few ms of CPU each', async () => {
       // 9 objects of 1,000 long unknown keys each under one unknown key, around a valid (empty) bulk delete.
       const parts: string[] = [];
       for (let i = 0; i < 1000; i++) parts.push(`"${'k'.repeat(190)}${i}":${i}`);
@@ -145,19 +102,19 @@ describe('hostile input: bounded work and 4xx answers', () => {
       const many = `{"ids":[],"junk":[${Array(9).fill(inner).join(',')}]}`;
       expect(many.length).toBeGreaterThan(1_700_000);
       expect(many.length).toBeLessThan(2 * 1024 * 1024);
-      const r1 = await postWhileProbingHealth(port, '/api/memories/bulk-delete', many, { Authorization: `Bearer ${api.bearer}` });
+      const r1 = await postAndMeasure(port, '/api/memories/bulk-delete', many, { Authorization: `Bearer ${api.bearer}` });
       expect(r1.answer.status).toBe(200);
-      expectEventLoopFree(r1);
+      expectCheap(r1);
 
       // 9,900 ids of 190 characters to bulk-delete: refused by its own limit (1000), cheaply.
       const ids = `{"ids":[${Array.from({ length: 9_900 }, (_, i) => `"${String(i).padStart(190, '0')}"`).join(',')}]}`;
       expect(ids.length).toBeGreaterThan(1_700_000);
-      const r2 = await postWhileProbingHealth(port, '/api/memories/bulk-delete', ids, { Authorization: `Bearer ${api.bearer}` });
+      const r2 = await postAndMeasure(port, '/api/memories/bulk-delete', ids, { Authorization: `Bearer ${api.bearer}` });
       expect(r2.answer.status).toBe(422);
-      expectEventLoopFree(r2);
+      expectCheap(r2);
 
       // One value more than the limit: 413 with the sentence.
-      const over = await postWhileProbingHealth(port, '/api/memories/bulk-delete', `{"ids":[${Array(10_000).fill('"x"').join(',')}]}`, { Authorization: `Bearer ${api.bearer}` });
+      const over = await postAndMeasure(port, '/api/memories/bulk-delete', `{"ids":[${Array(10_000).fill('"x"').join(',')}]}`, { Authorization: `Bearer ${api.bearer}` });
       expect(over.answer.status).toBe(413);
       expect(JSON.parse(over.answer.body).error).toBe('Request body has too many values: at most 10000 values (object members and array items) are accepted');
     });

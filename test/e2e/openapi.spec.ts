@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
 import { adminAgent, createTestApp, TestApp } from '../support/app';
+import { createMemory, fullAccessApi } from './memories.helpers';
 
 /**
  * /openapi.json, /docs and /redoc (CONTRACT §6): the document describes every route of the spec
@@ -240,6 +241,32 @@ describe('OpenAPI document', () => {
         const res = await admin.post('/api/memories').set('Idempotency-Key', key).send({ content: `Idempotency key ${key}` });
         expect([key, res.status]).toEqual([key, accepted ? 201 : 422]);
       }
+    });
+
+    it('states the rules a schema-valid request can still break, and the service keeps them (issue 46 item 9)', async () => {
+      type Described = { description?: string; name?: string; in?: string; required?: boolean; content?: Record<string, { schema?: Record<string, unknown> }> };
+      const op = (path: string, method: string) => doc.paths[path][method] as unknown as { parameters: Described[]; requestBody: Described; responses: Record<string, Described> };
+      // If-Match carries a strong tag: a weak one never matches (RFC 9110), a stale one neither: 412.
+      for (const [path, method] of [['/api/memories/{memory_id}', 'patch'], ['/api/memories/{memory_id}', 'delete'], ['/api/memories/{memory_id}/versions/{version}/restore', 'post']]) {
+        expect(op(path, method).parameters.find((p) => p.name === 'If-Match')!.description).toMatch(/^The strong ETag of the version/);
+        expect(op(path, method).responses['412'].description).toMatch(/a weak tag \(W\/"3"\) never matches \(RFC 9110/);
+      }
+      expect(op('/api/memories', 'get').responses['422'].description).toMatch(/`after` is taken only in list mode \(without `q`\)/);
+      for (const path of ['/api/memories', '/api/memories/bulk-delete']) expect(op(path, 'post').responses['422'].description).toMatch(/Idempotency-Key already used .* with another body/);
+      const upload = op('/api/import', 'post');
+      expect(upload.requestBody.required).toBe(true);
+      for (const media of Object.values(upload.requestBody.content!)) expect(media.schema).toMatchObject({ type: 'string', format: 'binary', minLength: 1 });
+      expect(upload.responses['413'].description).toMatch(/compression-ratio/);
+      expect(upload.responses['429'].description).toMatch(/MEMSTORE_IMPORT_CONCURRENT_PER_TOKEN/);
+
+      const api = await fullAccessApi(t);
+      const m = await createMemory(api, { content: 'weak tags never match' });
+      const weak = await api.delete(`/api/memories/${m.id}`).set('If-Match', 'W/"1"').expect(412);
+      expect(weak.body).toEqual({ ok: false, error: `Memory ${m.id} is at version 1, not a weak ETag (If-Match compares strongly)`, current_version: 1 });
+      await api.post(`/api/memories/${m.id}/versions/1/restore`).set('If-Match', 'W/"1"').expect(412);
+      await api.delete(`/api/memories/${m.id}`).set('If-Match', '"1"').expect(200);
+      await api.get('/api/memories?q=weak&after=x').expect(422);
+      await api.post('/api/import').set('Content-Type', 'text/plain').send('').expect(422);
     });
 
     it('rate_limit_per_minute is an integer >= 0 on create and update, and shown on the token record', () => {

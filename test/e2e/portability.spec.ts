@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
 import request from 'supertest';
-import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
+import { runCli } from '../../src/cli';
+import { AppConfig } from '../../src/config/app-config';
+import { PACE_ITEMS } from '../../src/portability/import-bounds';
+import { ImportService } from '../../src/portability/import.service';
+import { adminAgent, createTestApp, createToken, tempDir, TestApp } from '../support/app';
 import { testBackends } from '../support/backends';
 import { binaryParser, makeZip, unzip } from '../support/zip';
 import { Api, createMemory, fullAccessApi } from './memories.helpers';
@@ -294,18 +302,166 @@ describe.each(testBackends())('export / import on $name', (backend) => {
   });
 });
 
-describe('import size limit', () => {
+/**
+ * The hostile-archive set (issue 46 items 3 and 4, decision 0070): stored entries, zip bombs,
+ * line floods, uploads and imports the client walks away from, a temp directory that cannot be
+ * written, and an import's share of the event loop. One app with small bounds.
+ */
+describe('import bounds: hostile archives', () => {
   let t: TestApp;
+  let api: Api;
+  let port: number;
+  let tmpDir: string;
+  const uploads = () => fs.readdirSync(tmpDir);
+  const total = async (project: string) => (await api.get(`/api/memories?project=${project}&limit=1`).expect(200)).body.total as number;
+  /** Waits (polling) until no upload is left in the temp directory; the jest timeout is the bound. */
+  const noUploadsLeft = async () => {
+    while (uploads().length > 0) await new Promise((r) => setTimeout(r, 20));
+  };
+  const crashedPid = 4_194_000 + Math.floor(Math.random() * 300); // above any pid in use here
+
   beforeAll(async () => {
-    t = await createTestApp({ MEMSTORE_IMPORT_MAX_BYTES: '2048' });
+    tmpDir = tempDir('memstore-import-tmp-');
+    // What a killed run leaves behind: its upload directories (its pid is gone), and ours from an
+    // earlier run with the same pid (a container's process 1). Another live process's stays.
+    for (const name of [`${crashedPid}-aaaaaa`, `${process.pid}-bbbbbb`, `${process.ppid}-cccccc`]) {
+      fs.mkdirSync(path.join(tmpDir, name));
+      fs.writeFileSync(path.join(tmpDir, name, 'upload'), 'left behind');
+    }
+    expect(() => process.kill(crashedPid, 0)).toThrow();
+    t = await createTestApp({ MEMSTORE_IMPORT_TMP_DIR: tmpDir, MEMSTORE_IMPORT_MAX_BYTES: String(1024 * 1024), MEMSTORE_IMPORT_MAX_ITEMS: '5000' });
+    await new Promise<void>((resolve) => t.http.listen(0, '127.0.0.1', () => resolve()));
+    port = (t.http.address() as AddressInfo).port;
+    api = await fullAccessApi(t);
   });
   afterAll(async () => {
     await t?.close();
   });
+
+  it('removes the uploads a crashed run left in MEMSTORE_IMPORT_TMP_DIR at start, not those of a live process', () => {
+    expect(uploads()).toEqual([`${process.ppid}-cccccc`]);
+    fs.rmSync(path.join(tmpDir, `${process.ppid}-cccccc`), { recursive: true });
+  });
+
+  it('imports a zip of stored (uncompressed) entries, over HTTP (with and without progress) and with `memstore import`', async () => {
+    const notes = { 'notes/a.md': '# Stored A\nshort note #stored', 'notes/b.md': 'stored b', 'batch.jsonl': `${JSON.stringify({ content: 'stored jsonl', project: 'stored-p' })}\n` };
+    const zip = await makeZip(notes, undefined, { store: true });
+    expect(zip.readUInt16LE(8)).toBe(0); // method 0: stored
+    const res = await importRaw(api, zip, '?filename=notes.zip').expect(200);
+    expect(res.body).toMatchObject({ format: 'zip', processed: 3, created: 3, invalid: 0 });
+    const progress = await importRaw(api, zip, '?progress=true').expect(200);
+    expect((progress.text as string).trim().split('\n').map((l) => JSON.parse(l).type)).toEqual(['item', 'item', 'item', 'report']);
+
+    const dataDir = tempDir();
+    const file = path.join(dataDir, 'notes.zip');
+    fs.writeFileSync(file, zip);
+    const out: string[] = [];
+    const io = { out: (l: string) => out.push(l), err: (l: string) => out.push(l) };
+    const code = await runCli(['import', file], { MEMSTORE_DATA_DIR: dataDir, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_SECRET_KEY: 'cli-test-secret-key-0123456789abcdef', MEMSTORE_IMPORT_TMP_DIR: tmpDir }, io);
+    expect(out.join('\n')).toContain('zip: 3 files; created 3, updated 0, skipped 0, invalid 0');
+    expect(code).toBe(0);
+    expect(uploads()).toEqual([]);
+  });
+
+  it('refuses a zip bomb by its compression ratio, and a line flood by the item limit, before writing anything', async () => {
+    // {}\n lines: 6 MB in a few KB (the attack's 783 KB zip held ~268 million of them).
+    const bomb = await makeZip({ 'flood.jsonl': Buffer.alloc(6 * 1024 * 1024, '{}\n') });
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    const r1 = await importRaw(api, bomb).expect(413);
+    expect(r1.body).toEqual({ ok: false, error: expect.stringMatching(/^"flood\.jsonl" unpacks to 6291456 bytes from \d+ \(more than 100 times; MEMSTORE_IMPORT_MAX_RATIO\)/) });
+
+    const flood = Buffer.from(`${JSON.stringify({ content: 'first line', project: 'flood-p' })}\n${'{}\n'.repeat(5000)}`);
+    for (const [body, type] of [
+      [flood, 'application/x-ndjson'],
+      [await makeZip({ 'flood.jsonl': flood }, undefined, { store: true }), 'application/zip'],
+      [await makeZip(Object.fromEntries(Array.from({ length: 5001 }, (_, i) => [`n/${i}.md`, ''])), undefined, { store: true }), 'application/zip'],
+    ] as const) {
+      const r = await importRaw(api, body, '', type).expect(413);
+      expect(r.body).toEqual({ ok: false, error: 'The upload holds more than 5000 items (files and JSONL lines; MEMSTORE_IMPORT_MAX_ITEMS): nothing was imported' });
+    }
+    expect(await total('flood-p')).toBe(0);
+    expect(uploads()).toEqual([]);
+  });
+
   it('answers 413 above MEMSTORE_IMPORT_MAX_BYTES and imports nothing', async () => {
-    const api = await fullAccessApi(t);
-    const res = await importRaw(api, `# big\n${'x'.repeat(5000)}`, '', 'text/markdown').expect(413);
+    const res = await importRaw(api, `# big\n${'x'.repeat(1024 * 1024)}`, '', 'text/markdown').expect(413);
     expect(JSON.stringify(res.body)).toMatch(/MEMSTORE_IMPORT_MAX_BYTES/);
-    expect((await api.get('/api/memories').expect(200)).body.total).toBe(0);
+    expect(uploads()).toEqual([]);
+  });
+
+  it('an upload the client cuts off: temp file removed, the token can import again; meanwhile a second import of the token is 429', async () => {
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(`POST /api/import?filename=x.jsonl HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.bearer}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 500000\r\n\r\n`);
+    socket.write(`${JSON.stringify({ content: 'half an upload', project: 'cut-p' })}\n`.repeat(100));
+    while (uploads().length === 0) await new Promise((r) => setTimeout(r, 10));
+    const busy = await importRaw(api, '# second', '', 'text/markdown').expect(429);
+    expect(busy.headers['retry-after']).toBe('5');
+    expect(busy.body).toEqual({ ok: false, error: expect.stringMatching(/MEMSTORE_IMPORT_CONCURRENT_PER_TOKEN/) });
+    socket.destroy();
+    await noUploadsLeft();
+    expect(await total('cut-p')).toBe(0);
+    await importRaw(api, '# after the cut', '', 'text/markdown').expect(200);
+  });
+
+  it('an import (progress=true) whose client stops reading and leaves is stopped: temp file removed, the rest not imported', async () => {
+    const n = 3000;
+    const body = Array.from({ length: n }, (_, i) => JSON.stringify({ content: `left ${i}`, project: 'left-p', title: 't'.repeat(200) })).join('\n');
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.pause(); // never reads the progress lines: the server's writes wait on `drain`
+    socket.write(`POST /api/import?progress=true&filename=${'f'.repeat(200)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.bearer}\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+    socket.write(body);
+    while ((await total('left-p')) === 0) await new Promise((r) => setTimeout(r, 20));
+    socket.destroy();
+    await noUploadsLeft();
+    const stoppedAt = await total('left-p');
+    expect(stoppedAt).toBeLessThan(n);
+    // Stopped for good: the token's slot is free and nothing more arrives.
+    await importRaw(api, '# after the leave', '', 'text/markdown').expect(200);
+    expect(await total('left-p')).toBe(stoppedAt);
+  });
+
+  it('a temp directory that cannot be written is a 503 in the envelope naming the setting (not the path), and the time bound stops an import with 413', async () => {
+    const limits = t.app.get(AppConfig).importLimits;
+    const saved = { ...limits };
+    const file = path.join(tmpDir, 'not-a-dir');
+    fs.writeFileSync(file, '');
+    try {
+      limits.tmpDir = path.join(file, 'sub'); // ENOTDIR, like EROFS on `docker run --read-only` without a tmpfs
+      const res = await importRaw(api, '# x', '?filename=secret-name.md', 'text/markdown').expect(503);
+      expect(res.body).toEqual({ ok: false, error: expect.stringMatching(/^Import unavailable: the temporary directory for uploads cannot be written \(ENOTDIR\); the operator sets MEMSTORE_IMPORT_TMP_DIR/) });
+      expect(res.headers['retry-after']).toBe('60');
+      expect(JSON.stringify(res.body)).not.toContain(tmpDir);
+      Object.assign(limits, saved);
+      limits.maxSeconds = 0.001;
+      // 5,000 writes cannot all be done within 1 ms: the import is stopped between two of them.
+      const lines = Array.from({ length: 5000 }, (_, i) => JSON.stringify({ content: `too late ${i}`, project: 'late-p' })).join('\n');
+      const late = await importRaw(api, lines, '', 'application/x-ndjson').expect(413);
+      expect(late.body).toEqual({ ok: false, error: expect.stringMatching(/^The import ran longer than 0.001 s \(MEMSTORE_IMPORT_MAX_SECONDS\)/) });
+      expect(await total('late-p')).toBeLessThan(5000);
+    } finally {
+      Object.assign(limits, saved);
+      fs.rmSync(file);
+    }
+    await importRaw(api, '# fine again', '', 'text/markdown').expect(200);
+  });
+
+  it('lets the event loop turn at least every PACE_ITEMS lines of a flood (work chunked, not one long stall)', async () => {
+    const lines = 5000;
+    const dir = tempDir();
+    const file = path.join(dir, 'flood.jsonl');
+    fs.writeFileSync(file, '{}\n'.repeat(lines)); // one 15 KB read: no I/O between the items
+    let turns = 0;
+    let running = true;
+    const turn = () => {
+      turns++;
+      if (running) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const report = await t.app.get(ImportService).importFile(file, { onConflict: 'skip', dryRun: true, format: 'jsonl', filename: 'flood.jsonl' });
+    running = false;
+    expect(report).toMatchObject({ processed: lines, invalid: lines });
+    expect(turns).toBeGreaterThanOrEqual(lines / PACE_ITEMS);
   });
 });

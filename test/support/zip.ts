@@ -26,10 +26,10 @@ export async function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
   return out;
 }
 
-/** A zip of the given files (tests only). */
-export async function makeZip(files: Record<string, string | Buffer>, mtime = new Date('2025-03-04T05:06:07Z')): Promise<Buffer> {
+/** A zip of the given files (tests only); `store`: entries kept uncompressed (method 0), as Info-ZIP's `zip` does for small files. */
+export async function makeZip(files: Record<string, string | Buffer>, mtime = new Date('2025-03-04T05:06:07Z'), opts: { store?: boolean } = {}): Promise<Buffer> {
   const zip = new ZipFile();
-  for (const [name, body] of Object.entries(files)) zip.addBuffer(Buffer.from(body), name, { mtime });
+  for (const [name, body] of Object.entries(files)) zip.addBuffer(Buffer.from(body), name, { mtime, compress: !opts.store });
   zip.end();
   const parts: Buffer[] = [];
   for await (const c of zip.outputStream) parts.push(c as Buffer);

@@ -85,7 +85,7 @@ export class ListMemoriesQueryDto {
   @OneOf(['hybrid', 'keyword', 'semantic'])
   mode?: 'hybrid' | 'keyword' | 'semantic';
 
-  /** `next_cursor` of a previous page (list mode only). */
+  /** `next_cursor` of a previous page; list mode only: with `q` it is refused (422). */
   @IsOptional()
   @IsString(STRING)
   after?: string;
