@@ -104,6 +104,10 @@ const memoryFields = {
 
 export const memoryObject = z.object({ ...memoryFields, content: z.string() });
 export const memoryOutput = z.object({ memory: memoryObject });
+/** update_memory: the whole memory for a token with memory:read, else id, version, timestamps and the fields sent (decision 0050). */
+export const writtenOutput = z.object({
+  memory: memoryObject.partial().extend({ id: z.string(), version: z.number().optional(), created_at: z.string(), updated_at: z.string() }),
+});
 
 export const listOutput = z.object({
   rows: z.array(z.object({ ...memoryFields, snippet: z.string(), score: z.number().optional() })),

@@ -8,7 +8,7 @@ import { ListMemoriesQueryDto } from '../memories/dto/list-memories-query.dto';
 import type { MemoryDto } from '../memories/dto/memory-response.dto';
 import { UpdateMemoryDto } from '../memories/dto/update-memory.dto';
 import { MemoriesService, MemoryNotFoundError } from '../memories/memories.service';
-import { mapMemory, mapStats } from '../memories/memory.mapper';
+import { canRead, mapMemory, mapStats, mapWritten, sentFields } from '../memories/memory.mapper';
 import {
   createInput,
   deleteInput,
@@ -23,6 +23,7 @@ import {
   statsInput,
   statsOutput,
   updateInput,
+  writtenOutput,
   type CreateInput,
   type ListRecentInput,
   type RecallInput,
@@ -49,7 +50,7 @@ interface ToolSpec {
   input: StandardSchemaWithJSON;
   output: StandardSchemaWithJSON;
   annotations: ToolAnnotations;
-  run(args: never): Promise<Record<string, unknown>>;
+  run(args: never, principal: TokenPrincipal): Promise<Record<string, unknown>>;
 }
 
 /** The arguments of a tool as the DTO names them (the tools say `tags` and `cursor` where the REST query says `tag` and `after`). */
@@ -118,9 +119,12 @@ export class McpTools {
         title: 'Update a memory',
         description: 'Changes a memory that became outdated or incomplete. Send only the fields that change; the others stay as they are.',
         input: updateInput,
-        output: memoryOutput,
+        output: writtenOutput,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-        run: async ({ id, ...patch }: UpdateInput) => ({ memory: mapMemory(await this.memories.update(id, await this.dto(UpdateMemoryDto, patch))) }),
+        // Without memory:read the answer carries no stored field the call did not set (decision 0050).
+        run: async ({ id, ...patch }: UpdateInput, principal: TokenPrincipal) => ({
+          memory: mapWritten(await this.memories.update(id, await this.dto(UpdateMemoryDto, patch)), canRead(principal), sentFields(patch)),
+        }),
       },
       {
         name: 'delete_memory',
@@ -179,7 +183,7 @@ export class McpTools {
       return toolError(`This API token lacks the ${spec.scope} scope, so ${spec.name} is not available to it. Ask the administrator for a token with ${spec.scope}.`);
     }
     try {
-      const out = await spec.run(args as never);
+      const out = await spec.run(args as never, principal);
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (e) {
       return toolError(this.explain(e, spec, args));

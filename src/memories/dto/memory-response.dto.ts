@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
 import { MEMORY_SCOPES, MEMORY_TYPES } from '../../backends/ports/memory.model';
 
 const ID = '6740a1b2c3d4e5f601234567';
@@ -28,6 +28,21 @@ export class MemoryDto {
   updated_at: string;
   /** Write counter: 1 on create, +1 on every change; also the ETag (`"<version>"`) for If-Match. */
   @ApiProperty({ type: Number, example: 1, minimum: 1 })
+  version: number;
+}
+
+/**
+ * What a write answers to a token without memory:read (decision 0050): the id, version and
+ * timestamps, plus only the fields the request itself set; never stored content it did not send.
+ */
+export class WrittenMemoryDto extends PartialType(OmitType(MemoryDto, ['id', 'created_at', 'updated_at', 'version'] as const)) {
+  @ApiProperty({ example: ID, pattern: '^[0-9a-f]{24}$' })
+  id: string;
+  @ApiProperty({ format: 'date-time', example: AT })
+  created_at: string;
+  @ApiProperty({ format: 'date-time', example: AT })
+  updated_at: string;
+  @ApiProperty({ type: Number, example: 2, minimum: 1 })
   version: number;
 }
 
