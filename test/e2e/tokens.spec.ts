@@ -266,6 +266,25 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
     });
   });
 
+  it('a signed download link dies with the token that made it (revoked, unrevoked, deleted; issue 46)', async () => {
+    const { id, plaintext } = await create({ name: 'linker', preset: 'read-write' });
+    const memId = (await write(plaintext).expect(201)).body.memory.id;
+    const link = await request(t.http).get(`/api/memories/${memId}/download?url=true`).set('Authorization', `Bearer ${plaintext}`).expect(200);
+    const u = new URL(link.body.url);
+    const follow = () => request(t.http).get(u.pathname + u.search);
+    expect((await follow().expect(200)).text).toContain('token test');
+    await admin.post(`/api/tokens/${id}/revoke`).expect(200);
+    expect((await follow().expect(403)).body).toEqual({ ok: false, error: expect.stringMatching(/revoked/) });
+    await admin.patch(`/api/tokens/${id}`).send({ unrevoke: true }).expect(200);
+    await follow().expect(200);
+    // The token id is signed: a link cannot be moved to another token, nor stripped of it.
+    const other = await create({ preset: 'read-only' });
+    await request(t.http).get(u.pathname + u.search.replace(id, other.id)).expect(403);
+    await request(t.http).get(u.pathname + u.search.replace(`&tok=${id}`, '')).expect(403);
+    await admin.delete(`/api/tokens/${id}`).expect(200);
+    await follow().expect(403);
+  });
+
   describe('life cycle', () => {
     it('create → use → revoke → 401 → unrevoke → works → expire → 401 → clear expiry → works → delete → 401', async () => {
       const { id, plaintext } = await create({ name: 'life', preset: 'read-only' });
