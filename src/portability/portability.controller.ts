@@ -13,6 +13,7 @@ import { ImportReportDto } from './dto/import-report.dto';
 import { ExportService } from './export.service';
 import { discard, ImportService } from './import.service';
 import { AuditService } from '../audit/audit.service';
+import { authorOf } from '../memories/write-headers';
 
 const UPLOAD_TYPES = ['application/zip', 'application/x-ndjson', 'application/jsonl', 'text/markdown', 'text/plain', 'application/octet-stream'];
 
@@ -34,6 +35,17 @@ export class PortabilityController {
     await this.audit.record('memory.import', { req, detail: { created: r.created, updated: r.updated, skipped: r.skipped, invalid: r.invalid } });
   }
 
+  /**
+   * An import that failed or was cut short (the client left, the upload broke) is an audit entry too
+   * (issue 46): its status and message, and whether the client had gone. A dry run changes nothing.
+   */
+  private async auditFailed(req: Request, res: Response, dryRun: boolean | undefined, e: unknown): Promise<void> {
+    if (dryRun) return;
+    const status = e instanceof AppError ? e.status : 500;
+    const error = e instanceof AppError ? e.message : 'Internal server error';
+    await this.audit.record('memory.import', { req, outcome: 'failure', detail: { status, error, aborted: req.destroyed || res.destroyed } }).catch(() => undefined);
+  }
+
   /** A zip of every memory matching the filters: `memories/<id>.md`, `SHA256SUMS`, `manifest.json`. Streamed. */
   @Get('export')
   @RequireScopes('memory:read')
@@ -47,7 +59,10 @@ export class PortabilityController {
     });
     const filters: Record<string, unknown> = {};
     for (const k of ['type', 'scope', 'agent', 'project', 'tag', 'days', 'since'] as const) if (q[k] !== undefined) filters[k] = q[k];
-    const { output, done } = await this.exporter.start({ filter: this.memories.filterOf(q), filters, signal: abort.signal });
+    const filter = this.memories.filterOf(q);
+    // A bulk read is audited before it starts; without its entry nothing is read or sent (decision 0051).
+    await this.audit.record('memory.export', { req, detail: { filters } });
+    const { output, done } = await this.exporter.start({ filter, filters, signal: abort.signal });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     res.status(200);
     res.setHeader('Content-Type', 'application/zip');
@@ -80,12 +95,15 @@ export class PortabilityController {
     if (req.readableEnded || type === 'application/json' || type.startsWith('multipart/') || type === 'application/x-www-form-urlencoded') {
       throw new AppError(415, `Send the file itself as the request body with Content-Type ${UPLOAD_TYPES.join(', ')}`);
     }
-    const file = await this.importer.receive(req);
+    const file = await this.importer.receive(req).catch(async (e: unknown) => {
+      await this.auditFailed(req, res, q.dry_run, e);
+      throw e;
+    });
     try {
       if ((await fs.promises.stat(file)).size === 0) {
         throw RequestValidationError.one(['body'], 'The request body is empty: send the file to import as the body', 'missing', null);
       }
-      const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload' };
+      const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload', importer: authorOf(req) };
       if (!q.progress) {
         const report = await this.importer.importFile(file, opts);
         await this.audited(req, q.dry_run, report);
@@ -106,11 +124,13 @@ export class PortabilityController {
         const status = e instanceof AppError ? e.status : 500;
         const message = e instanceof AppError ? e.message : 'Internal server error';
         if (!(e instanceof AppError)) this.logger.error(`Import failed: ${(e as Error).stack ?? e}`);
+        await this.auditFailed(req, res, q.dry_run, e);
         await write({ type: 'error', status, error: message });
       }
       res.end();
     } catch (e) {
       if (res.headersSent) throw e;
+      await this.auditFailed(req, res, q.dry_run, e);
       sendError(e, req, res);
     } finally {
       await discard(file);
