@@ -14,7 +14,7 @@ const RECORD_KEYS = ['allowed_ips', 'created_at', 'expires_at', 'id', 'last_used
 
 async function sessionCookieFor(app: TestApp): Promise<string> {
   const res = await request(app.http).post('/api/login').send({ username: app.cfg.adminUsername, password: ADMIN_PASSWORD }).expect(200);
-  return (res.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+  return (res.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('memstore.sid='))!.split(';')[0];
 }
 
 const nowS = () => Math.floor(Date.now() / 1000);
