@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, OmitType, PartialType } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { MEMORY_SCOPES, MEMORY_TYPES } from '../../backends/ports/memory.model';
 
 const ID = '6740a1b2c3d4e5f601234567';
@@ -35,7 +35,7 @@ export class MemoryDto {
  * What a write answers to a token without memory:read (decision 0050): the id, version and
  * timestamps, plus only the fields the request itself set; never stored content it did not send.
  */
-export class WrittenMemoryDto extends PartialType(OmitType(MemoryDto, ['id', 'created_at', 'updated_at', 'version'] as const)) {
+export class WrittenMemoryDto {
   @ApiProperty({ example: ID, pattern: '^[0-9a-f]{24}$' })
   id: string;
   @ApiProperty({ format: 'date-time', example: AT })
@@ -44,6 +44,21 @@ export class WrittenMemoryDto extends PartialType(OmitType(MemoryDto, ['id', 'cr
   updated_at: string;
   @ApiProperty({ type: Number, example: 2, minimum: 1 })
   version: number;
+  // Only the fields the request set (no validation decorators: a response, never parsed).
+  @ApiPropertyOptional({ type: String, nullable: true })
+  title?: string | null;
+  @ApiPropertyOptional({ enum: MEMORY_TYPES })
+  type?: string;
+  @ApiPropertyOptional()
+  content?: string;
+  @ApiPropertyOptional({ type: [String] })
+  tags?: string[];
+  @ApiPropertyOptional({ enum: MEMORY_SCOPES })
+  scope?: string;
+  @ApiPropertyOptional({ type: String, nullable: true })
+  agent?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true })
+  project?: string | null;
 }
 
 export class MemoryResponseDto {
