@@ -3,16 +3,23 @@ import type { Request } from 'express';
 import { randomBytes } from 'node:crypto';
 import { AuditActor, AuditEntry, AuditQuery, AuditRepository, newAuditId } from '../backends/ports/audit.repository';
 import { TokenRepository } from '../backends/ports/token.repository';
+import { BackendUnavailableError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { requestLogContext } from '../observability/json-logger';
 
 /**
- * Audited actions. Admin actions: sign-in (success and failure), password change (page or command line), token create/update/revoke/delete,
- * settings change, backend test. Destructive memory actions: delete, bulk delete, import, restore.
+ * Audited actions. Admin actions: sign-in (success and failure, with the username tried), sign-out,
+ * password change (page or command line), token create/update/revoke/delete, settings change,
+ * backend test, migration. Memory actions: delete, bulk delete, import (also failed or aborted),
+ * restore, export (a bulk read). Refused API tokens (`token.refused`, aggregated: see recordRefusal).
  */
 export const AUDIT_ACTIONS = [
   'admin.login',
+  'admin.logout',
   'admin.password_change',
+  'token.refused',
+  'memory.export',
+  'backend.migrate',
   'token.create',
   'token.update',
   'token.revoke',
@@ -39,11 +46,15 @@ export interface AuditRecordOptions {
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
+/** Refused-token entries: at most one per client address per window, and at most REFUSALS_PER_WINDOW in all. */
+const REFUSAL_WINDOW_MS = 60_000;
+const REFUSALS_PER_WINDOW = 60;
+const REFUSAL_ADDRESSES_KEPT = 10_000;
 
 /**
  * Writes the audit log to the active document database and prunes it (entries older than
- * MEMSTORE_AUDIT_RETENTION_DAYS, at start and hourly). Recording never fails the action: if the
- * database cannot take the entry, a warning is logged.
+ * MEMSTORE_AUDIT_RETENTION_DAYS, at start and hourly). An entry that cannot be written fails the
+ * action's answer with a 503 naming the document database (decision 0051): `record` throws.
  *
  * One line from any service or controller: `await this.audit.record('memory.restore', { target: id })`
  * — or `@Audited('memory.import')` on a controller method (see audited.decorator.ts).
@@ -52,6 +63,9 @@ const PRUNE_EVERY_MS = 3_600_000;
 export class AuditService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Audit');
   private timer?: NodeJS.Timeout;
+  /** Refused-token aggregation (recordRefusal): per address, and for the whole window. */
+  private readonly refusals = new Map<string, { since: number; unrecorded: number }>();
+  private refusalWindow = { since: 0, recorded: 0, unrecorded: 0 };
 
   constructor(
     private readonly entries: AuditRepository,
@@ -76,8 +90,46 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
       };
       await this.entries.append(entry);
     } catch (e) {
-      this.logger.warn(`Audit entry '${action}' was not recorded: ${(e as Error).message}`);
+      const reason = (e as Error).message;
+      this.logger.error(`Audit entry '${action}' was not recorded: ${reason}`);
+      throw new BackendUnavailableError('Document database', `the audit entry of this action (${action}) could not be written, so the action is not confirmed (${reason})`);
     }
+  }
+
+  /**
+   * A refused API token (401/403 at the guard): recorded as `token.refused` with the token id tried
+   * (never the secret) and the reason, but bounded so that a flood of bad tokens cannot flood the log:
+   * at most one entry per client address per minute and REFUSALS_PER_WINDOW entries a minute in all;
+   * each entry says how many refusals went unrecorded before it (`unrecorded_before`). Best effort:
+   * never delays or changes the 401/403 itself.
+   */
+  recordRefusal(req: Request, status: number, reason: string, tokenId: string | null): void {
+    const now = Date.now();
+    const address = req.ip ?? req.socket?.remoteAddress ?? '';
+    const w = this.refusalWindow;
+    if (now - w.since >= REFUSAL_WINDOW_MS) this.refusalWindow = { since: now, recorded: 0, unrecorded: w.unrecorded };
+    const win = this.refusalWindow;
+    const mine = this.refusals.get(address);
+    if ((mine && now - mine.since < REFUSAL_WINDOW_MS) || win.recorded >= REFUSALS_PER_WINDOW) {
+      if (mine && now - mine.since < REFUSAL_WINDOW_MS) mine.unrecorded++;
+      else win.unrecorded++;
+      return;
+    }
+    if (this.refusals.size >= REFUSAL_ADDRESSES_KEPT) {
+      for (const [k, v] of this.refusals) if (now - v.since >= REFUSAL_WINDOW_MS) this.refusals.delete(k);
+      if (this.refusals.size >= REFUSAL_ADDRESSES_KEPT) this.refusals.clear();
+    }
+    const unrecorded = (mine?.unrecorded ?? 0) + win.unrecorded;
+    win.unrecorded = 0;
+    win.recorded++;
+    this.refusals.set(address, { since: now, unrecorded: 0 });
+    this.record('token.refused', {
+      req,
+      outcome: 'failure',
+      actor: { kind: 'anonymous', id: null, name: null },
+      target: tokenId,
+      detail: { status, error: reason, unrecorded_before: unrecorded },
+    }).catch(() => undefined);
   }
 
   list(query: AuditQuery): Promise<{ entries: AuditEntry[]; hasMore: boolean }> {

@@ -11,6 +11,10 @@ export interface AuditedOptions {
   target?: (req: Request, result: unknown) => string | null | undefined;
   /** Non-secret facts for a successful action (field names, counts); never values of secrets or memory content. */
   detail?: (req: Request, result: unknown) => Record<string, unknown>;
+  /** Non-secret facts recorded on success and on failure alike (e.g. the username a sign-in tried; never a password). */
+  context?: (req: Request) => Record<string, unknown>;
+  /** Takes back what a successful handler did when its audit entry cannot be written (e.g. ends the session a sign-in opened). */
+  undo?: (req: Request) => Promise<void>;
   /** Whether a handler that returned normally succeeded (default: yes), e.g. a backend test that found a backend down. */
   outcome?: (result: unknown) => 'success' | 'failure';
 }
@@ -23,9 +27,10 @@ const AUDITED_KEY = 'memstore:audited';
 
 /**
  * Records one audit entry per call of the decorated route: `success` with `detail(req, result)`
- * when the handler returns, `failure` with the HTTP status and error message when it throws.
- * (Requests refused before the handler — 401/403 by the guard, 422 by validation, 429 by
- * throttling — are not actions and are not recorded.)
+ * when the handler returns, `failure` with the HTTP status and error message when it throws. When
+ * the entry cannot be written the answer is that error (503, decision 0051), not the handler's.
+ * (Requests refused before the handler — 422 by validation, 429 by throttling — are not actions
+ * and are not recorded here; a refused token is, by the guard: AuditService.recordRefusal.)
  */
 export const Audited = (action: AuditAction, options: AuditedOptions = {}) =>
   applyDecorators(SetMetadata(AUDITED_KEY, { action, options }), UseInterceptors(AuditInterceptor));
@@ -51,9 +56,16 @@ export class AuditInterceptor implements NestInterceptor {
               req,
               outcome: safe(() => options.outcome?.(result), undefined) ?? 'success',
               target: safe(() => (options.target ? options.target(req, result) : param()), null) ?? null,
-              detail: safe(() => options.detail?.(req, result), { note: 'detail unavailable' }) ?? {},
+              detail: { ...safe(() => options.context?.(req), {}), ...(safe(() => options.detail?.(req, result), { note: 'detail unavailable' }) ?? {}) },
             })
-            .then(() => result),
+            .then(
+              () => result,
+              async (e: unknown) => {
+                // No entry, no success (decision 0051): undo what can be undone, and answer the audit error.
+                if (options.undo) await options.undo(req).catch(() => undefined);
+                throw e;
+              },
+            ),
         ),
       ),
       catchError((err: unknown) =>
@@ -62,8 +74,8 @@ export class AuditInterceptor implements NestInterceptor {
             req,
             outcome: 'failure',
             target: (options.target ? null : param()) ?? null,
-            detail: failureDetail(err, req),
-          }),
+            detail: { ...safe(() => options.context?.(req), {}), ...failureDetail(err, req) },
+          }).catch(() => undefined), // the action failed anyway: its own error is the answer
         ).pipe(mergeMap(() => throwError(() => err))),
       ),
     );

@@ -1,4 +1,5 @@
 import type { SettingKey } from './app-config';
+import { FORBIDDEN_HOST, isForbiddenHost, mongoHosts } from '../common/outbound-address';
 
 /** Keys kept in the encrypted credential store (CONTRACT §5); the rest go to the config file. */
 export const CREDENTIAL_KEYS: readonly SettingKey[] = ['docdb_uri', 'objstore_access_key_id', 'objstore_secret_access_key', 'embedding_api_key'];
@@ -49,7 +50,8 @@ export function checkSetting(key: SettingKey, value: string): string | null {
   if (value.length > SETTING_MAX_LENGTH) return `must be at most ${SETTING_MAX_LENGTH} characters`;
   switch (key) {
     case 'docdb_uri':
-      return isMongoUri(value) ? null : 'must be a MongoDB connection string starting with mongodb:// or mongodb+srv://';
+      if (!isMongoUri(value)) return 'must be a MongoDB connection string starting with mongodb:// or mongodb+srv://';
+      return mongoHosts(value).some(isForbiddenHost) ? FORBIDDEN_HOST : null;
     case 'embedding_provider':
       return ['local', 'openai', 'none'].includes(value) ? null : "must be 'local', 'openai' or 'none'";
     case 'embedding_dimensions':
@@ -58,6 +60,9 @@ export function checkSetting(key: SettingKey, value: string): string | null {
       return /^[\x21-\x7e]{1,200}$/.test(value) ? null : 'must be a model name of at most 200 printable characters without spaces';
     case 'objstore_endpoint':
     case 'embedding_url':
+      // The service itself calls these: never a metadata service (issue 46).
+      if (!isHttpUrl(value)) return 'must be an http:// or https:// URL without credentials';
+      return isForbiddenHost(new URL(value).hostname) ? FORBIDDEN_HOST : null;
     case 'objstore_public_base':
       return isHttpUrl(value) ? null : 'must be an http:// or https:// URL without credentials';
     case 'objstore_account_id':

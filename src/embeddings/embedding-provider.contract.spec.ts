@@ -160,6 +160,34 @@ describe('OpenAI-compatible adapter specifics', () => {
     await expect(ok.embed('hello', 'document')).resolves.toHaveLength(16);
   });
 
+  it('does not follow a redirect: the content and the key never go to the other host (issue 46)', async () => {
+    const other = fakeEmbeddingsServer({ dims: 16, key: 'sk-right' });
+    const otherUrl = await other.start();
+    const redirector = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: `${otherUrl}/embeddings` }).end();
+    });
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', () => r()));
+    try {
+      const p = new OpenAiEmbeddingProvider({ url: `http://127.0.0.1:${(redirector.address() as AddressInfo).port}/v1`, apiKey: 'sk-right', model: 'm1', dimensions: null });
+      const err = await p.embed('private memory text', 'document').catch((e: Error) => e);
+      expect(err).toBeInstanceOf(EmbeddingUnavailableError);
+      expect((err as Error).message).toMatch(/redirect \(HTTP 307\)/);
+      expect(other.seen).toEqual([]);
+    } finally {
+      await new Promise<void>((r) => redirector.close(() => r()));
+      await other.stop();
+    }
+  });
+
+  it.each(['http://169.254.169.254/v1', 'http://[fd00:ec2::254]/v1', 'http://[::ffff:169.254.169.254]/v1', 'http://metadata.google.internal/v1'])(
+    'refuses a link-local or metadata address without calling it: %s',
+    async (bad) => {
+      const p = new OpenAiEmbeddingProvider({ url: bad, apiKey: 'sk-right', model: 'm1', dimensions: null, timeoutMs: 2000 });
+      await expect(p.embed('hello', 'document')).rejects.toThrow(/link-local or cloud metadata/);
+    },
+  );
+
   it('fails clearly when the endpoint is unreachable', async () => {
     const p = new OpenAiEmbeddingProvider({ url: 'http://127.0.0.1:1/v1', apiKey: null, model: 'm1', dimensions: null, timeoutMs: 2000 });
     await expect(p.embed('hello', 'document')).rejects.toThrow(/unreachable/);

@@ -1,3 +1,4 @@
+import { assertOutboundUrl } from '../common/outbound-address';
 import { EmbeddingKind, EmbeddingProvider, EmbeddingUnavailableError, normalize } from './embedding-provider.port';
 
 export interface OpenAiEmbeddingOptions {
@@ -38,16 +39,25 @@ export class OpenAiEmbeddingProvider extends EmbeddingProvider {
     if (this.opts.dimensions !== null) body.dimensions = this.opts.dimensions;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
+    const url = `${this.opts.url.replace(/\/+$/, '')}/embeddings`;
     let res: Response;
     try {
-      res = await fetch(`${this.opts.url.replace(/\/+$/, '')}/embeddings`, {
+      // Never a link-local or metadata address, also when a name resolves to one (issue 46).
+      await assertOutboundUrl(url);
+      res = await fetch(url, {
         method: 'POST',
         headers,
         body: JSON.stringify(body),
+        // A redirect is not followed: following it would re-POST memory content (and the key) to another host (issue 46).
+        redirect: 'manual',
         signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
       });
     } catch (e) {
       throw new EmbeddingUnavailableError(`embedding endpoint unreachable: ${(e as Error).message}`);
+    }
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new EmbeddingUnavailableError(`embedding endpoint answered a redirect (HTTP ${res.status}), which is not followed; set the embedding URL to the final address`);
     }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);

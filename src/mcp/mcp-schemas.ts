@@ -117,6 +117,10 @@ export const createOutput = z.object({
     .array(z.object({ id: z.string(), title: NULLABLE, score: z.number() }))
     .describe('Up to 3 stored memories of the same project whose meaning is very close: consider updating one of them instead of keeping both. Empty when search is keyword-only.'),
 });
+/** update_memory: the whole memory for a token with memory:read, else id, version, timestamps and the fields sent (decision 0050). */
+export const writtenOutput = z.object({
+  memory: memoryObject.partial().extend({ id: z.string(), version: z.number().optional(), created_at: z.string(), updated_at: z.string() }),
+});
 
 export const listOutput = z.object({
   rows: z.array(

@@ -10,7 +10,7 @@ import { ListMemoriesQueryDto } from '../memories/dto/list-memories-query.dto';
 import type { MemoryDto } from '../memories/dto/memory-response.dto';
 import { UpdateMemoryDto } from '../memories/dto/update-memory.dto';
 import { MemoriesService, MemoryNotFoundError } from '../memories/memories.service';
-import { mapMemory, mapStats } from '../memories/memory.mapper';
+import { canRead, mapMemory, mapStats, mapWritten, sentFields } from '../memories/memory.mapper';
 import { principalAuthor } from '../memories/write-headers';
 import {
   createInput,
@@ -27,6 +27,7 @@ import {
   statsInput,
   statsOutput,
   updateInput,
+  writtenOutput,
   type CreateInput,
   type ListRecentInput,
   type RecallInput,
@@ -127,7 +128,8 @@ export class McpTools {
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
         run: async (a: CreateInput, p: TokenPrincipal) => {
           const doc = await this.memories.create(await this.dto(CreateMemoryDto, a), { author: principalAuthor(p) });
-          return { memory: mapMemory(doc), similar: await this.memories.similarTo(doc) };
+          // No duplicate hints without memory:read: they name stored memories (decision 0050).
+          return { memory: mapMemory(doc), similar: canRead(p) ? await this.memories.similarTo(doc) : [] };
         },
       },
       {
@@ -136,10 +138,11 @@ export class McpTools {
         title: 'Update a memory',
         description: 'Changes a memory that became outdated or incomplete. Send only the fields that change; the others stay as they are.',
         input: updateInput,
-        output: memoryOutput,
+        output: writtenOutput,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+        // Without memory:read the answer carries no stored field the call did not set (decision 0050).
         run: async ({ id, ...patch }: UpdateInput, p: TokenPrincipal) => ({
-          memory: mapMemory(await this.memories.update(id, await this.dto(UpdateMemoryDto, patch), { author: principalAuthor(p) })),
+          memory: mapWritten(await this.memories.update(id, await this.dto(UpdateMemoryDto, patch), { author: principalAuthor(p) }), canRead(p), sentFields(patch)),
         }),
       },
       {

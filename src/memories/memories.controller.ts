@@ -28,14 +28,16 @@ import {
   DeleteMemoryResponseDto,
   DownloadUrlResponseDto,
   MemoryListResponseDto,
+  MemoryDto,
   MemoryResponseDto,
   StatsResponseDto,
+  WrittenMemoryDto,
 } from './dto/memory-response.dto';
 import { VersionListQueryDto, VersionListResponseDto, VersionResponseDto } from './dto/memory-versions.dto';
 import { UpdateMemoryDto } from './dto/update-memory.dto';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
 import { MARKDOWN_TYPE, MemoriesService } from './memories.service';
-import { mapMemory, mapStats, mapVersion } from './memory.mapper';
+import { canRead, mapMemory, mapStats, mapVersion, mapWritten, sentFields } from './memory.mapper';
 import { authorOf, ifMatchVersion, setEtag } from './write-headers';
 
 const NOT_FOUND = { description: 'Memory not found (also for an id that is not 24 lowercase hex characters)' };
@@ -53,6 +55,15 @@ const IDEMPOTENCY_KEY = {
   // What the interceptor accepts (idempotency.interceptor.ts KEY): 1 to 255 printable ASCII characters, no spaces.
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
   description: 'Same key + same body within 24 h replays the first response (header Idempotent-Replayed: true); same key + another body → 422',
+};
+/** PATCH and restore: the whole memory for a caller that may read it, else only what it wrote (decision 0050). */
+const WRITE_ANSWER = {
+  description: 'The memory as written. A token without memory:read gets only id, version, created_at, updated_at and the fields it sent (decision 0050).',
+  schema: {
+    type: 'object',
+    required: ['ok', 'memory'],
+    properties: { ok: { type: 'boolean', example: true }, memory: { oneOf: [{ $ref: getSchemaPath(MemoryDto) }, { $ref: getSchemaPath(WrittenMemoryDto) }] } },
+  },
 };
 const PRECONDITION = { description: 'If-Match does not name the current version; the body has current_version' };
 
@@ -92,7 +103,8 @@ export class MemoriesController {
   async create(@Body() body: CreateMemoryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CreatedMemoryResponseDto> {
     const doc = await this.memories.create(body, { author: authorOf(req) });
     setEtag(res, doc.version);
-    return { ok: true, memory: mapMemory(doc), similar: await this.memories.similarTo(doc) };
+    // Everything in `memory` is what the caller sent; `similar` names stored memories, so only a reader gets it (decision 0050).
+    return { ok: true, memory: mapMemory(doc), similar: canRead(req.principal) ? await this.memories.similarTo(doc) : [] };
   }
 
   /** Deletes each id; unknown ids are listed in `missing`. */
@@ -125,6 +137,8 @@ export class MemoriesController {
   @Patch('memories/:memory_id')
   @RequireScopes('memory:write')
   @ApiOperation({ summary: 'Update some fields of a memory' })
+  @ApiExtraModels(MemoryDto, WrittenMemoryDto)
+  @ApiOkResponse(WRITE_ANSWER)
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiHeader(IF_MATCH)
   @ApiPreconditionFailedResponse(PRECONDITION)
@@ -133,10 +147,10 @@ export class MemoriesController {
     @Body() body: UpdateMemoryDto,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
-  ): Promise<MemoryResponseDto> {
+  ): Promise<{ ok: true; memory: MemoryDto | WrittenMemoryDto }> {
     const doc = await this.memories.update(id, body, { author: authorOf(req), ifMatch: ifMatchVersion(req) });
     setEtag(res, doc.version);
-    return { ok: true, memory: mapMemory(doc) };
+    return { ok: true, memory: mapWritten(doc, canRead(req.principal), sentFields(body)) };
   }
 
   @Delete('memories/:memory_id')
@@ -172,7 +186,8 @@ export class MemoriesController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<StreamableFile | DownloadUrlResponseDto> {
     if (query.url) {
-      const signed = await this.memories.signedDownload(id, baseUrl(this.cfg, req));
+      const p = req.principal;
+      const signed = await this.memories.signedDownload(id, baseUrl(this.cfg, req), p?.kind === 'token' ? p.tokenId : undefined);
       return { ok: true, url: signed.url, expires_in: signed.ttl, expires_at: signed.expiresAt.toISOString() };
     }
     const body = await this.memories.download(id);
@@ -219,6 +234,8 @@ export class MemoriesController {
   @Audited('memory.restore', { detail: (req) => ({ version: Number(req.params.version) }) })
   @RequireScopes('memory:write')
   @ApiOperation({ summary: 'Restore a kept version (as a new version)' })
+  @ApiExtraModels(MemoryDto, WrittenMemoryDto)
+  @ApiOkResponse(WRITE_ANSWER)
   @ApiNotFoundResponse({ description: 'Memory not found, or that version is not kept' })
   @ApiHeader(IF_MATCH)
   @ApiPreconditionFailedResponse(PRECONDITION)
@@ -227,10 +244,10 @@ export class MemoriesController {
     @Param('version') version: string,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
-  ): Promise<MemoryResponseDto> {
+  ): Promise<{ ok: true; memory: MemoryDto | WrittenMemoryDto }> {
     const doc = await this.memories.restore(id, versionParam(version), { author: authorOf(req), ifMatch: ifMatchVersion(req) });
     setEtag(res, doc.version);
-    return { ok: true, memory: mapMemory(doc) };
+    return { ok: true, memory: mapWritten(doc, canRead(req.principal)) };
   }
 
   @Get('stats')

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import { Author, CasResult, MemoryDoc, MemoryFilter, MemoryStats, SimilarHit, VersionEntry } from '../backends/ports/memory.model';
 import { ObjectStore, SignedUrl } from '../backends/ports/object-store.port';
+import { signFileUrl } from '../backends/filesystem/url-signer';
 import { deleteIntentKey, WriteIntentRepository } from '../backends/ports/write-intent.repository';
 import { AppError, ConflictError, NotFoundError, PreconditionFailedError, RequestValidationError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
@@ -255,7 +256,7 @@ export class MemoriesService {
    * `replace` it becomes the next version of the existing memory (compare-and-swap, retried like
    * an update) and keeps the imported timestamps. Fields are checked against create's limits.
    */
-  async putExact(doc: MemoryDoc, replace: boolean, author: Author | null = null): Promise<void> {
+  async putExact(doc: MemoryDoc, replace: boolean, importer: Author | null = null): Promise<void> {
     const check = new InputChecker(this.cfg.limits);
     check.content(doc.content);
     const normalized: MemoryDoc = {
@@ -264,7 +265,7 @@ export class MemoriesService {
       agent: doc.agent == null ? null : check.text('agent', doc.agent),
       project: doc.project == null ? null : check.text('project', doc.project),
       tags: check.tags(doc.tags),
-      author: doc.author ?? author,
+      author: importedBy(importer, doc),
     };
     check.throwIfAny();
     if (replace) {
@@ -299,13 +300,13 @@ export class MemoriesService {
    * together. 'kept' when the memory already keeps version n (nothing written), 'current' when n is
    * not below the current version, 'missing' when the memory does not exist.
    */
-  async putPastVersion(past: MemoryDoc): Promise<'added' | 'kept' | 'current' | 'missing'> {
+  async putPastVersion(past: MemoryDoc, importer: Author | null = null): Promise<'added' | 'kept' | 'current' | 'missing'> {
     const current = await this.index.get(past.id);
     if (!current) return 'missing';
     if (past.version >= current.version) return 'current';
     const kept = await this.index.history(past.id, 1000, 0);
     if (kept.rows.some((r) => r.version === past.version)) return 'kept';
-    const doc: MemoryDoc = { ...past, createdAt: current.createdAt, objectKey: versionKey(past.id, past.version) };
+    const doc: MemoryDoc = { ...past, author: importedBy(importer, past), createdAt: current.createdAt, objectKey: versionKey(past.id, past.version) };
     await this.writeObject(doc);
     try {
       // A memory without history rows shows its current state as its only version: keep it listed.
@@ -356,9 +357,14 @@ export class MemoriesService {
     }
   }
 
-  async signedDownload(id: string, baseUrl: string): Promise<SignedUrl & { ttl: number }> {
+  async signedDownload(id: string, baseUrl: string, tokenId?: string): Promise<SignedUrl & { ttl: number }> {
     const doc = await this.indexed(id);
     const ttl = this.settings.current().objstore_presign_ttl;
+    if (tokenId) {
+      // A token's link is the service's own on every store, so it ends when the token does (decision 0052).
+      const expires = Math.floor(Date.now() / 1000) + ttl;
+      return { url: signFileUrl(this.settings.serviceKey(), baseUrl, objectKeyOf(doc), expires, tokenId), expiresAt: new Date(expires * 1000), ttl };
+    }
     const signed = await this.store.signedUrl(objectKeyOf(doc), ttl, { baseUrl, filename: `${id}.md` });
     return { ...signed, ttl };
   }
@@ -542,6 +548,22 @@ export class MemoriesService {
     for (const key of keys) if (!(await this.deleteKey(id, key))) all = false;
     return all;
   }
+}
+
+/**
+ * The author of a version written by an import (issue 46): the importer, with what the file claimed
+ * (author, version, timestamps) kept beside it, never in its place. Without an importer (a command-line
+ * restore of the service's own backup) the file's author stands.
+ */
+export function importedBy(importer: Author | null, doc: MemoryDoc): Author | null {
+  if (!importer) return doc.author ?? null;
+  const a = doc.author;
+  return {
+    kind: importer.kind,
+    id: importer.id,
+    name: importer.name,
+    claimed: { author: a ? { kind: a.kind, id: a.id, name: a.name } : null, version: doc.version, createdAt: doc.createdAt.toISOString(), updatedAt: doc.updatedAt.toISOString() },
+  };
 }
 
 /** Same fields and content (timestamps and id not compared). */

@@ -1,19 +1,15 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 /**
  * Memory ids (CONTRACT §2): 24 lowercase hex characters in the ObjectId layout, so they are
- * time-ordered and valid MongoDB ObjectIds: 4 bytes of Unix seconds, 5 random bytes chosen once
- * per process, 3 bytes of an incrementing counter.
+ * time-ordered (by second) and valid MongoDB ObjectIds: 4 bytes of Unix seconds, then 8 random
+ * bytes drawn for each id. Not the ObjectId's per-process constant and counter (issue 46, decision
+ * 0050): with those, one id of a caller's own gave away the ids of every memory made near it.
  */
-const PROCESS_RANDOM = randomBytes(5);
-let counter = randomInt(0xffffff);
-
 export function newMemoryId(nowMs = Date.now()): string {
   const buf = Buffer.alloc(12);
   buf.writeUInt32BE(Math.floor(nowMs / 1000) >>> 0, 0);
-  PROCESS_RANDOM.copy(buf, 4);
-  counter = (counter + 1) % 0x1000000;
-  buf.writeUIntBE(counter, 9, 3);
+  randomBytes(8).copy(buf, 4);
   return buf.toString('hex');
 }
 

@@ -1,5 +1,5 @@
 import { parse, stringify } from 'yaml';
-import { Author, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryScope, MemoryType } from '../backends/ports/memory.model';
+import { Author, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryScope, MemoryType, storedAuthor } from '../backends/ports/memory.model';
 import { isMemoryId } from './memory-id';
 
 /**
@@ -18,7 +18,7 @@ export function toMarkdown(doc: MemoryDoc): string {
     created_at: doc.createdAt.toISOString(),
     updated_at: doc.updatedAt.toISOString(),
     version: doc.version,
-    ...(doc.author ? { author: { kind: doc.author.kind, id: doc.author.id, name: doc.author.name } } : {}),
+    ...(doc.author ? { author: { kind: doc.author.kind, id: doc.author.id, name: doc.author.name, ...(doc.author.claimed ? { claimed: doc.author.claimed } : {}) } } : {}),
   };
   // The yaml library quotes whatever needs it (---, ..., #, colons, quotes, newlines, unicode);
   // top-level keys start every line that is not indented, so no value line can read as a fence.
@@ -81,5 +81,5 @@ function authorOf(v: unknown): Author | null {
   if (v === undefined || v === null) return null;
   const a = v as Record<string, unknown>;
   if (typeof a !== 'object' || (a.kind !== 'token' && a.kind !== 'admin') || typeof a.id !== 'string') throw new MarkdownParseError('author is not {kind, id, name}');
-  return { kind: a.kind, id: a.id, name: typeof a.name === 'string' ? a.name : null };
+  return storedAuthor(a);
 }

@@ -1,5 +1,6 @@
 import type { Author, MemoryDoc, MemoryRow, MemoryStats, VersionEntry } from '../backends/ports/memory.model';
-import type { MemoryDto, MemoryRowDto, StatsDto } from './dto/memory-response.dto';
+import type { Principal } from '../common/auth/principal';
+import type { MemoryDto, MemoryRowDto, StatsDto, WrittenMemoryDto } from './dto/memory-response.dto';
 import type { AuthorDto, VersionDto } from './dto/memory-versions.dto';
 
 /** Explicit mapping from the index model to the API's snake_case objects (CONTRACT §3). */
@@ -17,6 +18,35 @@ export function mapMemory(doc: MemoryDoc): MemoryDto {
     updated_at: doc.updatedAt.toISOString(),
     version: doc.version,
   };
+}
+
+/** Whether the caller may see stored content: the admin, or a token with memory:read (decision 0050). */
+export function canRead(p: Principal | undefined): boolean {
+  return p !== undefined && (p.kind === 'admin' || p.scopes.includes('memory:read'));
+}
+
+/** The fields of a memory a write may echo to a caller without memory:read: only those it sent itself. */
+export const ECHOABLE_FIELDS = ['title', 'type', 'content', 'tags', 'scope', 'agent', 'project'] as const;
+
+/**
+ * The answer to a write (create, PATCH, restore, MCP update_memory), shaped by what the caller may
+ * read (decision 0050): with memory:read (or as admin) the whole memory; without it the id, the
+ * version and the timestamps, plus the fields the request itself set (`sent`, their stored,
+ * normalised values) — never a stored field the caller did not send.
+ */
+export function mapWritten(doc: MemoryDoc, reader: boolean, sent: Iterable<string> = []): MemoryDto | WrittenMemoryDto {
+  const full = mapMemory(doc);
+  if (reader) return full;
+  const out: WrittenMemoryDto = { id: full.id, created_at: full.created_at, updated_at: full.updated_at, version: full.version };
+  const keep = new Set(sent);
+  for (const k of ECHOABLE_FIELDS) if (keep.has(k)) (out as unknown as Record<string, unknown>)[k] = full[k];
+  return out;
+}
+
+/** The fields a request body gave a value to (absent and null leave a memory's field as it is). */
+export function sentFields(body: unknown): string[] {
+  if (!body || typeof body !== 'object') return [];
+  return ECHOABLE_FIELDS.filter((k) => (body as Record<string, unknown>)[k] != null);
 }
 
 export function mapRow(row: MemoryRow): MemoryRowDto {
@@ -43,7 +73,13 @@ export function mapStats(s: MemoryStats): StatsDto {
 }
 
 export function mapAuthor(a: Author | null | undefined): AuthorDto | null {
-  return a ? { kind: a.kind, id: a.id, name: a.name } : null;
+  if (!a) return null;
+  const out: AuthorDto = { kind: a.kind, id: a.id, name: a.name };
+  if (a.claimed) {
+    const c = a.claimed;
+    out.imported = { claimed_author: c.author ? { kind: c.author.kind, id: c.author.id, name: c.author.name } : null, claimed_version: c.version, claimed_created_at: c.createdAt, claimed_updated_at: c.updatedAt };
+  }
+  return out;
 }
 
 export function mapVersion(e: VersionEntry, current: number): VersionDto {

@@ -5,7 +5,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as yauzl from 'yauzl';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
-import type { MemoryDoc } from '../backends/ports/memory.model';
+import type { Author, MemoryDoc } from '../backends/ports/memory.model';
 import { AppError, ConflictError, PayloadTooLargeError, RequestValidationError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { MemoriesService, sameMemory } from '../memories/memories.service';
@@ -58,6 +58,8 @@ export interface ImportOptions {
   concurrency?: number;
   /** Stops the import between two items (the client left, or MEMSTORE_IMPORT_MAX_SECONDS): importFile rejects with the signal's reason. */
   signal?: AbortSignal;
+  /** Who imports (the token or admin): the author of every version written; the file's claim is kept beside it (issue 46). */
+  importer?: Author | null;
 }
 
 const ITEMS_IN_REPORT = 1000;
@@ -301,7 +303,7 @@ export class ImportService implements OnModuleInit {
     if (!c.exact && existing) doc = { ...doc, createdAt: existing.createdAt, updatedAt: new Date(Math.max(Date.now(), existing.updatedAt.getTime() + 1)) };
     if (!opts.dryRun) {
       try {
-        await this.memories.putExact(doc, replace);
+        await this.memories.putExact(doc, replace, opts.importer ?? null);
       } catch (err) {
         if (err instanceof ConflictError) return item('skipped', doc.id, 'created by someone else during the import');
         if (err instanceof RequestValidationError) return item('invalid', doc.id, err.message);
@@ -340,7 +342,7 @@ export class ImportService implements OnModuleInit {
       const kept = await this.index.history(h.id, 1000, 0);
       return kept.rows.some((r) => r.version === h.version) ? item('skipped', `unchanged: version ${h.version} is already kept`) : item('created', `earlier version ${h.version}`);
     }
-    const res = await this.memories.putPastVersion(past);
+    const res = await this.memories.putPastVersion(past, opts.importer ?? null);
     if (res === 'added') return item('created', `earlier version ${h.version}`);
     if (res === 'kept') return item('skipped', `unchanged: version ${h.version} is already kept`);
     if (res === 'current') return item('skipped', `version ${h.version} is not earlier than the memory's current version`);

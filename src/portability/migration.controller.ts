@@ -1,5 +1,6 @@
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Audited } from '../audit/audited.decorator';
 import { AdminOnly } from '../common/auth/decorators';
 import { MigrationJob, MigrationJobService, MigrationOffer } from './migration-job.service';
 
@@ -20,6 +21,7 @@ export class MigrationController {
   @Post()
   @HttpCode(202)
   @AdminOnly()
+  @Audited('backend.migrate', { target: () => null })
   @ApiOperation({ summary: 'Copy the memories of the earlier backends to the active ones' })
   @ApiConflictResponse({ description: 'Nothing to copy (the backends have not changed), or a copy is already running' })
   async start(): Promise<{ ok: true; job: MigrationJob }> {

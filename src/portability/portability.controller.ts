@@ -16,6 +16,7 @@ import { discard, ImportService } from './import.service';
 import { ImportAbortedError, ImportTooLargeError } from './import-bounds';
 import { AppConfig } from '../config/app-config';
 import { AuditService } from '../audit/audit.service';
+import { authorOf } from '../memories/write-headers';
 
 const UPLOAD_TYPES = ['application/zip', 'application/x-ndjson', 'application/jsonl', 'text/markdown', 'text/plain', 'application/octet-stream'];
 
@@ -37,14 +38,26 @@ export class PortabilityController {
    * while importing; `processed` items were done by then, each whole). The temp file is removed
    * and the slot given back by the caller.
    */
-  private aborted(req: Request, e: ImportAbortedError, processed: number): void {
+  private async aborted(req: Request, e: ImportAbortedError, processed: number): Promise<void> {
     this.logger.log(`Import ${req.id ?? ''} stopped: ${e.message} (${processed} items done)`);
+    await this.audit.record('memory.import', { req, outcome: 'failure', detail: { error: e.message, aborted: true, processed } }).catch(() => undefined);
   }
 
   /** An import that changed memories is an audit entry (counts only; a dry run changes nothing). */
   private async audited(req: Request, dryRun: boolean | undefined, r: { created: number; updated: number; skipped: number; invalid: number }): Promise<void> {
     if (dryRun) return;
     await this.audit.record('memory.import', { req, detail: { created: r.created, updated: r.updated, skipped: r.skipped, invalid: r.invalid } });
+  }
+
+  /**
+   * An import that failed or was cut short (the client left, the upload broke) is an audit entry too
+   * (issue 46): its status and message, and whether the client had gone. A dry run changes nothing.
+   */
+  private async auditFailed(req: Request, res: Response, dryRun: boolean | undefined, e: unknown): Promise<void> {
+    if (dryRun) return;
+    const status = e instanceof AppError ? e.status : 500;
+    const error = e instanceof AppError ? e.message : 'Internal server error';
+    await this.audit.record('memory.import', { req, outcome: 'failure', detail: { status, error, aborted: req.destroyed || res.destroyed } }).catch(() => undefined);
   }
 
   /** A zip of every memory matching the filters: `memories/<id>.md`, `SHA256SUMS`, `manifest.json`. Streamed. */
@@ -60,7 +73,10 @@ export class PortabilityController {
     });
     const filters: Record<string, unknown> = {};
     for (const k of ['type', 'scope', 'agent', 'project', 'tag', 'days', 'since'] as const) if (q[k] !== undefined) filters[k] = q[k];
-    const { output, done } = await this.exporter.start({ filter: this.memories.filterOf(q), filters, signal: abort.signal });
+    const filter = this.memories.filterOf(q);
+    // A bulk read is audited before it starts; without its entry nothing is read or sent (decision 0051).
+    await this.audit.record('memory.export', { req, detail: { filters } });
+    const { output, done } = await this.exporter.start({ filter, filters, signal: abort.signal });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     res.status(200);
     res.setHeader('Content-Type', 'application/zip');
@@ -112,6 +128,7 @@ export class PortabilityController {
       res.off('close', onClose);
       release();
       if (e instanceof ImportAbortedError) return this.aborted(req, e, 0);
+      await this.auditFailed(req, res, q.dry_run, e);
       throw e;
     }
     // What to send once the upload is removed and the slot given back (so a client that sends its next import on the answer finds both free).
@@ -121,7 +138,7 @@ export class PortabilityController {
         throw RequestValidationError.one(['body'], 'The request body is empty: send the file to import as the body', 'missing', null);
       }
       const count = () => void processed++;
-      const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload', signal: stop.signal };
+      const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload', signal: stop.signal, importer: authorOf(req) };
       if (!q.progress) {
         const report = await this.importer.importFile(file, { ...opts, onItem: count });
         await this.audited(req, q.dry_run, report);
@@ -150,12 +167,14 @@ export class PortabilityController {
         const status = e instanceof AppError ? e.status : 500;
         const message = e instanceof AppError ? e.message : 'Internal server error';
         if (!(e instanceof AppError)) this.logger.error(`Import failed: ${(e as Error).stack ?? e}`);
+        await this.auditFailed(req, res, q.dry_run, e);
         await write({ type: 'error', status, error: message });
       }
       answer = () => res.end();
     } catch (e) {
       if (e instanceof ImportAbortedError) return this.aborted(req, e, processed);
       if (stop.signal.aborted && stop.signal.reason instanceof ImportAbortedError) return this.aborted(req, stop.signal.reason, processed);
+      await this.auditFailed(req, res, q.dry_run, e);
       answer = () => sendError(e, req, res);
     } finally {
       clearTimeout(timer);

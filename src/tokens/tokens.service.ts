@@ -150,6 +150,18 @@ export class TokensService extends TokenAuthenticator {
     return { kind: 'token', tokenId: record.id, name: record.name, scopes: [...record.scopes], ...(rateLimit ? { rateLimit } : {}) };
   }
 
+  /**
+   * Whether a token still exists, is neither revoked nor expired, and has `scope` (a signed download
+   * link made by a token works only while this holds, issue 46). Read like authenticate: at most
+   * TOKEN_RECORD_TTL_MS old, and afresh after a change made here.
+   */
+  async stillAllows(id: string, scope: TokenPrincipal['scopes'][number]): Promise<boolean> {
+    const record = TOKEN_ID_RE.test(id) ? await this.recentRecord(id) : null;
+    if (!record || record.revokedAt) return false;
+    if (record.expiresAt && record.expiresAt.getTime() <= Date.now()) return false;
+    return record.scopes.includes(scope);
+  }
+
   /** The token's record as read at most TOKEN_RECORD_TTL_MS ago (null: no such token; never kept). */
   private async recentRecord(id: string): Promise<TokenRecord | null> {
     const now = Date.now();

@@ -278,7 +278,8 @@ describe('admin config routes', () => {
         ok: true,
         docdb: { backend: 'sqlite', ok: true, detail: expect.stringContaining('SQLite') },
         objstore: { backend: 'filesystem', ok: true, detail: expect.any(String) },
-        public_url: 'http://memstore.test:8080',
+        // Without MEMSTORE_PUBLIC_URL or a trusted proxy: the address the request reached, never the Host sent (issue 46).
+        public_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
         memories: { count: expect.anything(), search_mode: expect.anything() },
       });
     });

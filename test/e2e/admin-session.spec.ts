@@ -159,6 +159,10 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
     const t = await createTestApp({ ...(await backend.env()), MEMSTORE_LOGIN_MAX_FAILURES: '4', MEMSTORE_LOGIN_WINDOW_SECONDS: '120' });
     try {
       for (let i = 0; i < 6; i++) await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+      // A browser that signed in once carries a device cookie (issue 46, decision 0052).
+      const signedIn = await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+      const device = ([] as string[]).concat(signedIn.headers['set-cookie'] ?? []).find((c) => c.startsWith('memstore.device='));
+      expect(device).toMatch(/HttpOnly/i);
       const times: number[] = [];
       for (let i = 0; i < 4; i++) {
         const start = Date.now();
@@ -175,6 +179,11 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
       expect(retryAfter).toBeGreaterThan(0);
       expect(retryAfter).toBeLessThanOrEqual(120);
       expect(sessionCookie(limited)).toBeUndefined();
+      // Strangers' failures from the same address (everyone, behind a proxy without MEMSTORE_TRUST_PROXY)
+      // do not lock out the admin's browser: its attempts are counted under its device cookie.
+      await login(t, { username: 'admin', password: ADMIN_PASSWORD }).set('Cookie', device!.split(';')[0]).expect(200);
+      // A forged device cookie counts like none.
+      await login(t, { username: 'admin', password: ADMIN_PASSWORD }).set('Cookie', `memstore.device=${'A'.repeat(16)}.${'B'.repeat(43)}`).expect(429);
       // other routes are not throttled
       await request(t.http).get('/api/me').expect(200);
     } finally {

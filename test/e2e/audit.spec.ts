@@ -1,4 +1,6 @@
+import * as http from 'node:http';
 import request from 'supertest';
+import { TokensService } from '../../src/tokens/tokens.service';
 import { randomBytes } from 'node:crypto';
 import { AuditService } from '../../src/audit/audit.service';
 import { BackendsService } from '../../src/backends/backends.service';
@@ -27,6 +29,7 @@ describe.each(testBackends())('audit log on $name', (backend) => {
 
   beforeAll(async () => {
     t = await createTestApp(await backend.env());
+    await t.app.listen(0, '127.0.0.1'); // a real socket, for the upload cut off half-way
     admin = await adminAgent(t);
   });
   afterAll(async () => {
@@ -47,9 +50,81 @@ describe.each(testBackends())('audit log on $name', (backend) => {
     expect(ok[0].address).toMatch(/127\.0\.0\.1/);
     const bad = await added(() => request(t.http).post('/api/login').send({ username: 'admin', password: 'hunter2-wrong' }).expect(401));
     expect(bad).toEqual([
-      expect.objectContaining({ action: 'admin.login', outcome: 'failure', actor: { kind: 'anonymous', id: null, name: null }, detail: { status: 401, error: expect.any(String) } }),
+      expect.objectContaining({ action: 'admin.login', outcome: 'failure', actor: { kind: 'anonymous', id: null, name: null }, detail: { username: 'admin', status: 401, error: expect.any(String) } }),
     ]);
     secrets.push('hunter2-wrong');
+  });
+
+  it('records a sign-out that ends a session, an export, a migration attempt and a failed import; not an anonymous sign-out (issue 46)', async () => {
+    const session = request.agent(t.http);
+    await session.post('/api/login').send({ username: 'admin', password: ADMIN_PASSWORD }).expect(200);
+    expect(await added(() => session.post('/api/logout').expect(200))).toEqual([expect.objectContaining({ action: 'admin.logout', outcome: 'success', actor: { kind: 'admin', id: 'admin', name: 'admin' } })]);
+    expect(await added(() => request(t.http).post('/api/logout').expect(200))).toEqual([]);
+
+    const tok = await admin.post('/api/tokens').send({ name: 'exporter', preset: 'read-write' }).expect(201);
+    secrets.push(tok.body.plaintext);
+    const bearer = `Bearer ${tok.body.plaintext}`;
+    const exported = await added(() => request(t.http).get('/api/export?project=nothing-here').set('Authorization', bearer).expect(200));
+    expect(exported).toEqual([expect.objectContaining({ action: 'memory.export', outcome: 'success', actor: { kind: 'token', id: tok.body.token.id, name: 'exporter' }, detail: { filters: { project: 'nothing-here' } } })]);
+
+    const migrated = await added(() => admin.post('/api/migrate').expect(409));
+    expect(migrated).toEqual([expect.objectContaining({ action: 'backend.migrate', outcome: 'failure', detail: { status: 409, error: expect.any(String) } })]);
+
+    // An upload cut off half-way by the client: recorded as a failed, aborted import.
+    const url = new URL('/api/import?format=jsonl', `http://127.0.0.1:${(t.http.address() as { port: number }).port}`);
+    const before = new Set((await all()).map((e) => e.id));
+    await new Promise<void>((resolve) => {
+      const req = http.request(url, { method: 'POST', headers: { Authorization: bearer, 'Content-Type': 'application/x-ndjson', 'Content-Length': '100000' } });
+      req.on('error', () => resolve());
+      req.write('{"content":"half an upl');
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 200);
+    });
+    let aborted: Entry[] = [];
+    for (let i = 0; i < 50 && aborted.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      aborted = (await all()).filter((e) => !before.has(e.id));
+    }
+    expect(aborted).toEqual([expect.objectContaining({ action: 'memory.import', outcome: 'failure', actor: expect.objectContaining({ id: tok.body.token.id }), detail: expect.objectContaining({ aborted: true }) })]);
+  });
+
+  it('records refused tokens by token id, never the secret, at most once a minute per address (issue 46)', async () => {
+    const tok = await admin.post('/api/tokens').send({ name: 'soon revoked', preset: 'read-only' }).expect(201);
+    const id = tok.body.token.id as string;
+    secrets.push(tok.body.plaintext);
+    await admin.post(`/api/tokens/${id}/revoke`).expect(200);
+    const refused = await added(async () => {
+      for (let i = 0; i < 5; i++) await request(t.http).get('/api/memories').set('Authorization', `Bearer ${tok.body.plaintext}`).expect(401);
+      await request(t.http).get('/api/memories').set('Authorization', 'Bearer mem_tok_0123456789abcdef_not-a-real-secret').expect(401);
+    });
+    // The first refusal from this address in this minute is an entry; the other five are counted into the next one.
+    expect(refused).toEqual([
+      expect.objectContaining({ action: 'token.refused', outcome: 'failure', target: id, actor: { kind: 'anonymous', id: null, name: null }, detail: { status: 401, error: expect.stringMatching(/revoked/), unrecorded_before: expect.any(Number) } }),
+    ]);
+    secrets.push('not-a-real-secret');
+  });
+
+  it('fails the action with a 503 naming the document database when its audit entry cannot be written (issue 46)', async () => {
+    const audit = t.app.get(BackendsService).docdb.audit;
+    const failing = jest.spyOn(audit, 'append').mockRejectedValue(new Error('disk full'));
+    try {
+      const res = await admin.post('/api/tokens').send({ name: 'unaudited' }).expect(503);
+      expect(res.body).toEqual({ ok: false, error: expect.stringMatching(/^Document database unavailable: .*audit.*disk full/) });
+      // A sign-in that cannot be recorded opens no session.
+      const agent = request.agent(t.http);
+      await agent.post('/api/login').send({ username: 'admin', password: ADMIN_PASSWORD }).expect(503);
+      expect((await agent.get('/api/me').expect(200)).body.authenticated).toBe(false);
+      // An export that cannot be recorded sends nothing.
+      const tok = await t.app.get(TokensService).create({ name: 'reader', preset: 'read-only' } as never);
+      const exp = await request(t.http).get('/api/export').set('Authorization', `Bearer ${tok.plaintext}`).expect(503);
+      expect(exp.headers['content-type']).toMatch(/application\/json/);
+      secrets.push(tok.plaintext);
+    } finally {
+      failing.mockRestore();
+    }
+    await admin.get('/api/me').expect(200);
   });
 
   it('records token create, update, revoke and delete, once each, with the token id as target and never its secret', async () => {

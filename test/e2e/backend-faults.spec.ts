@@ -87,6 +87,10 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
     const status = await admin.get('/api/status').expect(200);
     expect(status.body.docdb).toMatchObject({ backend: 'mongodb', ok: true });
     expect(status.body.objstore).toMatchObject({ backend: 's3', ok: false, detail: expect.stringMatching(/^Object store unavailable: /) });
+    // A token learns that the object store is down, not where it lives (issue 46).
+    const asToken = await api.get('/api/status').expect(200);
+    expect(asToken.body.objstore).toEqual({ backend: 's3', ok: false, detail: 'unavailable' });
+    expect(JSON.stringify([asToken.body.docdb, asToken.body.objstore])).not.toMatch(/127\.0\.0\.1|:\d{2,5}/);
     const test = await admin.post('/api/test').send({ target: 's3' }).expect(200);
     expect(test.body.results.objstore).toMatchObject({ ok: false, backend: 's3', error: expect.stringMatching(/^Object store unavailable: /) });
     await admin.get('/api/schema').expect(200);

@@ -98,7 +98,7 @@ withServers('switching embedded → MongoDB + S3 → embedded without a restart'
     expect((await objectsInBucket()).some((k) => k.includes(mongoId))).toBe(true);
     const search = await asToken().get('/api/memories?q=mongodb').expect(200);
     expect(search.body.rows.map((r: { id: string }) => r.id)).toEqual([mongoId]);
-    const link = await asToken().get(`/api/memories/${mongoId}/download?url=true`).expect(200);
+    const link = await admin.get(`/api/memories/${mongoId}/download?url=true`).expect(200);
     expect(link.body.url.startsWith(`${s3Endpoint}/${bucket}/`)).toBe(true);
     const fetched = await fetch(link.body.url);
     expect(fetched.status).toBe(200);

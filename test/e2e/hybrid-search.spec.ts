@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { adminAgent, createTestApp, TestApp } from '../support/app';
+import request from 'supertest';
+import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
 import { testBackends } from '../support/backends';
 import { EmbeddingsService } from '../../src/embeddings/embeddings.service';
 import { Api, createMemory, fullAccessApi } from './memories.helpers';
@@ -108,6 +109,17 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     expect(copy.body.similar.length).toBeLessThanOrEqual(3);
     const fresh = await api.post('/api/memories', { content: 'The office plants need water on Mondays.', project: 'ops' }).expect(201);
     expect(fresh.body.similar).toEqual([]);
+  });
+
+  it('gives no duplicate hints to a token without memory:read (they would name stored memories, issue 46)', async () => {
+    const { plaintext } = await createToken(t, { scopes: ['memory:write'], rate_limit_per_minute: 0 });
+    const copy = await request(t.http)
+      .post('/api/memories')
+      .set('Authorization', `Bearer ${plaintext}`)
+      .send({ title: 'Deploy policy', content: 'Deploys go through the blue/green pipeline, and we never deploy on a Friday.', project: 'ops' })
+      .expect(201);
+    expect(copy.body.similar).toEqual([]);
+    expect(JSON.stringify(copy.body)).not.toContain(ids.deploy);
   });
 
   it('embeds a new memory once for its hints and its vector, and a create does not queue behind another request\'s embedding', async () => {

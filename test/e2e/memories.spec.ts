@@ -254,14 +254,20 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       expect(errType(await api.get(`/api/memories/${m.id}/download?url=maybe`).expect(422))).toBe('bool_parsing');
     });
 
-    onS3('gives a presigned S3 URL that downloads the file without a token', async () => {
+    onS3('gives the admin a presigned S3 URL, and a token a link of the service (it ends with the token), both without credentials', async () => {
       const m = await createMemory(api, { content: 'Presigned body' });
-      const res = await api.get(`/api/memories/${m.id}/download?url=true`).expect(200);
+      const res = await (await adminAgent(t)).get(`/api/memories/${m.id}/download?url=true`).expect(200);
       expect(res.body).toEqual({ ok: true, url: expect.any(String), expires_in: 3600, expires_at: expect.stringMatching(ISO_MS) });
       const file = await fetch(res.body.url);
       expect(file.status).toBe(200);
       expect(file.headers.get('content-disposition')).toBe(`attachment; filename="${m.id}.md"`);
       expect((await file.text()).endsWith('Presigned body')).toBe(true);
+      const byToken = await api.get(`/api/memories/${m.id}/download?url=true`).expect(200);
+      const u = new URL(byToken.body.url);
+      expect(u.pathname).toMatch(/^\/api\/files\/memories\//);
+      const served = await request(t.http).get(u.pathname + u.search).expect(200);
+      expect(served.headers['content-disposition']).toBe(`attachment; filename="${m.id}.md"`);
+      expect(served.text.endsWith('Presigned body')).toBe(true);
     });
 
     onFilesystem('gives a signed URL that works without a token, and refuses a tampered one', async () => {

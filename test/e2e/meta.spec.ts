@@ -62,7 +62,8 @@ const MEMORY_OPERATIONS: Array<[name: string, pattern: RegExp]> = [
 describe('meta endpoints', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp();
+    // The guide names MEMSTORE_PUBLIC_URL; without it, only the address a request really reached (see below).
+    t = await createTestApp({ MEMSTORE_PUBLIC_URL: 'http://memstore.test:8080' });
   });
   afterAll(async () => t.close());
 
@@ -181,11 +182,21 @@ describe('meta endpoints', () => {
     });
 
     it('uses MEMSTORE_PUBLIC_URL over the request host', async () => {
-      const ta = await createTestApp({ MEMSTORE_PUBLIC_URL: 'https://memory.example.com/' });
+      const res = await request(t.http).get('/api/skill-prompt').set('Host', 'evil.test').expect(200);
+      expect(res.body.base_url).toBe('http://memstore.test:8080');
+      expect(res.body.prompt).not.toContain('evil.test');
+    });
+
+    it('without MEMSTORE_PUBLIC_URL or a trusted proxy, never reflects the Host header (the address reached instead)', async () => {
+      const ta = await createTestApp();
       try {
-        const res = await request(ta.http).get('/api/skill-prompt').set('Host', 'evil.test').expect(200);
-        expect(res.body.base_url).toBe('https://memory.example.com');
-        expect(res.body.prompt).not.toContain('evil.test');
+        for (const path of ['/api/skill-prompt', '/api/guide']) {
+          const res = await request(ta.http).get(path).set('Host', 'evil.test:8080').expect(200);
+          expect(JSON.stringify(res.body)).not.toContain('evil.test');
+          expect(JSON.stringify(res.body)).toMatch(/http:\/\/127\.0\.0\.1:\d+\/api\/memories/);
+        }
+        const local = await request(ta.http).get('/api/skill-prompt').expect(200);
+        expect(local.body.base_url).toMatch(/^http:\/\/(127\.0\.0\.1|localhost):\d+$/);
       } finally {
         await ta.close();
       }
@@ -194,6 +205,7 @@ describe('meta endpoints', () => {
     it('ignores X-Forwarded-Host unless MEMSTORE_TRUST_PROXY is set', async () => {
       const res = await request(t.http).get('/api/skill-prompt').set('Host', 'memstore.test:8080').set('X-Forwarded-Host', 'evil.test').set('X-Forwarded-Proto', 'https').expect(200);
       expect(res.body.base_url).toBe('http://memstore.test:8080');
+      expect(res.body.prompt).not.toContain('evil.test');
       const ta = await createTestApp({ MEMSTORE_TRUST_PROXY: 'true' });
       try {
         const proxied = await request(ta.http).get('/api/skill-prompt').set('Host', 'internal:8080').set('X-Forwarded-Host', 'memory.example.com').set('X-Forwarded-Proto', 'https').expect(200);

@@ -74,7 +74,7 @@ describe('JSON logs (MEMSTORE_LOG_FORMAT=json)', () => {
 
     const all = lines.join('');
     const cookie = (await request(t.http).post('/api/login').send({ username: 'admin', password: ADMIN_PASSWORD })).headers['set-cookie'] as unknown as string[];
-    const sid = cookie[0].split(';')[0].split('=')[1];
+    const sid = cookie.find((c) => c.startsWith('memstore.sid='))!.split(';')[0].split('=')[1];
     for (const secret of [ADMIN_PASSWORD, 'not the password', token.plaintext, parseToken(token.plaintext)!.secret, content, 'tangerine', sid, 'Bearer']) {
       expect(all).not.toContain(secret);
     }

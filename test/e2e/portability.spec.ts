@@ -41,6 +41,16 @@ function importRaw(api: Api, body: Buffer | string, query = '', type = 'applicat
   return api.post(`/api/import${query}`).set('Content-Type', type).send(Buffer.from(body));
 }
 
+/** A stored markdown file without its front matter's author block. */
+function authorless(file: Buffer): string {
+  return file.toString('utf8').replace(/^author:\n(?:  .*\n)*/m, '');
+}
+
+/** A version answer without the import claims (`author.imported`): what it was before the import. */
+function claimless<T>(body: T): T {
+  return JSON.parse(JSON.stringify(body), (k, v) => (k === 'imported' ? undefined : v)) as T;
+}
+
 async function allMemories(api: Api): Promise<Array<Record<string, any>>> {
   const out: Array<Record<string, any>> = [];
   let after = '';
@@ -98,7 +108,9 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     expect(after).toEqual(before); // ids, every field, timestamps, content
     for (const m of after) {
       const body = (await api.get(`/api/memories/${m.id}/download`).buffer(true).parse(binaryParser as never)).body as Buffer;
-      expect(body.equals(files.get(m.id)!)).toBe(true);
+      // Byte for byte but the author: an imported version names its importer, the file's claim beside it (issue 46).
+      expect(authorless(body)).toBe(authorless(files.get(m.id)!));
+      expect(body.toString('utf8')).toMatch(/^author:\n(?:  .*\n)*  claimed:\n/m);
     }
     // Searchable again (the index was rebuilt, not only the files).
     expect((await api.get('/api/memories?q=RTL').expect(200)).body.total).toBe(1);
@@ -138,9 +150,11 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     const first = await importRaw(api, zip).expect(200);
     expect(first.body).toMatchObject({ processed: 4, created: 2, versions: 2, updated: 0, skipped: 0, invalid: 0 });
     const versionsAfter = (await api.get(`/api/memories/${m.id}/versions`).expect(200)).body;
-    expect(versionsAfter).toEqual(versionsBefore);
-    expect((await api.get(`/api/memories/${m.id}/versions/1`).expect(200)).body).toEqual(v1Before);
-    expect((await api.get(`/api/memories/${m.id}/versions/2`).expect(200)).body).toEqual(v2Before);
+    // Every imported version names its importer, with what the file claimed beside it (issue 46).
+    for (const r of versionsAfter.rows) expect(r.author.imported).toMatchObject({ claimed_version: r.version });
+    expect(claimless(versionsAfter)).toEqual(versionsBefore);
+    expect(claimless((await api.get(`/api/memories/${m.id}/versions/1`).expect(200)).body)).toEqual(v1Before);
+    expect(claimless((await api.get(`/api/memories/${m.id}/versions/2`).expect(200)).body)).toEqual(v2Before);
     // Restoring an imported version works like any other.
     const restored = await api.post(`/api/memories/${m.id}/versions/1/restore`).expect(200);
     expect(restored.body.memory).toMatchObject({ version: 4, title: 'v one', content: 'first body' });
@@ -150,7 +164,38 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     // Importing the same archive again changes nothing.
     const again = await importRaw(api, zip).expect(200);
     expect(again.body).toMatchObject({ created: 0, versions: 0, skipped: 4, invalid: 0 });
-    expect((await api.get(`/api/memories/${m.id}/versions`).expect(200)).body).toEqual(versionsBefore);
+    expect(claimless((await api.get(`/api/memories/${m.id}/versions`).expect(200)).body)).toEqual(versionsBefore);
+  });
+
+  it('records the importer as the author of imported versions, beside what the file claimed (issue 46)', async () => {
+    const { plaintext, id: tokenId } = await createToken(t, { name: 'importer bot', preset: 'read-write', rate_limit_per_minute: 0 });
+    const id = 'aaaaaaaaaaaaaaaaaaaa0046';
+    const forged = [
+      '---',
+      `id: ${id}`,
+      'title: Forged',
+      'type: note',
+      'scope: global',
+      'tags: []',
+      'created_at: 2001-01-01T00:00:00.000Z',
+      'updated_at: 2001-01-02T00:00:00.000Z',
+      'version: 7',
+      'author: {kind: admin, id: admin, name: null}',
+      '---',
+      'A note that claims the admin wrote it in 2001.',
+    ].join('\n');
+    const res = await request(t.http).post('/api/import?format=markdown').set('Authorization', `Bearer ${plaintext}`).set('Content-Type', 'text/markdown').send(forged).expect(200);
+    expect(res.body).toMatchObject({ created: 1, invalid: 0 });
+    const versions = (await api.get(`/api/memories/${id}/versions`).expect(200)).body;
+    expect(versions.rows[0].author).toEqual({
+      kind: 'token',
+      id: tokenId,
+      name: 'importer bot',
+      imported: { claimed_author: { kind: 'admin', id: 'admin', name: null }, claimed_version: 7, claimed_created_at: '2001-01-01T00:00:00.000Z', claimed_updated_at: '2001-01-02T00:00:00.000Z' },
+    });
+    // The stored file says the same, so a rebuild from the object store keeps it.
+    const file = (await api.get(`/api/memories/${id}/download`).expect(200)).text;
+    expect(file).toContain(tokenId);
   });
 
   it('checks each file against SHA256SUMS, in the export order and in any other order', async () => {

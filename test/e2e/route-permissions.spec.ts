@@ -1,9 +1,11 @@
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner, ModulesContainer } from '@nestjs/core';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ACCESS_KEY, AccessRule } from '../../src/common/auth/decorators';
-import { createTestApp, TestApp } from '../support/app';
+import { adminAgent, createTestApp, TestApp } from '../support/app';
 
 /**
  * Every route of the service and what it requires. A change here is a permission change:
@@ -173,5 +175,149 @@ describe('route permissions', () => {
   it('no controller route is left without an access rule', () => {
     const open = controllerRoutes(t).filter((r) => r.rule.startsWith('NONE'));
     expect(open.map((r) => `${key(r.method, r.path)} (${r.where})`)).toEqual([]);
+  });
+
+  /**
+   * The scope matrix (issue 46): every memory route and MCP tool, called by each kind of caller, with
+   * the status it must get AND what the answer may contain. A caller without memory:read never sees a
+   * stored title, content, tag, project or agent it did not send itself — in any answer, also a write's.
+   */
+  describe('scope matrix: status and content of every answer', () => {
+    type Who = 'read' | 'write' | 'delete' | 'readWrite' | 'full' | 'admin';
+    const WHO: Who[] = ['read', 'write', 'delete', 'readWrite', 'full', 'admin'];
+    const READERS = new Set<Who>(['read', 'readWrite', 'full', 'admin']);
+    const SCOPES: Record<Exclude<Who, 'admin'>, string[]> = {
+      read: ['memory:read'],
+      write: ['memory:write'],
+      delete: ['memory:delete'],
+      readWrite: ['memory:read', 'memory:write'],
+      full: ['memory:read', 'memory:write', 'memory:delete'],
+    };
+    const can = (who: Who, scope: string) => who === 'admin' || SCOPES[who].includes(scope);
+    // What only the stored memory knows: no answer to a non-reader may hold any of these.
+    const SECRET = { title: 'Victim title zq7', content: 'Victim content kx9 launch codes', tag: 'victimtagw3', project: 'victimproj', agent: 'victimagent' };
+    const secrets = Object.values(SECRET);
+    let base: string;
+    let admin: Awaited<ReturnType<typeof adminAgent>>;
+    const bearer: Partial<Record<Who, string>> = {};
+
+    const call = (who: Who, method: 'get' | 'post' | 'patch' | 'delete', path: string) => {
+      const agent = who === 'admin' ? admin : request(t.http);
+      const r = agent[method](path);
+      return who === 'admin' ? r : r.set('Authorization', `Bearer ${bearer[who]}`);
+    };
+    /** A memory only the admin made, with stored fields no other caller sent (version 2 after one change). */
+    const victim = async (): Promise<string> => {
+      const res = await admin.post('/api/memories').send({ title: SECRET.title, content: SECRET.content, tags: [SECRET.tag], project: SECRET.project, agent: SECRET.agent }).expect(201);
+      const id = res.body.memory.id as string;
+      await admin.patch(`/api/memories/${id}`).send({ content: `${SECRET.content} (edited)` }).expect(200);
+      return id;
+    };
+    const expectNoSecrets = (who: Who, what: string, text: string) => {
+      if (READERS.has(who)) return;
+      for (const s of secrets) if (text.includes(s)) throw new Error(`${who}: ${what} leaked "${s}": ${text.slice(0, 300)}`);
+    };
+
+    beforeAll(async () => {
+      await t.app.listen(0, '127.0.0.1');
+      base = `http://127.0.0.1:${(t.http.address() as AddressInfo).port}`;
+      admin = await adminAgent(t);
+      for (const who of WHO) {
+        if (who === 'admin') continue;
+        bearer[who] = (await admin.post('/api/tokens').send({ name: `matrix ${who}`, scopes: SCOPES[who] }).expect(201)).body.plaintext;
+      }
+    });
+
+    // [name, scope needed (null: any caller), the request; success status]
+    const REST: Array<[string, string | null, (who: Who, id: string) => request.Test, number]> = [
+      ['list', 'memory:read', (w) => call(w, 'get', '/api/memories'), 200],
+      ['search', 'memory:read', (w) => call(w, 'get', '/api/memories?q=kx9'), 200],
+      ['fetch', 'memory:read', (w, id) => call(w, 'get', `/api/memories/${id}`), 200],
+      ['download', 'memory:read', (w, id) => call(w, 'get', `/api/memories/${id}/download`), 200],
+      ['download url', 'memory:read', (w, id) => call(w, 'get', `/api/memories/${id}/download?url=true`), 200],
+      ['versions', 'memory:read', (w, id) => call(w, 'get', `/api/memories/${id}/versions`), 200],
+      ['version 1', 'memory:read', (w, id) => call(w, 'get', `/api/memories/${id}/versions/1`), 200],
+      ['stats', 'memory:read', (w) => call(w, 'get', '/api/stats'), 200],
+      ['export', 'memory:read', (w) => call(w, 'get', '/api/export'), 200],
+      ['create', 'memory:write', (w) => call(w, 'post', '/api/memories').send({ content: SECRET.content.split(' ').slice(0, 3).join(' ') + ' own note', title: 'own' }), 201],
+      ['empty patch', 'memory:write', (w, id) => call(w, 'patch', `/api/memories/${id}`).send({}), 200],
+      ['patch tags', 'memory:write', (w, id) => call(w, 'patch', `/api/memories/${id}`).send({ tags: ['mine'] }), 200],
+      ['restore', 'memory:write', (w, id) => call(w, 'post', `/api/memories/${id}/versions/1/restore`), 200],
+      ['import', 'memory:write', (w, id) => call(w, 'post', '/api/import?format=jsonl&on_conflict=skip').set('Content-Type', 'application/x-ndjson').send(`${JSON.stringify({ id, content: 'imported' })}\n`), 200],
+      ['delete', 'memory:delete', (w, id) => call(w, 'delete', `/api/memories/${id}`), 200],
+      ['bulk delete', 'memory:delete', (w, id) => call(w, 'post', '/api/memories/bulk-delete').send({ ids: [id] }), 200],
+      ['status', null, (w) => call(w, 'get', '/api/status'), 200],
+      ['me', null, (w) => call(w, 'get', '/api/me'), 200],
+      ['audit (admin)', 'admin', (w) => call(w, 'get', '/api/audit'), 200],
+      ['tokens (admin)', 'admin', (w) => call(w, 'get', '/api/tokens'), 200],
+      ['config (admin)', 'admin', (w) => call(w, 'get', '/api/config'), 200],
+    ];
+
+    it.each(WHO)('REST as %s: each route answers its status, and a non-reader never sees stored content', async (who) => {
+      const wrong: string[] = [];
+      for (const [name, scope, req, ok] of REST) {
+        const id = await victim();
+        const res = await req(who, id);
+        const allowed = scope === null || (scope === 'admin' ? who === 'admin' : can(who, scope));
+        const want = allowed ? ok : 403;
+        if (res.status !== want) wrong.push(`${name}: ${res.status}, expected ${want} (${res.text.slice(0, 120)})`);
+        expectNoSecrets(who, name, res.text ?? JSON.stringify(res.body));
+        if (allowed && name === 'create') expect(res.body.similar).toEqual([]);
+        if (allowed && ['empty patch', 'patch tags', 'restore'].includes(name)) {
+          const m = res.body.memory;
+          expect(m).toMatchObject({ id, version: expect.any(Number), updated_at: expect.any(String) });
+          if (READERS.has(who)) expect(m.content).toEqual(expect.any(String));
+          else expect(Object.keys(m).sort()).toEqual(['created_at', 'id', 'updated_at', 'version', ...(name === 'patch tags' ? ['tags'] : [])].sort());
+        }
+      }
+      expect(wrong).toEqual([]);
+    });
+
+    it.each(WHO.filter((w) => w !== 'admin'))('MCP as %s: each tool answers or refuses by scope, and a non-reader never sees stored content', async (who) => {
+      const connect = async () => {
+        const c = new Client({ name: 'matrix', version: '1.0.0' });
+        await c.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${bearer[who]}` } } }));
+        return c;
+      };
+      // Listing and calling on separate clients: the client checks answers against the listed output
+      // schemas, which do not all name every field the tools answer (`version`): that is the MCP schemas' concern.
+      const lister = await connect();
+      const client = await connect();
+      try {
+        const listed = (await lister.listTools()).tools.map((x) => x.name).sort();
+        const TOOLS: Array<[string, string, (id: string) => Record<string, unknown>]> = [
+          ['search_memories', 'memory:read', () => ({ q: 'kx9' })],
+          ['list_recent', 'memory:read', () => ({})],
+          ['get_memory', 'memory:read', (id) => ({ id })],
+          ['memory_stats', 'memory:read', () => ({})],
+          ['recall_context', 'memory:read', () => ({ task: 'victim launch codes kx9' })],
+          ['create_memory', 'memory:write', () => ({ content: 'own mcp note', title: 'own' })],
+          ['update_memory', 'memory:write', (id) => ({ id })],
+          ['delete_memory', 'memory:delete', (id) => ({ id })],
+        ];
+        expect(listed).toEqual(TOOLS.filter(([, scope]) => can(who, scope)).map(([n]) => n).sort());
+        for (const [name, scope, args] of TOOLS) {
+          const id = await victim();
+          const res = await client.callTool({ name, arguments: args(id) });
+          expect({ name, isError: res.isError === true }).toEqual({ name, isError: !can(who, scope) });
+          expectNoSecrets(who, `MCP ${name}`, JSON.stringify(res));
+          if (name === 'update_memory' && can(who, scope) && !READERS.has(who)) {
+            expect(Object.keys((res.structuredContent as { memory: object }).memory).sort()).toEqual(['created_at', 'id', 'updated_at', 'version']);
+          }
+        }
+      } finally {
+        await client.close();
+        await lister.close();
+      }
+    });
+
+    it('memory ids are not derivable from one another (random after the 4-byte time)', async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await admin.post('/api/memories').send({ content: `id probe ${i}` }).expect(201)).body.memory.id);
+      const tails = ids.map((id) => id.slice(8));
+      // ObjectId layout: bytes 4..8 were one constant per process and the last 3 a counter.
+      expect(new Set(tails.map((x) => x.slice(0, 10))).size).toBe(5);
+      for (let i = 1; i < tails.length; i++) expect(parseInt(tails[i].slice(10), 16) - parseInt(tails[i - 1].slice(10), 16)).not.toBe(1);
+    });
   });
 });

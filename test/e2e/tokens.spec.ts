@@ -14,7 +14,7 @@ const RECORD_KEYS = ['allowed_ips', 'created_at', 'expires_at', 'id', 'last_used
 
 async function sessionCookieFor(app: TestApp): Promise<string> {
   const res = await request(app.http).post('/api/login').send({ username: app.cfg.adminUsername, password: ADMIN_PASSWORD }).expect(200);
-  return (res.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
+  return (res.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('memstore.sid='))!.split(';')[0];
 }
 
 const nowS = () => Math.floor(Date.now() / 1000);
@@ -264,6 +264,25 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
       expect(Object.keys(record).sort()).toEqual(RECORD_KEYS);
       expect(record.status.enum).toEqual(['active', 'revoked', 'expired']);
     });
+  });
+
+  it('a signed download link dies with the token that made it (revoked, unrevoked, deleted; issue 46)', async () => {
+    const { id, plaintext } = await create({ name: 'linker', preset: 'read-write' });
+    const memId = (await write(plaintext).expect(201)).body.memory.id;
+    const link = await request(t.http).get(`/api/memories/${memId}/download?url=true`).set('Authorization', `Bearer ${plaintext}`).expect(200);
+    const u = new URL(link.body.url);
+    const follow = () => request(t.http).get(u.pathname + u.search);
+    expect((await follow().expect(200)).text).toContain('token test');
+    await admin.post(`/api/tokens/${id}/revoke`).expect(200);
+    expect((await follow().expect(403)).body).toEqual({ ok: false, error: expect.stringMatching(/revoked/) });
+    await admin.patch(`/api/tokens/${id}`).send({ unrevoke: true }).expect(200);
+    await follow().expect(200);
+    // The token id is signed: a link cannot be moved to another token, nor stripped of it.
+    const other = await create({ preset: 'read-only' });
+    await request(t.http).get(u.pathname + u.search.replace(id, other.id)).expect(403);
+    await request(t.http).get(u.pathname + u.search.replace(`&tok=${id}`, '')).expect(403);
+    await admin.delete(`/api/tokens/${id}`).expect(200);
+    await follow().expect(403);
   });
 
   describe('life cycle', () => {

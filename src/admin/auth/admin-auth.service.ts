@@ -8,6 +8,11 @@ function call(fn: (cb: (err?: unknown) => void) => void): Promise<void> {
   return new Promise((resolve, reject) => fn((err) => (err ? reject(err) : resolve())));
 }
 
+/** Ends the request's session, if any. */
+export async function endSession(req: Request): Promise<void> {
+  if (req.session) await call((cb) => req.session.destroy(cb));
+}
+
 /** Sign-in and sign-out on the express-session of the request. */
 @Injectable()
 export class AdminAuthService {
@@ -26,6 +31,6 @@ export class AdminAuthService {
   }
 
   async logout(req: Request): Promise<void> {
-    if (req.session) await call((cb) => req.session.destroy(cb));
+    await endSession(req);
   }
 }

@@ -6,6 +6,8 @@ import { TooManyRequestsError } from '../../common/errors';
 import { sendError } from '../../common/http-exception.filter';
 import { RateLimitRepository } from '../../backends/ports/rate-limit.repository';
 import { AppConfig } from '../../config/app-config';
+import { SettingsService } from '../../config/settings.service';
+import { loginThrottleKey } from './device-cookie';
 import { SharedRateLimitStore } from './shared-rate-limit.store';
 
 /** Extra delay per failed attempt once half the allowed failures are used up, capped. */
@@ -15,10 +17,12 @@ const MAX_DELAY_MS = 5000;
 const WARN_EVERY_MS = 60_000;
 
 /**
- * POST /api/login throttling per client address, counting failed attempts only (a successful
- * sign-in gives its attempt back): after half of MEMSTORE_LOGIN_MAX_FAILURES each further try is
- * slowed down, after MEMSTORE_LOGIN_MAX_FAILURES within MEMSTORE_LOGIN_WINDOW_SECONDS the
- * address gets 429 with Retry-After until the window ends.
+ * POST /api/login throttling, counting failed attempts only (a successful sign-in gives its attempt
+ * back) per client address and username tried — or, for a browser that signed in before, per its
+ * device cookie (decision 0052: behind a proxy without MEMSTORE_TRUST_PROXY every client shares one
+ * address, and strangers must not be able to lock the admin's browser out): after half of
+ * MEMSTORE_LOGIN_MAX_FAILURES each further try is slowed down, after MEMSTORE_LOGIN_MAX_FAILURES
+ * within MEMSTORE_LOGIN_WINDOW_SECONDS that key gets 429 with Retry-After until the window ends.
  *
  * The counters live in the active document database (RateLimitRepository, through
  * SharedRateLimitStore): instances sharing a MongoDB (or a data directory) count the same
@@ -34,14 +38,17 @@ export class LoginThrottleMiddleware implements NestMiddleware {
   private readonly slower: RequestHandler;
   private lastWarning = 0;
 
-  constructor(cfg: AppConfig, counters: RateLimitRepository) {
+  constructor(cfg: AppConfig, counters: RateLimitRepository, settings: SettingsService) {
     const windowMs = cfg.loginWindowSeconds * 1000;
+    // Per address and username tried, or per device cookie (device-cookie.ts, decision 0052).
+    const keyGenerator = (req: Request) => loginThrottleKey(req, settings.serviceKey());
     const onFallback = (e: unknown) => this.fellBack(e);
     this.limiter = rateLimit({
       store: new SharedRateLimitStore('login-limit:', counters, onFallback),
       windowMs,
       limit: cfg.loginMaxFailures,
       skipSuccessfulRequests: true,
+      keyGenerator,
       standardHeaders: 'draft-7',
       legacyHeaders: false,
       handler: (req, res) => sendError(new TooManyRequestsError('Too many failed sign-in attempts; try again later'), req, res),
@@ -53,6 +60,7 @@ export class LoginThrottleMiddleware implements NestMiddleware {
       delayMs: (used, req) => (used - req.slowDown.limit) * STEP_MS,
       maxDelayMs: MAX_DELAY_MS,
       skipSuccessfulRequests: true,
+      keyGenerator,
     });
   }
 

@@ -129,7 +129,8 @@ export class AdminConfigService {
     const view = (kind: string, describe: () => string, c: { ok: boolean; error?: string }): BackendStatus => ({
       backend: kind,
       ok: c.ok,
-      detail: c.ok ? (detailed ? describe() : 'reachable') : (c.error ?? 'unavailable'),
+      // A backend's error names hosts and ports: the admin's to read, a token sees only that it is down (issue 46).
+      detail: c.ok ? (detailed ? describe() : 'reachable') : detailed ? (c.error ?? 'unavailable') : 'unavailable',
     });
     return {
       docdb: view(db.kind, () => db.describe(), dbCheck),

@@ -20,6 +20,7 @@ import {
   SearchQuery,
   SimilarHit,
   VersionEntry,
+  storedAuthor,
 } from '../ports/memory.model';
 import type { MongoExec, MongoModels } from './mongo-models';
 import type { VersionRecord } from './mongo-integrity.schemas';
@@ -53,7 +54,7 @@ function toDoc(r: MemoryRecord): MemoryDoc {
 type AuthorRecord = VersionRecord['author'];
 
 function toAuthor(a: AuthorRecord | undefined): Author | null {
-  return a ? { kind: a.kind, id: String(a.id), name: a.name ?? null } : null;
+  return storedAuthor(a);
 }
 
 function toEntry(h: VersionRecord): VersionEntry {

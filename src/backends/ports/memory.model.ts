@@ -33,6 +33,37 @@ export interface Author {
   id: string;
   /** Token name at the time of the write (null for the admin). */
   name: string | null;
+  /**
+   * Set when the version came in by an import (issue 46): the author above is the importer, and this is
+   * what the imported file claimed — never taken as provenance, shown beside it.
+   */
+  claimed?: ImportClaim;
+}
+
+/** Provenance an imported file claimed for itself (author, version, timestamps as written in the file). */
+export interface ImportClaim {
+  author: { kind: 'token' | 'admin'; id: string; name: string | null } | null;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** An author as stored (the fields above, the claim only when it is well-formed). */
+export function storedAuthor(a: unknown): Author | null {
+  const o = a as Record<string, unknown> | null | undefined;
+  if (!o || typeof o !== 'object' || (o.kind !== 'token' && o.kind !== 'admin')) return null;
+  const out: Author = { kind: o.kind, id: String(o.id), name: typeof o.name === 'string' ? o.name : null };
+  const c = o.claimed as Record<string, unknown> | undefined;
+  if (c && typeof c === 'object' && typeof c.version === 'number' && typeof c.createdAt === 'string' && typeof c.updatedAt === 'string') {
+    const ca = c.author as Record<string, unknown> | null | undefined;
+    out.claimed = {
+      author: ca && typeof ca === 'object' && (ca.kind === 'token' || ca.kind === 'admin') ? { kind: ca.kind, id: String(ca.id), name: typeof ca.name === 'string' ? ca.name : null } : null,
+      version: c.version,
+      createdAt: c.createdAt,
+      updatedAt: c.updatedAt,
+    };
+  }
+  return out;
 }
 
 /** One kept version of a memory (its history entry). */

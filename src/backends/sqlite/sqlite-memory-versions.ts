@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Author, MemoryDoc, VersionEntry } from '../ports/memory.model';
+import { storedAuthor, type Author, type MemoryDoc, type VersionEntry } from '../ports/memory.model';
 
 /**
  * Versions of memories in the embedded index (issue 9): the `version`, `object_key` and `author`
@@ -40,14 +40,13 @@ interface VersionRow {
 }
 
 export function authorJson(a: Author | null | undefined): string | null {
-  return a ? JSON.stringify({ kind: a.kind, id: a.id, name: a.name }) : null;
+  return a ? JSON.stringify({ kind: a.kind, id: a.id, name: a.name, ...(a.claimed ? { claimed: a.claimed } : {}) }) : null;
 }
 
 export function parseAuthor(json: string | null | undefined): Author | null {
   if (!json) return null;
   try {
-    const a = JSON.parse(json) as Author;
-    return a && (a.kind === 'token' || a.kind === 'admin') ? { kind: a.kind, id: String(a.id), name: a.name ?? null } : null;
+    return storedAuthor(JSON.parse(json));
   } catch {
     return null;
   }

@@ -1,9 +1,11 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
+import { AuditService } from '../../audit/audit.service';
 import { AppConfig } from '../../config/app-config';
+import { parseToken } from '../../tokens/token-secret';
 import { IpAllowList } from '../../tokens/ip-allow-list';
-import { ForbiddenError, UnauthorizedError } from '../errors';
+import { AppError, ForbiddenError, UnauthorizedError } from '../errors';
 import { ACCESS_KEY, AccessRule } from './decorators';
 import type { Principal, TokenPrincipal } from './principal';
 import { TokenAuthenticator } from './token-authenticator';
@@ -22,6 +24,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly tokens: TokenAuthenticator,
     cfg: AppConfig,
+    @Optional() private readonly audit?: AuditService,
   ) {
     // An empty MEMSTORE_METRICS_ALLOWED_IPS means no address is trusted (an empty IpAllowList would allow all).
     this.metricsAddresses = cfg.metricsAllowedIps.length > 0 ? new IpAllowList(cfg.metricsAllowedIps) : null;
@@ -68,7 +71,11 @@ export class AuthGuard implements CanActivate {
         return true;
       case 'scopes': {
         const missing = rule.scopes.filter((s) => !principal.scopes.includes(s));
-        if (missing.length > 0) throw new ForbiddenError(`Token lacks the required scope: ${missing.join(', ')}`);
+        if (missing.length > 0) {
+          const err = new ForbiddenError(`Token lacks the required scope: ${missing.join(', ')}`);
+          this.audit?.recordRefusal(req, err.status, err.message, principal.tokenId);
+          throw err;
+        }
         return true;
       }
     }
@@ -87,6 +94,12 @@ export class AuthGuard implements CanActivate {
     if (header === undefined) return undefined;
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!m) throw new UnauthorizedError('Malformed Authorization header: expected "Bearer <token>"');
-    return this.tokens.authenticate(m[1], req.ip ?? req.socket.remoteAddress ?? '');
+    try {
+      return await this.tokens.authenticate(m[1], req.ip ?? req.socket.remoteAddress ?? '');
+    } catch (e) {
+      // A refused token is an audit entry (aggregated per address, never the secret: AuditService.recordRefusal).
+      if (e instanceof UnauthorizedError || e instanceof ForbiddenError) this.audit?.recordRefusal(req, (e as AppError).status, e.message, parseToken(m[1])?.id ?? null);
+      throw e;
+    }
   }
 }

@@ -31,6 +31,36 @@ export class MemoryDto {
   version: number;
 }
 
+/**
+ * What a write answers to a token without memory:read (decision 0050): the id, version and
+ * timestamps, plus only the fields the request itself set; never stored content it did not send.
+ */
+export class WrittenMemoryDto {
+  @ApiProperty({ example: ID, pattern: '^[0-9a-f]{24}$' })
+  id: string;
+  @ApiProperty({ format: 'date-time', example: AT })
+  created_at: string;
+  @ApiProperty({ format: 'date-time', example: AT })
+  updated_at: string;
+  @ApiProperty({ type: Number, example: 2, minimum: 1 })
+  version: number;
+  // Only the fields the request set (no validation decorators: a response, never parsed).
+  @ApiPropertyOptional({ type: String, nullable: true })
+  title?: string | null;
+  @ApiPropertyOptional({ enum: MEMORY_TYPES })
+  type?: string;
+  @ApiPropertyOptional()
+  content?: string;
+  @ApiPropertyOptional({ type: [String] })
+  tags?: string[];
+  @ApiPropertyOptional({ enum: MEMORY_SCOPES })
+  scope?: string;
+  @ApiPropertyOptional({ type: String, nullable: true })
+  agent?: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true })
+  project?: string | null;
+}
+
 export class MemoryResponseDto {
   @ApiProperty({ example: true })
   ok: true;

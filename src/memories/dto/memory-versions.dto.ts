@@ -3,6 +3,18 @@ import { IsOptional } from 'class-validator';
 import { MemoryDto } from './memory-response.dto';
 import { QueryInt } from './validators';
 
+/** What an imported file claimed about itself (never taken as who wrote it). */
+export class ImportClaimDto {
+  @ApiProperty({ type: Object, nullable: true, example: { kind: 'admin', id: 'admin', name: null } })
+  claimed_author: { kind: 'token' | 'admin'; id: string; name: string | null } | null;
+  @ApiProperty({ example: 7 })
+  claimed_version: number;
+  @ApiProperty({ format: 'date-time', example: '2020-01-01T00:00:00.000Z' })
+  claimed_created_at: string;
+  @ApiProperty({ format: 'date-time', example: '2020-01-01T00:00:00.000Z' })
+  claimed_updated_at: string;
+}
+
 /** Who wrote a version: an API token (id and name at the time) or the signed-in administrator. */
 export class AuthorDto {
   @ApiProperty({ enum: ['token', 'admin'], example: 'token' })
@@ -13,6 +25,9 @@ export class AuthorDto {
   /** Token name at the time of the write (null for the admin). */
   @ApiProperty({ type: String, nullable: true, example: 'release-bot' })
   name: string | null;
+  /** Only on a version written by an import: the author above is the importer; this is what the file claimed. */
+  @ApiPropertyOptional({ type: () => ImportClaimDto })
+  imported?: ImportClaimDto;
 }
 
 /** One kept version of a memory. */
