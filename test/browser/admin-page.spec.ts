@@ -680,13 +680,33 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     // Nothing was written by the refused save.
     expect((await (await api(base, `/api/memories/${id}`, tok)).json()).memory).toMatchObject({ version: 3, content: 'The agent changed this meanwhile.' });
     await shot('memory-editor-conflict-1280x800');
-    // Reload the current version, then save on top of it: the base is now version 3.
-    await current.getByRole('button', { name: /Load the current version/ }).click();
+    // Keep my text: saved over version 3 (the admin has seen it), as version 4.
+    await current.getByRole('button', { name: 'Keep my text and save over version 3' }).click();
+    await detail.locator('.markdown').getByText(mine).waitFor();
+    expect((await (await api(base, `/api/memories/${id}`, tok)).json()).memory).toMatchObject({ version: 4, content: mine });
+
+    // A second conflict, this time reloading the current version.
+    await panel.getByRole('button', { name: 'Edit', exact: true }).click();
+    form = panel.getByRole('form', { name: 'Edit memory' });
+    await form.getByLabel('Content (markdown)').fill('Second admin draft.');
+    expect((await api(base, `/api/memories/${id}`, tok, { method: 'PATCH', headers: { 'If-Match': '"4"' }, body: JSON.stringify({ content: 'The agent changed this meanwhile.' }) })).status).toBe(200);
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await form.getByRole('alert').filter({ hasText: 'you opened version 4; it is now version 5' }).waitFor();
+    expect(await form.getByLabel('Content (markdown)').inputValue()).toBe('Second admin draft.');
+    const current5 = form.getByRole('region', { name: 'Current version 5' });
+    // Reload the current version, then save on top of it: the base is now version 5.
+    await current5.getByRole('button', { name: /Load the current version/ }).click();
     expect(await form.getByLabel('Content (markdown)').inputValue()).toBe('The agent changed this meanwhile.');
     await form.getByLabel('Content (markdown)').fill('The agent changed this meanwhile. The admin agrees.');
     await form.getByRole('button', { name: 'Save changes' }).click();
     await detail.locator('.markdown').getByText('The admin agrees.').waitFor();
-    expect((await (await api(base, `/api/memories/${id}`, tok)).json()).memory).toMatchObject({ version: 4, content: 'The agent changed this meanwhile. The admin agrees.' });
+    expect((await (await api(base, `/api/memories/${id}`, tok)).json()).memory).toMatchObject({ version: 6, content: 'The agent changed this meanwhile. The admin agrees.' });
+    // Cancel asks before dropping typed text.
+    await panel.getByRole('button', { name: 'Edit', exact: true }).click();
+    await panel.getByLabel('Content (markdown)').fill('Draft to throw away.');
+    await panel.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog', { name: 'Discard your changes?' }).getByRole('button', { name: 'Discard' }).click();
+    await detail.locator('.markdown').getByText('The admin agrees.').waitFor();
     await panel.getByRole('button', { name: '← Back to results' }).click();
     await panel.getByLabel('Search', { exact: true }).fill('');
   });

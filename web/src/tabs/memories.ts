@@ -170,7 +170,7 @@ export const memoriesTab: Tab = {
       results.appendChild(h('p', { class: 'result-summary' }, summary + ranking));
       if (!r.rows.length) {
         results.appendChild(
-          h('p', { class: 'empty' }, state.q ? 'Nothing matches this search.' : activeFilters() ? 'Nothing matches these filters.' : 'No memories yet. Agents create them through the API.'),
+          h('p', { class: 'empty' }, state.q ? 'Nothing matches this search.' : activeFilters() ? 'Nothing matches these filters.' : 'No memories yet. Agents create them through the API; New memory writes one here.'),
         );
         return;
       }
@@ -310,7 +310,14 @@ export const memoriesTab: Tab = {
       const problem = h('div', { class: 'editor-problem' });
       const save = h('button', { type: 'submit', class: 'btn btn-primary' }, m ? 'Save changes' : 'Create memory');
       const cancel = h('button', { type: 'button', class: 'btn btn-plain' }, 'Cancel');
-      cancel.addEventListener('click', () => (m ? void openMemory(m.id) : showList()));
+      const snapshot = () => [title.value, content.value, type.value, scope.value, tagsIn.value, projectIn.value].join('\u0000');
+      let opened = '';
+      cancel.addEventListener('click', async () => {
+        // Leaving drops the typed text: ask first when there is some.
+        if (snapshot() !== opened && !(await confirmDialog('Discard your changes?', 'What you typed in the editor will be lost.', 'Discard'))) return;
+        if (m) void openMemory(m.id);
+        else showList();
+      });
       const heading = h('h2', { tabindex: '-1' }, m ? `Edit “${m.title || '(untitled)'}”` : 'New memory');
       const fill = (cur: Memory) => {
         title.value = cur.title ?? '';
@@ -321,6 +328,7 @@ export const memoriesTab: Tab = {
         projectIn.value = cur.project ?? '';
         base = cur.version;
         showPreview();
+        opened = snapshot();
       };
       const conflict = async () => {
         clear(problem);
@@ -403,6 +411,7 @@ export const memoriesTab: Tab = {
           save.disabled = false;
         }
       });
+      opened = snapshot();
       detailView.append(h('div', { class: 'detail-toolbar' }, heading), form);
       heading.focus();
     };
