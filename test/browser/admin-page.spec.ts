@@ -618,6 +618,99 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await panel.getByRole('button', { name: 'Filter' }).click();
   });
 
+  it('creates a memory in the editor (safe live preview), finds it with a score, edits it, and keeps the text on an If-Match conflict', async () => {
+    await openTab('Memories');
+    const panel = page.locator('#panel-memories');
+    await panel.getByRole('button', { name: 'New memory' }).click();
+    const editor = panel.getByRole('form', { name: 'New memory' });
+    await editor.getByLabel('Title').fill('Otter feeding schedule');
+    await editor.getByLabel('Content (markdown)').fill('# Feeding\n\nGive **fish** twice a day.\n\n<script>window.__xss = "editor"</script><img src=x onerror="window.__xss=\'editor-img\'">');
+    // The preview follows the typing, rendered by the same safe renderer: raw HTML stays text.
+    const preview = editor.locator('.editor-preview');
+    await preview.locator('h1').getByText('Feeding').waitFor();
+    expect(await preview.locator('strong').textContent()).toBe('fish');
+    expect(await preview.locator('script, img').count()).toBe(0);
+    expect(await preview.textContent()).toContain('<script>window.__xss = "editor"</script>');
+    await editor.getByLabel('Type').selectOption('task');
+    await editor.getByLabel('Scope').selectOption('project');
+    await editor.getByLabel('Tags').fill('otters, zoo ');
+    await editor.getByLabel('Project').fill('zoo');
+    await shot('memory-editor-1280x800');
+    await editor.getByRole('button', { name: 'Create memory' }).click();
+    const detail = panel.locator('.mem-detail');
+    await detail.getByRole('heading', { name: 'Otter feeding schedule' }).waitFor();
+    const id = /^#memories\/([0-9a-f]{24})$/.exec(new URL(page.url()).hash)?.[1] as string;
+    expect(id).toBeTruthy();
+    const { plaintext: tok } = await createToken(t, { preset: 'read-write', name: 'otter agent' });
+    const stored = (await (await api(base, `/api/memories/${id}`, tok)).json()).memory;
+    expect(stored).toMatchObject({ title: 'Otter feeding schedule', type: 'task', scope: 'project', tags: ['otters', 'zoo'], project: 'zoo', version: 1 });
+    expect(await page.evaluate(() => (window as unknown as { __xss?: string }).__xss)).toBeUndefined();
+
+    // In the list, and a search row shows its score.
+    await panel.getByRole('button', { name: '← Back to results' }).click();
+    await panel.getByLabel('Search', { exact: true }).fill('otter');
+    await panel.getByRole('button', { name: 'Search', exact: true }).click();
+    const row = panel.locator(`[data-memory-id="${id}"]`);
+    await row.waitFor();
+    expect(await row.locator('.mem-score').textContent()).toMatch(/^score -?\d+(\.\d+)?(e-?\d+)?$/);
+    expect(await panel.locator('.result-summary').textContent()).toMatch(/best first · keyword ranking$/);
+
+    // Edit: the form opens with the stored fields; Save sends If-Match of version 1.
+    await row.locator('.mem-title').click();
+    await panel.getByRole('button', { name: 'Edit', exact: true }).click();
+    let form = panel.getByRole('form', { name: 'Edit memory' });
+    expect(await form.getByLabel('Tags').inputValue()).toBe('otters, zoo');
+    await form.getByLabel('Content (markdown)').fill('# Feeding\n\nGive **fish** three times a day.');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await detail.locator('.markdown').getByText('three times a day').waitFor();
+    expect((await (await api(base, `/api/memories/${id}`, tok)).json()).memory).toMatchObject({ version: 2, content: '# Feeding\n\nGive **fish** three times a day.', project: 'zoo' });
+
+    // Conflict: an agent changes the memory while the admin edits version 2.
+    await panel.getByRole('button', { name: 'Edit', exact: true }).click();
+    form = panel.getByRole('form', { name: 'Edit memory' });
+    const mine = 'Admin text that must survive the conflict.';
+    await form.getByLabel('Content (markdown)').fill(mine);
+    const agentPatch = await api(base, `/api/memories/${id}`, tok, { method: 'PATCH', headers: { 'If-Match': '"2"' }, body: JSON.stringify({ content: 'The agent changed this meanwhile.' }) });
+    expect(agentPatch.status).toBe(200);
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await form.getByRole('alert').filter({ hasText: 'This memory changed since you opened it (you opened version 2; it is now version 3)' }).waitFor();
+    expect(await form.getByLabel('Content (markdown)').inputValue()).toBe(mine);
+    const current = form.getByRole('region', { name: 'Current version 3' });
+    expect(await current.locator('.markdown').textContent()).toContain('The agent changed this meanwhile.');
+    // Nothing was written by the refused save.
+    expect((await (await api(base, `/api/memories/${id}`, tok)).json()).memory).toMatchObject({ version: 3, content: 'The agent changed this meanwhile.' });
+    await shot('memory-editor-conflict-1280x800');
+    // Keep my text: saved over version 3 (the admin has seen it), as version 4.
+    await current.getByRole('button', { name: 'Keep my text and save over version 3' }).click();
+    await detail.locator('.markdown').getByText(mine).waitFor();
+    expect((await (await api(base, `/api/memories/${id}`, tok)).json()).memory).toMatchObject({ version: 4, content: mine });
+
+    // A second conflict, this time reloading the current version.
+    await panel.getByRole('button', { name: 'Edit', exact: true }).click();
+    form = panel.getByRole('form', { name: 'Edit memory' });
+    await form.getByLabel('Content (markdown)').fill('Second admin draft.');
+    expect((await api(base, `/api/memories/${id}`, tok, { method: 'PATCH', headers: { 'If-Match': '"4"' }, body: JSON.stringify({ content: 'The agent changed this meanwhile.' }) })).status).toBe(200);
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await form.getByRole('alert').filter({ hasText: 'you opened version 4; it is now version 5' }).waitFor();
+    expect(await form.getByLabel('Content (markdown)').inputValue()).toBe('Second admin draft.');
+    const current5 = form.getByRole('region', { name: 'Current version 5' });
+    // Reload the current version, then save on top of it: the base is now version 5.
+    await current5.getByRole('button', { name: /Load the current version/ }).click();
+    expect(await form.getByLabel('Content (markdown)').inputValue()).toBe('The agent changed this meanwhile.');
+    await form.getByLabel('Content (markdown)').fill('The agent changed this meanwhile. The admin agrees.');
+    await form.getByRole('button', { name: 'Save changes' }).click();
+    await detail.locator('.markdown').getByText('The admin agrees.').waitFor();
+    expect((await (await api(base, `/api/memories/${id}`, tok)).json()).memory).toMatchObject({ version: 6, content: 'The agent changed this meanwhile. The admin agrees.' });
+    // Cancel asks before dropping typed text.
+    await panel.getByRole('button', { name: 'Edit', exact: true }).click();
+    await panel.getByLabel('Content (markdown)').fill('Draft to throw away.');
+    await panel.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('dialog', { name: 'Discard your changes?' }).getByRole('button', { name: 'Discard' }).click();
+    await detail.locator('.markdown').getByText('The admin agrees.').waitFor();
+    await panel.getByRole('button', { name: '← Back to results' }).click();
+    await panel.getByLabel('Search', { exact: true }).fill('');
+  });
+
   it('every tab renders at 1280×800 and 390×844 (screenshots in test/artifacts)', async () => {
     for (const [size, vp] of [
       ['1280x800', DESKTOP],
@@ -660,8 +753,14 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
       ['390x844', PHONE],
     ] as const) {
       await page.setViewportSize(vp);
-      for (const tab of TABS) {
+      const views: Array<{ tab: (typeof TABS)[number]; editor?: true }> = [...TABS.map((tab) => ({ tab })), { tab: TABS[1], editor: true }];
+      for (const { tab, editor } of views) {
         await openTab(tab.label);
+        if (editor) {
+          // The memory editor, open with some content in its preview.
+          await page.locator('#panel-memories').getByRole('button', { name: 'New memory' }).click();
+          await page.getByLabel('Content (markdown)').fill('# A heading\n\nA long line: ' + 'word '.repeat(60));
+        }
         await page.waitForTimeout(300); // lists fill in after the panel shows
         const outside = await page.evaluate((id) => {
           const panel = document.getElementById(`panel-${id}`)!;
@@ -674,7 +773,8 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
             })
             .map((el) => `${el.tagName.toLowerCase()} "${(el.textContent || (el as HTMLInputElement).name || el.getAttribute('aria-label') || '').trim().slice(0, 30)}" at ${Math.round(el.getBoundingClientRect().left)}..${Math.round(el.getBoundingClientRect().right)} of ${width}`);
         }, tab.id);
-        expect({ tab: tab.id, size, outside }).toEqual({ tab: tab.id, size, outside: [] });
+        const view = editor ? 'memory editor' : tab.id;
+        expect({ view, size, outside }).toEqual({ view, size, outside: [] });
       }
     }
     await page.setViewportSize(DESKTOP);

@@ -33,13 +33,13 @@ export function setUnauthorizedHandler(fn: () => void): void {
   onUnauthorized = fn;
 }
 
-export async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown, opts: { quiet401?: boolean } = {}): Promise<T> {
+export async function api<T = Record<string, unknown>>(method: string, path: string, body?: unknown, opts: { quiet401?: boolean; headers?: Record<string, string> } = {}): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? { Accept: 'application/json' } : { Accept: 'application/json', 'Content-Type': 'application/json' },
+      headers: { Accept: 'application/json', ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...opts.headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
@@ -65,7 +65,7 @@ export async function api<T = Record<string, unknown>>(method: string, path: str
 
 export const get = <T>(path: string) => api<T>('GET', path);
 export const post = <T>(path: string, body: unknown = {}) => api<T>('POST', path, body);
-export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, body);
+export const patch = <T>(path: string, body: unknown, headers?: Record<string, string>) => api<T>('PATCH', path, body, { headers });
 export const del = <T>(path: string) => api<T>('DELETE', path);
 
 /** Builds a query string, leaving out empty values; arrays repeat the key. */

@@ -117,6 +117,8 @@ export interface MemoryRow {
   created_at: string;
   updated_at: string;
   score?: number;
+  /** Hybrid and semantic searches: which rankings found the row. */
+  matched?: Array<'keyword' | 'semantic'>;
 }
 
 export interface MemoryList {
@@ -130,6 +132,7 @@ export interface MemoryList {
   has_next: boolean;
   next_cursor: string | null;
   mode: 'list' | 'search';
+  search_mode?: 'hybrid' | 'keyword' | 'semantic';
 }
 
 export interface Memory {

@@ -1,5 +1,5 @@
 import { diffLines } from 'diff';
-import { ApiError, del, get, post, query } from '../api';
+import { ApiError, del, get, patch, post, query } from '../api';
 import { badge, clear, confirmDialog, errorBox, field, h, spinner, timeEl, toast } from '../dom';
 import { renderMarkdownInto } from '../markdown';
 import { MEMORY_SCOPES, MEMORY_TYPES, type Memory, type MemoryList, type MemoryRow, type MemoryVersion, type MemoryVersionList, type Tab } from '../types';
@@ -61,6 +61,18 @@ function diffView(older: Memory, current: Memory): HTMLElement {
 function authorText(v: MemoryVersion): string {
   if (!v.author) return 'unknown author';
   return v.author.kind === 'admin' ? `admin (${v.author.id})` : `token ${v.author.name ? `“${v.author.name}” ` : ''}(${v.author.id})`;
+}
+
+/** Search rows: the relevance score and which rankings found the row (the snippet shows where). */
+function whyMatched(row: MemoryRow): HTMLElement | null {
+  if (row.score === undefined) return null;
+  const found = row.matched?.length ? row.matched.map((m) => (m === 'semantic' ? 'meaning' : 'keywords')).join(' and ') : null;
+  return h(
+    'p',
+    { class: 'mem-why' },
+    h('span', { class: 'mem-score', title: 'Relevance: higher is better' }, h('span', { class: 'muted' }, 'score '), String(Number(row.score.toPrecision(3)))),
+    found ? h('span', { class: 'meta-item' }, h('span', { class: 'muted' }, 'matched by '), found) : null,
+  );
 }
 
 function select(name: string, label: string, values: readonly string[], value: string): HTMLSelectElement {
@@ -154,10 +166,11 @@ export const memoriesTab: Tab = {
           : r.total === 0
             ? 'No memories'
             : `${r.total} ${r.total === 1 ? 'memory' : 'memories'}, newest first`;
-      results.appendChild(h('p', { class: 'result-summary' }, summary));
+      const ranking = r.mode === 'search' && r.total > 0 && r.search_mode ? ` · ${r.search_mode} ranking` : '';
+      results.appendChild(h('p', { class: 'result-summary' }, summary + ranking));
       if (!r.rows.length) {
         results.appendChild(
-          h('p', { class: 'empty' }, state.q ? 'Nothing matches this search.' : activeFilters() ? 'Nothing matches these filters.' : 'No memories yet. Agents create them through the API.'),
+          h('p', { class: 'empty' }, state.q ? 'Nothing matches this search.' : activeFilters() ? 'Nothing matches these filters.' : 'No memories yet. Agents create them through the API; New memory writes one here.'),
         );
         return;
       }
@@ -185,6 +198,7 @@ export const memoriesTab: Tab = {
         { class: 'mem-row', 'data-memory-id': row.id },
         h('div', { class: 'mem-row-head' }, open, h('span', { class: 'mem-date' }, timeEl(row.created_at))),
         meta(row),
+        whyMatched(row),
         row.snippet ? h('p', { class: 'snippet' }, row.snippet) : null,
         tags(row.tags),
       );
@@ -224,6 +238,8 @@ export const memoriesTab: Tab = {
           toggle.textContent = showSource ? 'Show rendered' : 'Show markdown source';
         });
         const download = h('a', { class: 'btn btn-plain btn-small', href: `/api/memories/${encodeURIComponent(m.id)}/download`, download: `${m.id}.md` }, 'Download .md');
+        const edit = h('button', { type: 'button', class: 'btn btn-small' }, 'Edit');
+        edit.addEventListener('click', () => openEditor(m));
         const remove = h('button', { type: 'button', class: 'btn btn-danger btn-small' }, 'Delete');
         remove.addEventListener('click', async () => {
           if (!(await confirmDialog('Delete memory?', `“${m.title || m.id}” will be removed from the index and the object store. This cannot be undone.`, 'Delete'))) return;
@@ -238,7 +254,7 @@ export const memoriesTab: Tab = {
         });
         const title = h('h2', { tabindex: '-1', class: 'mem-detail-title' }, m.title || '(untitled)');
         detailView.append(
-          h('div', { class: 'detail-toolbar' }, back, h('div', { class: 'actions' }, toggle, download, remove)),
+          h('div', { class: 'detail-toolbar' }, back, h('div', { class: 'actions' }, toggle, edit, download, remove)),
           h(
             'article',
             { class: 'card mem-detail', 'aria-labelledby': 'mem-detail-title' },
@@ -266,6 +282,138 @@ export const memoriesTab: Tab = {
         clear(detailView);
         detailView.append(h('div', { class: 'detail-toolbar' }, back), errorBox(describe(err)));
       }
+    };
+
+    /**
+     * The editor: a new memory (m = null) or a change to `m`. Save goes through the agents' API
+     * (POST, or PATCH with If-Match of the version opened here). On 412 the admin's text stays
+     * in the form and the current version is shown beside it, to reload or to save over.
+     */
+    const openEditor = (m: Memory | null) => {
+      listView.hidden = true;
+      detailView.hidden = false;
+      clear(detailView);
+      let base = m?.version ?? 0;
+      const title = h('input', { name: 'title', value: m?.title ?? '', maxlength: '300', autocomplete: 'off' });
+      const content = h('textarea', { name: 'content', rows: '14', required: true, spellcheck: 'true' });
+      content.value = m?.content ?? '';
+      const type = h('select', { name: 'type' }, MEMORY_TYPES.map((v) => h('option', { value: v }, v)));
+      type.value = m?.type ?? 'note';
+      const scope = h('select', { name: 'scope' }, MEMORY_SCOPES.map((v) => h('option', { value: v }, v)));
+      scope.value = m?.scope ?? 'global';
+      const tagsIn = h('input', { name: 'tags', value: m?.tags.join(', ') ?? '', autocomplete: 'off', spellcheck: 'false' });
+      const projectIn = h('input', { name: 'project', value: m?.project ?? '', maxlength: '200', autocomplete: 'off', spellcheck: 'false' });
+      const preview = h('div', { class: 'markdown editor-preview', 'aria-live': 'off' });
+      const showPreview = () => renderMarkdownInto(preview, content.value);
+      content.addEventListener('input', showPreview);
+      showPreview();
+      const problem = h('div', { class: 'editor-problem' });
+      const save = h('button', { type: 'submit', class: 'btn btn-primary' }, m ? 'Save changes' : 'Create memory');
+      const cancel = h('button', { type: 'button', class: 'btn btn-plain' }, 'Cancel');
+      const snapshot = () => [title.value, content.value, type.value, scope.value, tagsIn.value, projectIn.value].join('\u0000');
+      let opened = '';
+      cancel.addEventListener('click', async () => {
+        // Leaving drops the typed text: ask first when there is some.
+        if (snapshot() !== opened && !(await confirmDialog('Discard your changes?', 'What you typed in the editor will be lost.', 'Discard'))) return;
+        if (m) void openMemory(m.id);
+        else showList();
+      });
+      const heading = h('h2', { tabindex: '-1' }, m ? `Edit “${m.title || '(untitled)'}”` : 'New memory');
+      const fill = (cur: Memory) => {
+        title.value = cur.title ?? '';
+        content.value = cur.content;
+        type.value = cur.type;
+        scope.value = cur.scope;
+        tagsIn.value = cur.tags.join(', ');
+        projectIn.value = cur.project ?? '';
+        base = cur.version;
+        showPreview();
+        opened = snapshot();
+      };
+      const conflict = async () => {
+        clear(problem);
+        let cur: Memory;
+        try {
+          cur = (await get<{ memory: Memory }>(`/api/memories/${encodeURIComponent(m!.id)}`)).memory;
+        } catch (err) {
+          problem.appendChild(errorBox(`This memory changed since you opened it, and the current version cannot be read: ${describe(err)}`));
+          return;
+        }
+        const body = h('div', { class: 'markdown' });
+        renderMarkdownInto(body, cur.content);
+        const reload = h('button', { type: 'button', class: 'btn' }, 'Load the current version (replaces your text)');
+        reload.addEventListener('click', () => {
+          fill(cur);
+          clear(problem);
+          content.focus();
+        });
+        const keep = h('button', { type: 'button', class: 'btn btn-plain' }, `Keep my text and save over version ${cur.version}`);
+        keep.addEventListener('click', () => {
+          base = cur.version;
+          clear(problem);
+          save.click();
+        });
+        problem.append(
+          h(
+            'div',
+            { class: 'alert alert-error', role: 'alert' },
+            `This memory changed since you opened it (you opened version ${base}; it is now version ${cur.version}). Your text is kept in the editor; nothing was saved.`,
+          ),
+          h(
+            'section',
+            { class: 'card editor-current', 'aria-label': `Current version ${cur.version}` },
+            h('h3', null, `Current version ${cur.version}: ${cur.title || '(untitled)'}`),
+            meta(cur),
+            tags(cur.tags),
+            body,
+            h('div', { class: 'actions' }, reload, keep),
+          ),
+        );
+      };
+      const form = h(
+        'form',
+        { class: 'card mem-editor', 'aria-label': m ? 'Edit memory' : 'New memory' },
+        field('Title', title),
+        h(
+          'div',
+          { class: 'editor-panes' },
+          field('Content (markdown)', content),
+          h('div', { class: 'field' }, h('span', { class: 'label', id: 'editor-preview-label' }, 'Preview'), preview),
+        ),
+        h('div', { class: 'filter-grid' }, field('Type', type), field('Scope', scope), field('Tags', tagsIn, 'Separate with commas.'), field('Project', projectIn)),
+        problem,
+        h('div', { class: 'form-actions actions' }, save, cancel),
+      );
+      preview.setAttribute('aria-labelledby', 'editor-preview-label');
+      form.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        clear(problem);
+        const payload = {
+          title: title.value.trim(),
+          content: content.value,
+          type: type.value,
+          scope: scope.value,
+          tags: tagsIn.value.split(',').map((t) => t.trim()).filter(Boolean),
+          project: projectIn.value.trim(),
+        };
+        save.disabled = true;
+        try {
+          const saved = m
+            ? await patch<{ memory: Memory }>(`/api/memories/${encodeURIComponent(m.id)}`, payload, { 'If-Match': `"${base}"` })
+            : await post<{ memory: Memory }>('/api/memories', { ...payload, title: payload.title || null, project: payload.project || null });
+          toast(m ? 'Memory saved' : 'Memory created');
+          void load();
+          await openMemory(saved.memory.id);
+        } catch (err) {
+          if (m && err instanceof ApiError && err.status === 412) await conflict();
+          else problem.appendChild(errorBox(describe(err)));
+        } finally {
+          save.disabled = false;
+        }
+      });
+      opened = snapshot();
+      detailView.append(h('div', { class: 'detail-toolbar' }, heading), form);
+      heading.focus();
     };
 
     /** The kept versions, each with a diff against the current version and a Restore button. */
@@ -334,7 +482,9 @@ export const memoriesTab: Tab = {
       return item;
     };
 
-    listView.append(h('div', { class: 'panel-head' }, h('h2', null, 'Memories')), form, results);
+    const newBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'New memory');
+    newBtn.addEventListener('click', () => openEditor(null));
+    listView.append(h('div', { class: 'panel-head' }, h('h2', null, 'Memories'), newBtn), form, results);
     panel.append(listView, detailView);
     const linked = /^#memories\/([0-9a-f]{24})$/.exec(location.hash);
     if (linked) void openMemory(linked[1]);
