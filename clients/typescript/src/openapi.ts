@@ -14,9 +14,31 @@ export interface paths {
          * The admin web page (HTML)
          * @description **Access:** Public: no credentials needed.
          */
-        get: operations["WebController_index"];
+        get: operations["getAdminPage"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the admin password
+         * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
+         *
+         *     Needs the current password. Every other admin session is signed out; this one stays. Refused (409) while MEMSTORE_ADMIN_PASSWORD or MEMSTORE_ADMIN_PASSWORD_HASH sets the password.
+         */
+        post: operations["changeAdminPassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -34,7 +56,7 @@ export interface paths {
          * The audit log, newest first (admin actions and destructive memory actions), paged and filterable
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
-        get: operations["AuditController_list"];
+        get: operations["listAuditEntries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -56,7 +78,7 @@ export interface paths {
          *
          *     Values in effect with secrets masked, where each comes from (env, file, credentials, default), completeness, a one-line status and the active adapters.
          */
-        get: operations["AdminConfigController_getConfig"];
+        get: operations["getConfig"];
         put?: never;
         /**
          * Save settings (partial)
@@ -64,7 +86,7 @@ export interface paths {
          *
          *     Absent or null = unchanged, "" = cleared. Credentials go to the encrypted credential store, the rest to the config file. Takes effect without a restart; incomplete settings are saved anyway and reported in `missing`.
          */
-        post: operations["AdminConfigController_saveConfig"];
+        post: operations["saveConfig"];
         delete?: never;
         options?: never;
         head?: never;
@@ -82,7 +104,7 @@ export interface paths {
          * Where the config file and the credential store are
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
-        get: operations["AdminConfigController_path"];
+        get: operations["getConfigPath"];
         put?: never;
         post?: never;
         delete?: never;
@@ -102,7 +124,7 @@ export interface paths {
          * Settings in effect, unmasked
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
-        get: operations["AdminConfigController_raw"];
+        get: operations["getRawConfig"];
         put?: never;
         post?: never;
         delete?: never;
@@ -126,7 +148,7 @@ export interface paths {
          *
          *     An explicit endpoint wins; a Cloudflare account id gives https://<account_id>.r2.cloudflarestorage.com.
          */
-        post: operations["AdminConfigController_derive"];
+        post: operations["deriveEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -144,7 +166,7 @@ export interface paths {
          * Export memories as a zip archive (markdown files + manifest)
          * @description **Access:** API token with scope `memory:read`, or an admin session.
          */
-        get: operations["PortabilityController_export"];
+        get: operations["exportMemories"];
         put?: never;
         post?: never;
         delete?: never;
@@ -164,9 +186,9 @@ export interface paths {
          * The API guide (markdown)
          * @description **Access:** Public: no credentials needed.
          *
-         *     Every endpoint, authentication and scopes, errors, pagination, search syntax, limits and curl examples.
+         *     Every endpoint, authentication and scopes, errors, pagination, search syntax, limits and curl examples. A JSON envelope by default; the markdown itself with format=markdown or `Accept: text/markdown`.
          */
-        get: operations["MetaController_guide"];
+        get: operations["getGuide"];
         put?: never;
         post?: never;
         delete?: never;
@@ -188,7 +210,7 @@ export interface paths {
          *
          *     Answers without touching the backends.
          */
-        get: operations["MetaController_health"];
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -210,7 +232,7 @@ export interface paths {
          * Import memories from a zip, markdown or JSONL (raw request body)
          * @description **Access:** API token with scope `memory:write`, or an admin session.
          */
-        post: operations["PortabilityController_import"];
+        post: operations["importMemories"];
         delete?: never;
         options?: never;
         head?: never;
@@ -230,7 +252,7 @@ export interface paths {
          * Sign in as the administrator; sets the HttpOnly session cookie memstore.sid
          * @description **Access:** Public: no credentials needed.
          */
-        post: operations["AdminAuthController_login"];
+        post: operations["login"];
         delete?: never;
         options?: never;
         head?: never;
@@ -250,7 +272,7 @@ export interface paths {
          * Sign out (idempotent); ends the session and clears the cookie
          * @description **Access:** Public: no credentials needed.
          */
-        post: operations["AdminAuthController_logout"];
+        post: operations["logout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -268,7 +290,7 @@ export interface paths {
          * Who is calling: anonymous, the signed-in admin, or an API token
          * @description **Access:** Public: no credentials needed.
          */
-        get: operations["AdminAuthController_me"];
+        get: operations["getMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -288,7 +310,7 @@ export interface paths {
          * List or search memories
          * @description **Access:** API token with scope `memory:read`, or an admin session.
          */
-        get: operations["MemoriesController_list"];
+        get: operations["listMemories"];
         put?: never;
         /**
          * Create a memory
@@ -296,7 +318,7 @@ export interface paths {
          *
          *     Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another).
          */
-        post: operations["MemoriesController_create"];
+        post: operations["createMemory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -314,21 +336,21 @@ export interface paths {
          * Fetch a memory with its full content
          * @description **Access:** API token with scope `memory:read`, or an admin session.
          */
-        get: operations["MemoriesController_get"];
+        get: operations["getMemory"];
         put?: never;
         post?: never;
         /**
          * Delete a memory
          * @description **Access:** API token with scope `memory:delete`, or an admin session.
          */
-        delete: operations["MemoriesController_delete"];
+        delete: operations["deleteMemory"];
         options?: never;
         head?: never;
         /**
          * Update some fields of a memory
          * @description **Access:** API token with scope `memory:write`, or an admin session.
          */
-        patch: operations["MemoriesController_update"];
+        patch: operations["updateMemory"];
         trace?: never;
     };
     "/api/memories/{memory_id}/download": {
@@ -342,7 +364,7 @@ export interface paths {
          * Download the markdown file, or get a signed download URL
          * @description **Access:** API token with scope `memory:read`, or an admin session.
          */
-        get: operations["MemoriesController_download"];
+        get: operations["downloadMemory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -362,7 +384,7 @@ export interface paths {
          * List the kept versions of a memory (newest first)
          * @description **Access:** API token with scope `memory:read`, or an admin session.
          */
-        get: operations["MemoriesController_versions"];
+        get: operations["listMemoryVersions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -382,7 +404,7 @@ export interface paths {
          * Fetch one kept version of a memory
          * @description **Access:** API token with scope `memory:read`, or an admin session.
          */
-        get: operations["MemoriesController_version"];
+        get: operations["getMemoryVersion"];
         put?: never;
         post?: never;
         delete?: never;
@@ -404,7 +426,7 @@ export interface paths {
          * Restore a kept version (as a new version)
          * @description **Access:** API token with scope `memory:write`, or an admin session.
          */
-        post: operations["MemoriesController_restore"];
+        post: operations["restoreMemoryVersion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -424,7 +446,7 @@ export interface paths {
          * Delete many memories (at most 1000 ids)
          * @description **Access:** API token with scope `memory:delete`, or an admin session.
          */
-        post: operations["MemoriesController_bulkDelete"];
+        post: operations["bulkDeleteMemories"];
         delete?: never;
         options?: never;
         head?: never;
@@ -442,13 +464,35 @@ export interface paths {
          * After a backend change: how many memories the earlier backends hold, and the copy job
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
-        get: operations["MigrationController_offer"];
+        get: operations["getMigration"];
         put?: never;
         /**
          * Copy the memories of the earlier backends to the active ones
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
-        post: operations["MigrationController_start"];
+        post: operations["startMigration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness probe
+         * @description **Access:** Public: no credentials needed.
+         *
+         *     Whether both backends (document database, object store) answer: 200 when they do; else 503 with the error envelope plus `status: "not_ready"` and `not_ready`, the list of backends that do not answer (`docdb`, `objstore`), and no other detail. The liveness probe is /api/health.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -468,7 +512,7 @@ export interface paths {
          *
          *     Sections and fields of the configuration form (key, label, type, secret, required, help).
          */
-        get: operations["AdminConfigController_schema"];
+        get: operations["getSettingsSchema"];
         put?: never;
         post?: never;
         delete?: never;
@@ -490,7 +534,7 @@ export interface paths {
          *
          *     A zip with memory-store/SKILL.md (YAML front matter: name, description) and memory-store/.env.example.
          */
-        get: operations["MetaController_skillPack"];
+        get: operations["getSkillPack"];
         put?: never;
         post?: never;
         delete?: never;
@@ -512,7 +556,7 @@ export interface paths {
          *
          *     format=json (default): a JSON envelope; format=text or markdown: the prompt as text/markdown. token_env (alias token_placeholder) names the environment variable holding the token.
          */
-        get: operations["MetaController_skillPrompt"];
+        get: operations["getSkillPrompt"];
         put?: never;
         post?: never;
         delete?: never;
@@ -532,7 +576,7 @@ export interface paths {
          * Counts by type, scope, project and agent
          * @description **Access:** API token with scope `memory:read`, or an admin session.
          */
-        get: operations["MemoriesController_stats"];
+        get: operations["getStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -554,7 +598,7 @@ export interface paths {
          *
          *     Document database and object store health, the public URL, memory count, search mode and embeddings (provider, model, pending). Admin session or any valid API token; token holders see "reachable" instead of adapter details.
          */
-        get: operations["AdminConfigController_status"];
+        get: operations["getStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -578,7 +622,7 @@ export interface paths {
          *
          *     Writes, reads and deletes a probe on the active document database and/or object store. target: all, docdb (alias mongodb), objstore (aliases s3, r2).
          */
-        post: operations["AdminConfigController_test"];
+        post: operations["testBackends"];
         delete?: never;
         options?: never;
         head?: never;
@@ -596,13 +640,13 @@ export interface paths {
          * List API tokens (metadata only, newest first)
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
-        get: operations["TokensController_list"];
+        get: operations["listTokens"];
         put?: never;
         /**
          * Create an API token; the plaintext is returned once
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
-        post: operations["TokensController_create"];
+        post: operations["createToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -623,14 +667,14 @@ export interface paths {
          * Delete a token for good
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
-        delete: operations["TokensController_delete"];
+        delete: operations["deleteToken"];
         options?: never;
         head?: never;
         /**
          * Change a token (name, scopes, expiry, allow-list, unrevoke); the secret is not rotated
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
-        patch: operations["TokensController_update"];
+        patch: operations["updateToken"];
         trace?: never;
     };
     "/api/tokens/{token_id}/revoke": {
@@ -646,7 +690,7 @@ export interface paths {
          * Revoke a token (idempotent); it gets 401 from then on
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
-        post: operations["TokensController_revoke"];
+        post: operations["revokeToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -666,7 +710,7 @@ export interface paths {
          *
          *     Requests and latency by route template and status, search latency by mode, memories per backend, backend health and check latency, failed sign-ins, throttled requests and process metrics. Readable by the signed-in admin, a token with scope `metrics:read`, or without credentials from an address in MEMSTORE_METRICS_ALLOWED_IPS (empty by default: never public).
          */
-        get: operations["MetricsController_scrape"];
+        get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -701,7 +745,7 @@ export interface components {
         };
         AuditEntryDto: {
             /** @enum {string} */
-            action: "admin.login" | "token.create" | "token.update" | "token.revoke" | "token.delete" | "settings.update" | "backend.test" | "memory.delete" | "memory.bulk_delete" | "memory.import" | "memory.restore";
+            action: "admin.login" | "admin.logout" | "admin.password_change" | "token.refused" | "memory.export" | "backend.migrate" | "token.create" | "token.update" | "token.revoke" | "token.delete" | "settings.update" | "backend.test" | "memory.delete" | "memory.bulk_delete" | "memory.import" | "memory.restore";
             actor: components["schemas"]["AuditActorDto"];
             /** @description Client address */
             address: string | null;
@@ -733,6 +777,8 @@ export interface components {
              * @example 3f9a2c1d4e5b6a70
              */
             id: string;
+            /** @description Only on a version written by an import: the author above is the importer; this is what the file claimed. */
+            imported?: components["schemas"]["ImportClaimDto"];
             /**
              * @example token
              * @enum {string}
@@ -797,6 +843,28 @@ export interface components {
             missing: string[];
             /** @example true */
             ok: boolean;
+        };
+        ChangePasswordDto: {
+            /**
+             * Format: password
+             * @example the password you signed in with
+             */
+            current_password: string;
+            /**
+             * Format: password
+             * @description At least 12 characters, at most 72 bytes (bcrypt).
+             * @example a long passphrase of your own
+             */
+            new_password: string;
+        };
+        ChangePasswordResponseDto: {
+            /** @example true */
+            ok: boolean;
+            /**
+             * @description Other admin sessions that were signed out (this one stays signed in).
+             * @example 1
+             */
+            sessions_signed_out: number;
         };
         ConfigPathResponseDto: {
             config_file: components["schemas"]["FilePathDto"];
@@ -1041,6 +1109,28 @@ export interface components {
             /** @example ok */
             status: string;
         };
+        ImportClaimDto: {
+            /**
+             * @example {
+             *       "kind": "admin",
+             *       "id": "admin",
+             *       "name": null
+             *     }
+             */
+            claimed_author: Record<string, never> | null;
+            /**
+             * Format: date-time
+             * @example 2020-01-01T00:00:00.000Z
+             */
+            claimed_created_at: string;
+            /**
+             * Format: date-time
+             * @example 2020-01-01T00:00:00.000Z
+             */
+            claimed_updated_at: string;
+            /** @example 7 */
+            claimed_version: number;
+        };
         ImportItemDto: {
             /** @example memories/6740c0ffee0000000000abcd.md */
             file: string;
@@ -1083,6 +1173,11 @@ export interface components {
             username?: string;
         };
         LoginResponseDto: {
+            /**
+             * @description The password is the one generated at the first start: choose your own (POST /api/admin/password).
+             * @example false
+             */
+            must_change_password: boolean;
             /** @example true */
             ok: boolean;
             /** @example admin */
@@ -1262,6 +1357,11 @@ export interface components {
              * @enum {string}
              */
             kind?: "admin" | "token";
+            /**
+             * @description kind=admin only: the password is the generated one; the page asks to choose another
+             * @example false
+             */
+            must_change_password?: boolean;
             /** @example true */
             ok: boolean;
             /**
@@ -1287,6 +1387,15 @@ export interface components {
             config: components["schemas"]["SettingValuesDto"];
             /** @example true */
             ok: boolean;
+        };
+        ReadyResponseDto: {
+            /** @example true */
+            ok: boolean;
+            /**
+             * @example ready
+             * @enum {string}
+             */
+            status: "ready";
         };
         SaveConfigDto: {
             /**
@@ -1415,6 +1524,15 @@ export interface components {
             key: string;
             /** @example Bucket */
             label: string;
+            /**
+             * @description The only values the field takes (the page shows a choice).
+             * @example [
+             *       "local",
+             *       "openai",
+             *       "none"
+             *     ]
+             */
+            options?: string[];
             /** @example memory-store */
             placeholder?: string;
             /**
@@ -1901,6 +2019,31 @@ export interface components {
             ok: boolean;
             version: components["schemas"]["VersionDto"];
         };
+        WrittenMemoryDto: {
+            agent?: string | null;
+            content?: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            created_at: string;
+            /** @example 6740a1b2c3d4e5f601234567 */
+            id: string;
+            project?: string | null;
+            /** @enum {string} */
+            scope?: "global" | "project" | "agent" | "user";
+            tags?: string[];
+            title?: string | null;
+            /** @enum {string} */
+            type?: "note" | "fact" | "decision" | "task" | "preference" | "reference" | "code" | "conversation";
+            /**
+             * Format: date-time
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            updated_at: string;
+            /** @example 2 */
+            version: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -1910,7 +2053,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    WebController_index: {
+    getAdminPage: {
         parameters: {
             query?: never;
             header?: never;
@@ -1948,11 +2091,135 @@ export interface operations {
             };
         };
     };
-    AuditController_list: {
+    changeAdminPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordDto"];
+            };
+        };
+        responses: {
+            /** @description Changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangePasswordResponseDto"];
+                };
+            };
+            /** @description A path parameter that is not valid percent-encoding, or a body whose Content-Encoding does not decode */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not signed in */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description The current password is wrong
+             *
+             *     API tokens cannot use admin routes
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The environment sets the admin password */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Body over the byte limit (2 MiB by default), nested deeper than 32 levels, more than 1000 keys in one object or more than 10000 values */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unknown Content-Encoding (identity, gzip, deflate and br are understood) or a charset other than UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The new password is too short, too long or the same as the current one */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+            /** @description Too many requests: the token's rate limit (RateLimit-* headers), or too many failed sign-ins; Retry-After says when to retry */
+            429: {
+                headers: {
+                    /** @description Token limits: the token's requests per window (IETF draft) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Token limits: requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Token limits: seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until a request will be accepted again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request line and headers together are larger than 16 KB: shorten the query string (or the cookies) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A backend is down or misconfigured; the error names it */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listAuditEntries: {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "admin.login" | "token.create" | "token.update" | "token.revoke" | "token.delete" | "settings.update" | "backend.test" | "memory.delete" | "memory.bulk_delete" | "memory.import" | "memory.restore";
+                action?: "admin.login" | "admin.logout" | "admin.password_change" | "token.refused" | "memory.export" | "backend.migrate" | "token.create" | "token.update" | "token.revoke" | "token.delete" | "settings.update" | "backend.test" | "memory.delete" | "memory.bulk_delete" | "memory.import" | "memory.restore";
                 /** @description Only this actor: a token id, or the admin username */
                 actor?: string;
                 /** @description next_cursor of the previous page */
@@ -2040,7 +2307,7 @@ export interface operations {
             };
         };
     };
-    AdminConfigController_getConfig: {
+    getConfig: {
         parameters: {
             query?: never;
             header?: never;
@@ -2112,7 +2379,7 @@ export interface operations {
             };
         };
     };
-    AdminConfigController_saveConfig: {
+    saveConfig: {
         parameters: {
             query?: never;
             header?: never;
@@ -2224,7 +2491,7 @@ export interface operations {
             };
         };
     };
-    AdminConfigController_path: {
+    getConfigPath: {
         parameters: {
             query?: never;
             header?: never;
@@ -2296,7 +2563,7 @@ export interface operations {
             };
         };
     };
-    AdminConfigController_raw: {
+    getRawConfig: {
         parameters: {
             query?: never;
             header?: never;
@@ -2368,7 +2635,7 @@ export interface operations {
             };
         };
     };
-    AdminConfigController_derive: {
+    deriveEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -2480,7 +2747,7 @@ export interface operations {
             };
         };
     };
-    PortabilityController_export: {
+    exportMemories: {
         parameters: {
             query?: {
                 /** @description Only memories of this agent. */
@@ -2575,21 +2842,35 @@ export interface operations {
             };
         };
     };
-    MetaController_guide: {
+    getGuide: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description json: a JSON envelope; markdown: the guide itself as text/markdown. Without it, `Accept: text/markdown` (preferred over application/json) also gives markdown. */
+                format?: "json" | "markdown";
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description The guide (JSON envelope or markdown) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["GuideResponseDto"];
+                    "text/markdown": string;
+                };
+            };
+            /** @description Unknown format */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
             /** @description The request line and headers together are larger than 16 KB: shorten the query string (or the cookies) */
@@ -2612,7 +2893,7 @@ export interface operations {
             };
         };
     };
-    MetaController_health: {
+    getHealth: {
         parameters: {
             query?: never;
             header?: never;
@@ -2640,7 +2921,7 @@ export interface operations {
             };
         };
     };
-    PortabilityController_import: {
+    importMemories: {
         parameters: {
             query?: {
                 /** @description Report what would happen without writing anything. */
@@ -2658,6 +2939,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The file itself (not empty) */
         requestBody: {
             content: {
                 "application/jsonl": string;
@@ -2706,7 +2988,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body over the byte limit (2 MiB by default), nested deeper than 32 levels, more than 1000 keys in one object or more than 10000 values */
+            /** @description Body over the byte limit (2 MiB by default), nested deeper than 32 levels, more than 1000 keys in one object or more than 10000 values; or: an upload over MEMSTORE_IMPORT_MAX_BYTES, an archive over the item, unpacked-size or compression-ratio limits, or an import stopped after MEMSTORE_IMPORT_MAX_SECONDS */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2724,7 +3006,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation error (malformed JSON, a value outside the rules of the schema) */
+            /** @description Validation error (malformed JSON, a value outside the rules of the schema); or: a body that is not the file its format names (a `format=zip` body that is not a readable zip archive, for one) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2733,7 +3015,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationErrorResponse"];
                 };
             };
-            /** @description Too many requests: the token's rate limit (RateLimit-* headers), or too many failed sign-ins; Retry-After says when to retry */
+            /** @description Too many requests: the token's rate limit (RateLimit-* headers), or too many failed sign-ins; Retry-After says when to retry; or: this token runs as many imports as MEMSTORE_IMPORT_CONCURRENT_PER_TOKEN allows */
             429: {
                 headers: {
                     /** @description Token limits: the token's requests per window (IETF draft) */
@@ -2759,7 +3041,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description A backend is down or misconfigured; the error names it */
+            /** @description A backend is down or misconfigured; the error names it; or: as many imports as MEMSTORE_IMPORT_CONCURRENT allows are running, or the temp directory for uploads cannot be written */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2770,7 +3052,7 @@ export interface operations {
             };
         };
     };
-    AdminAuthController_login: {
+    login: {
         parameters: {
             query?: never;
             header?: never;
@@ -2881,7 +3163,7 @@ export interface operations {
             };
         };
     };
-    AdminAuthController_logout: {
+    logout: {
         parameters: {
             query?: never;
             header?: never;
@@ -2964,7 +3246,7 @@ export interface operations {
             };
         };
     };
-    AdminAuthController_me: {
+    getMe: {
         parameters: {
             query?: never;
             header?: never;
@@ -3002,10 +3284,10 @@ export interface operations {
             };
         };
     };
-    MemoriesController_list: {
+    listMemories: {
         parameters: {
             query?: {
-                /** @description `next_cursor` of a previous page (list mode only). */
+                /** @description `next_cursor` of a previous page; list mode only: with `q` it is refused (422). */
                 after?: string;
                 /** @description Only memories of this agent. */
                 agent?: string;
@@ -3066,7 +3348,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation error (malformed JSON, a value outside the rules of the schema) */
+            /** @description Validation error (malformed JSON, a value outside the rules of the schema); or: `after` is taken only in list mode (without `q`) and must be a `next_cursor` this service issued */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3112,7 +3394,7 @@ export interface operations {
             };
         };
     };
-    MemoriesController_create: {
+    createMemory: {
         parameters: {
             query?: never;
             header?: {
@@ -3181,7 +3463,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation error (malformed JSON, a value outside the rules of the schema) */
+            /** @description Validation error (malformed JSON, a value outside the rules of the schema); or: an Idempotency-Key already used (within 24 h, by this caller) with another body (`idempotency_key_reused`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3227,7 +3509,7 @@ export interface operations {
             };
         };
     };
-    MemoriesController_get: {
+    getMemory: {
         parameters: {
             query?: never;
             header?: never;
@@ -3319,11 +3601,11 @@ export interface operations {
             };
         };
     };
-    MemoriesController_delete: {
+    deleteMemory: {
         parameters: {
             query?: never;
             header?: {
-                /** @description ETag of the version the change is based on (e.g. "3"); another current version → 412 with current_version */
+                /** @description The strong ETag of the version the change is based on (e.g. "3"), or *. Another current version → 412 with current_version; a weak tag (W/"3") never matches (RFC 9110 strong comparison) → 412 */
                 "If-Match"?: string;
             };
             path: {
@@ -3377,12 +3659,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description If-Match does not name the current version; the body has current_version */
+            /** @description If-Match does not name the current version; the body has current_version; or: If-Match names a version that is not the current one; a weak tag (W/"3") never matches (RFC 9110 §13.1.1 compares strongly) */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
             };
             /** @description Body over the byte limit (2 MiB by default), nested deeper than 32 levels, more than 1000 keys in one object or more than 10000 values */
             413: {
@@ -3448,11 +3732,11 @@ export interface operations {
             };
         };
     };
-    MemoriesController_update: {
+    updateMemory: {
         parameters: {
             query?: never;
             header?: {
-                /** @description ETag of the version the change is based on (e.g. "3"); another current version → 412 with current_version */
+                /** @description The strong ETag of the version the change is based on (e.g. "3"), or *. Another current version → 412 with current_version; a weak tag (W/"3") never matches (RFC 9110 strong comparison) → 412 */
                 "If-Match"?: string;
             };
             path: {
@@ -3466,12 +3750,17 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The memory as written. A token without memory:read gets only id, version, created_at, updated_at and the fields it sent (decision 0050). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemoryResponseDto"];
+                    "application/json": {
+                        memory: components["schemas"]["MemoryDto"] | components["schemas"]["WrittenMemoryDto"];
+                        /** @example true */
+                        ok: boolean;
+                    };
                 };
             };
             /** @description A path parameter that is not valid percent-encoding, or a body whose Content-Encoding does not decode */
@@ -3510,12 +3799,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description If-Match does not name the current version; the body has current_version */
+            /** @description If-Match does not name the current version; the body has current_version; or: If-Match names a version that is not the current one; a weak tag (W/"3") never matches (RFC 9110 §13.1.1 compares strongly) */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
             };
             /** @description Body over the byte limit (2 MiB by default), nested deeper than 32 levels, more than 1000 keys in one object or more than 10000 values */
             413: {
@@ -3581,7 +3872,7 @@ export interface operations {
             };
         };
     };
-    MemoriesController_download: {
+    downloadMemory: {
         parameters: {
             query?: {
                 /** @description false: the markdown file; true: a time-limited URL that works without a token. */
@@ -3687,7 +3978,7 @@ export interface operations {
             };
         };
     };
-    MemoriesController_versions: {
+    listMemoryVersions: {
         parameters: {
             query?: {
                 limit?: number;
@@ -3792,7 +4083,7 @@ export interface operations {
             };
         };
     };
-    MemoriesController_version: {
+    getMemoryVersion: {
         parameters: {
             query?: never;
             header?: never;
@@ -3895,11 +4186,11 @@ export interface operations {
             };
         };
     };
-    MemoriesController_restore: {
+    restoreMemoryVersion: {
         parameters: {
             query?: never;
             header?: {
-                /** @description ETag of the version the change is based on (e.g. "3"); another current version → 412 with current_version */
+                /** @description The strong ETag of the version the change is based on (e.g. "3"), or *. Another current version → 412 with current_version; a weak tag (W/"3") never matches (RFC 9110 strong comparison) → 412 */
                 "If-Match"?: string;
             };
             path: {
@@ -3911,12 +4202,17 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The memory as written. A token without memory:read gets only id, version, created_at, updated_at and the fields it sent (decision 0050). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MemoryResponseDto"];
+                    "application/json": {
+                        memory: components["schemas"]["MemoryDto"] | components["schemas"]["WrittenMemoryDto"];
+                        /** @example true */
+                        ok: boolean;
+                    };
                 };
             };
             /** @description A path parameter that is not valid percent-encoding, or a body whose Content-Encoding does not decode */
@@ -3955,12 +4251,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description If-Match does not name the current version; the body has current_version */
+            /** @description If-Match does not name the current version; the body has current_version; or: If-Match names a version that is not the current one; a weak tag (W/"3") never matches (RFC 9110 §13.1.1 compares strongly) */
             412: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
             };
             /** @description Body over the byte limit (2 MiB by default), nested deeper than 32 levels, more than 1000 keys in one object or more than 10000 values */
             413: {
@@ -4026,7 +4324,7 @@ export interface operations {
             };
         };
     };
-    MemoriesController_bulkDelete: {
+    bulkDeleteMemories: {
         parameters: {
             query?: never;
             header?: {
@@ -4095,7 +4393,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Validation error (malformed JSON, a value outside the rules of the schema) */
+            /** @description Validation error (malformed JSON, a value outside the rules of the schema); or: an Idempotency-Key already used (within 24 h, by this caller) with another body (`idempotency_key_reused`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4141,7 +4439,7 @@ export interface operations {
             };
         };
     };
-    MigrationController_offer: {
+    getMigration: {
         parameters: {
             query?: never;
             header?: never;
@@ -4213,7 +4511,7 @@ export interface operations {
             };
         };
     };
-    MigrationController_start: {
+    startMigration: {
         parameters: {
             query?: never;
             header?: never;
@@ -4326,7 +4624,45 @@ export interface operations {
             };
         };
     };
-    AdminConfigController_schema: {
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready to serve */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReadyResponseDto"];
+                };
+            };
+            /** @description The request line and headers together are larger than 16 KB: shorten the query string (or the cookies) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A backend is down or misconfigured; the error names it */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getSettingsSchema: {
         parameters: {
             query?: never;
             header?: never;
@@ -4398,7 +4734,7 @@ export interface operations {
             };
         };
     };
-    MetaController_skillPack: {
+    getSkillPack: {
         parameters: {
             query?: never;
             header?: never;
@@ -4436,7 +4772,7 @@ export interface operations {
             };
         };
     };
-    MetaController_skillPrompt: {
+    getSkillPrompt: {
         parameters: {
             query?: {
                 /** @description json: a JSON envelope; text or markdown: the prompt itself as text/markdown. */
@@ -4491,7 +4827,7 @@ export interface operations {
             };
         };
     };
-    MemoriesController_stats: {
+    getStats: {
         parameters: {
             query?: never;
             header?: never;
@@ -4563,7 +4899,7 @@ export interface operations {
             };
         };
     };
-    AdminConfigController_status: {
+    getStatus: {
         parameters: {
             query?: never;
             header?: never;
@@ -4635,7 +4971,7 @@ export interface operations {
             };
         };
     };
-    AdminConfigController_test: {
+    testBackends: {
         parameters: {
             query?: never;
             header?: never;
@@ -4747,7 +5083,7 @@ export interface operations {
             };
         };
     };
-    TokensController_list: {
+    listTokens: {
         parameters: {
             query?: never;
             header?: never;
@@ -4820,7 +5156,7 @@ export interface operations {
             };
         };
     };
-    TokensController_create: {
+    createToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -4933,7 +5269,7 @@ export interface operations {
             };
         };
     };
-    TokensController_delete: {
+    deleteToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -5054,7 +5390,7 @@ export interface operations {
             };
         };
     };
-    TokensController_update: {
+    updateToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -5179,7 +5515,7 @@ export interface operations {
             };
         };
     };
-    TokensController_revoke: {
+    revokeToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -5300,7 +5636,7 @@ export interface operations {
             };
         };
     };
-    MetricsController_scrape: {
+    getMetrics: {
         parameters: {
             query?: never;
             header?: never;
