@@ -1,6 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Request } from 'express';
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { AuditActor, AuditEntry, AuditQuery, AuditRepository, newAuditId } from '../backends/ports/audit.repository';
 import { TokenRepository } from '../backends/ports/token.repository';
 import { BackendUnavailableError } from '../common/errors';
@@ -46,6 +48,8 @@ export interface AuditRecordOptions {
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
+/** How often spooled entries are offered to the document database again. */
+const SPOOL_REPLAY_EVERY_MS = 30_000;
 /** Refused-token entries: at most one per client address per window, and at most REFUSALS_PER_WINDOW in all. */
 const REFUSAL_WINDOW_MS = 60_000;
 const REFUSALS_PER_WINDOW = 60;
@@ -59,6 +63,9 @@ const REFUSAL_ADDRESSES_KEPT = 10_000;
  * One line from any service or controller: `await this.audit.record('memory.restore', { target: id })`
  * — or `@Audited('memory.import')` on a controller method (see audited.decorator.ts).
  */
+/** The local file where audit entries wait while the document database refuses them (in the data directory). */
+export const AUDIT_SPOOL_FILE = 'audit-spool.jsonl';
+
 @Injectable()
 export class AuditService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Audit');
@@ -88,13 +95,78 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
         requestId: req?.id ?? null,
         detail: opts.detail ?? {},
       };
-      await this.entries.append(entry);
+      try {
+        await this.entries.append(entry);
+      } catch (e) {
+        // The document database refused it: queued durably on local disk instead (replayed once the
+        // database takes entries again), so an admin can still sign in and repair the backends during
+        // an outage. Only when that fails too is the action refused (decision 0051).
+        await this.spool(entry, e as Error);
+        return;
+      }
+      if (this.spooled) await this.replaySpool();
     } catch (e) {
       const reason = (e as Error).message;
       this.logger.error(`Audit entry '${action}' was not recorded: ${reason}`);
       throw new BackendUnavailableError('Document database', `the audit entry of this action (${action}) could not be written, so the action is not confirmed (${reason})`);
     }
   }
+
+  /** Entries waiting in the local spool file (set when one is written or found at start). */
+  private spooled = false;
+
+  private get spoolFile(): string {
+    return path.join(this.cfg.dataDir, AUDIT_SPOOL_FILE);
+  }
+
+  /** Appends the entry to the spool file and syncs it to disk; throws (with the database's reason) when it cannot. */
+  private async spool(entry: AuditEntry, cause: Error): Promise<void> {
+    try {
+      const fh = await fs.promises.open(this.spoolFile, 'a', 0o600);
+      try {
+        await fh.appendFile(`${JSON.stringify(entry)}\n`);
+        await fh.datasync();
+      } finally {
+        await fh.close();
+      }
+    } catch (spoolError) {
+      throw new Error(`${cause.message}; the local audit spool failed too: ${(spoolError as Error).message}`, { cause });
+    }
+    this.spooled = true;
+    this.logger.warn(`Audit entry '${entry.action}' queued in ${AUDIT_SPOOL_FILE} (the document database refused it: ${cause.message})`);
+  }
+
+  /**
+   * Moves spooled entries into the document database, oldest first; the file goes once all are in
+   * (an entry appended twice after a crash here keeps its id: the log shows it twice at worst, never loses it).
+   */
+  async replaySpool(): Promise<void> {
+    if (this.replaying) return;
+    this.replaying = true;
+    try {
+      const moving = `${this.spoolFile}.replaying`;
+      if (!fs.existsSync(moving)) {
+        if (!fs.existsSync(this.spoolFile)) {
+          this.spooled = false;
+          return;
+        }
+        await fs.promises.rename(this.spoolFile, moving);
+      }
+      const lines = (await fs.promises.readFile(moving, 'utf8')).split('\n').filter((l) => l.trim() !== '');
+      for (const line of lines) {
+        const raw = JSON.parse(line) as AuditEntry & { at: string };
+        await this.entries.append({ ...raw, at: new Date(raw.at) });
+      }
+      await fs.promises.rm(moving, { force: true });
+      this.spooled = fs.existsSync(this.spoolFile);
+      this.logger.log(`Audit spool: ${lines.length} queued entr${lines.length === 1 ? 'y' : 'ies'} recorded`);
+    } catch (e) {
+      this.logger.warn(`Audit spool not replayed yet: ${(e as Error).message}`);
+    } finally {
+      this.replaying = false;
+    }
+  }
+  private replaying = false;
 
   /**
    * A refused API token (401/403 at the guard): recorded as `token.refused` with the token id tried
@@ -145,14 +217,22 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   onApplicationBootstrap(): void {
-    const run = () => void this.prune().catch((e) => this.logger.warn(`Audit pruning failed: ${(e as Error).message}`));
+    this.spooled = fs.existsSync(this.spoolFile) || fs.existsSync(`${this.spoolFile}.replaying`);
+    const run = () => {
+      void this.prune().catch((e) => this.logger.warn(`Audit pruning failed: ${(e as Error).message}`));
+      if (this.spooled) void this.replaySpool();
+    };
     run();
     this.timer = setInterval(run, PRUNE_EVERY_MS);
     this.timer.unref();
+    this.spoolTimer = setInterval(() => this.spooled && void this.replaySpool(), SPOOL_REPLAY_EVERY_MS);
+    this.spoolTimer.unref();
   }
+  private spoolTimer?: NodeJS.Timeout;
 
   onApplicationShutdown(): void {
     clearInterval(this.timer);
+    clearInterval(this.spoolTimer);
   }
 
   private async actorOf(req: Request | undefined): Promise<AuditActor> {

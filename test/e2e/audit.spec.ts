@@ -1,8 +1,10 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as http from 'node:http';
 import request from 'supertest';
 import { TokensService } from '../../src/tokens/tokens.service';
 import { randomBytes } from 'node:crypto';
-import { AuditService } from '../../src/audit/audit.service';
+import { AUDIT_SPOOL_FILE, AuditService } from '../../src/audit/audit.service';
 import { BackendsService } from '../../src/backends/backends.service';
 import { newAuditId } from '../../src/backends/ports/audit.repository';
 import { ADMIN_PASSWORD, adminAgent, createTestApp, TestApp } from '../support/app';
@@ -106,9 +108,29 @@ describe.each(testBackends())('audit log on $name', (backend) => {
     secrets.push('not-a-real-secret');
   });
 
-  it('fails the action with a 503 naming the document database when its audit entry cannot be written (issue 46)', async () => {
+  it('queues an entry the document database refuses in a local spool, and records it once the database takes entries again', async () => {
+    const audit = t.app.get(BackendsService).docdb.audit;
+    const failing = jest.spyOn(audit, 'append').mockRejectedValue(new Error('database down'));
+    let id: string;
+    try {
+      // The action is confirmed: its entry is on local disk, not lost.
+      id = (await admin.post('/api/tokens').send({ name: 'spooled' }).expect(201)).body.token.id as string;
+      expect(fs.readFileSync(path.join(t.cfg.dataDir, AUDIT_SPOOL_FILE), 'utf8')).toContain(id);
+    } finally {
+      failing.mockRestore();
+    }
+    await t.app.get(AuditService).replaySpool();
+    expect(fs.existsSync(path.join(t.cfg.dataDir, AUDIT_SPOOL_FILE))).toBe(false);
+    const entries = (await admin.get('/api/audit').query({ action: 'token.create' }).expect(200)).body.entries as Array<{ target: string }>;
+    expect(entries.filter((e) => e.target === id)).toHaveLength(1);
+  });
+
+  it('fails the action with a 503 naming the document database when its audit entry cannot be written, not even to the local spool (issue 46)', async () => {
     const audit = t.app.get(BackendsService).docdb.audit;
     const failing = jest.spyOn(audit, 'append').mockRejectedValue(new Error('disk full'));
+    // The local spool cannot be written either (a directory stands where its file would go).
+    const spool = path.join(t.cfg.dataDir, AUDIT_SPOOL_FILE);
+    fs.mkdirSync(spool);
     try {
       const res = await admin.post('/api/tokens').send({ name: 'unaudited' }).expect(503);
       expect(res.body).toEqual({ ok: false, error: expect.stringMatching(/^Document database unavailable: .*audit.*disk full/) });
@@ -123,6 +145,7 @@ describe.each(testBackends())('audit log on $name', (backend) => {
       secrets.push(tok.plaintext);
     } finally {
       failing.mockRestore();
+      fs.rmdirSync(spool);
     }
     await admin.get('/api/me').expect(200);
   });
