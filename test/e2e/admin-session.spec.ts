@@ -163,16 +163,23 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
       const signedIn = await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(200);
       const device = ([] as string[]).concat(signedIn.headers['set-cookie'] ?? []).find((c) => c.startsWith('memstore.device='));
       expect(device).toMatch(/HttpOnly/i);
-      const times: number[] = [];
-      for (let i = 0; i < 4; i++) {
-        const start = Date.now();
-        await login(t, { username: 'admin', password: `wrong-${i}` }).expect(401);
-        times.push(Date.now() - start);
+      // The delays the throttle schedules (work done, not wall time): none for the first two failures,
+      // then a growing step from the third on (half of 4 used up): 0.5 s, then 1 s.
+      const timers = jest.spyOn(global, 'setTimeout');
+      const delays: number[][] = [];
+      try {
+        for (let i = 0; i < 4; i++) {
+          timers.mockClear();
+          await login(t, { username: 'admin', password: `wrong-${i}` }).expect(401);
+          delays.push(timers.mock.calls.map(([, ms]) => Number(ms)).filter((ms) => ms === 500 || ms === 1000));
+        }
+      } finally {
+        timers.mockRestore();
       }
-      // from the third failure on (half of 4 used up) each try is delayed by a growing step (0.5 s, then 1 s).
-      // Lower bounds only: load on the machine can lengthen any attempt, never shorten the delay.
-      expect(times[2]).toBeGreaterThanOrEqual(450);
-      expect(times[3]).toBeGreaterThanOrEqual(950);
+      expect(delays[0]).not.toContain(500);
+      expect(delays[1]).not.toContain(500);
+      expect(delays[2]).toContain(500);
+      expect(delays[3]).toContain(1000);
       const limited = await login(t, { username: 'admin', password: ADMIN_PASSWORD }).expect(429);
       expect(limited.body).toEqual({ ok: false, error: expect.stringMatching(/too many/i) });
       const retryAfter = Number(limited.headers['retry-after']);
