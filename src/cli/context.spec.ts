@@ -31,7 +31,7 @@ describe('memstore commands (withApp)', () => {
       expect(vectorsHeld(app.get(BackendsService).current()?.db)).toBe(0);
       // The server's factory, with the same settings and the same worker count, loads all 40.
       const settings = app.get(SettingsService);
-      const serving = new DefaultBackendFactory({ ...cfg, loadVectorsAtStart: true } as AppConfig, settings).createDocumentDatabase(settings.current());
+      const serving = new DefaultBackendFactory({ ...cfg, loadVectorsAtStart: true }, settings).createDocumentDatabase(settings.current());
       await serving.init();
       try {
         expect(vectorsHeld(serving)).toBe(40);

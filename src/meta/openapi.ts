@@ -269,7 +269,7 @@ function vendored(file: string): () => Buffer {
 export function setupOpenApi(app: NestExpressApplication): OpenAPIObject {
   const document = buildOpenApiDocument(app);
   const json = Buffer.from(JSON.stringify(document), 'utf8');
-  const http = app.getHttpAdapter().getInstance() as Express;
+  const http = app.getHttpAdapter().getInstance();
   const send = (type: string, body: () => string | Buffer, cache = 'no-cache') => (_req: Request, res: Response) => {
     res.setHeader('Content-Type', type);
     res.setHeader('Cache-Control', cache);

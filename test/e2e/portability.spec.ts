@@ -43,7 +43,7 @@ function importRaw(api: Api, body: Buffer | string, query = '', type = 'applicat
 
 /** A stored markdown file without its front matter's author block. */
 function authorless(file: Buffer): string {
-  return file.toString('utf8').replace(/^author:\n(?:  .*\n)*/m, '');
+  return file.toString('utf8').replace(/^author:\n(?: {2}.*\n)*/m, '');
 }
 
 /** A version answer without the import claims (`author.imported`): what it was before the import. */
@@ -110,7 +110,7 @@ describe.each(testBackends())('export / import on $name', (backend) => {
       const body = (await api.get(`/api/memories/${m.id}/download`).buffer(true).parse(binaryParser as never)).body as Buffer;
       // Byte for byte but the author: an imported version names its importer, the file's claim beside it (issue 46).
       expect(authorless(body)).toBe(authorless(files.get(m.id)!));
-      expect(body.toString('utf8')).toMatch(/^author:\n(?:  .*\n)*  claimed:\n/m);
+      expect(body.toString('utf8')).toMatch(/^author:\n(?: {2}.*\n)* {2}claimed:\n/m);
     }
     // Searchable again (the index was rebuilt, not only the files).
     expect((await api.get('/api/memories?q=RTL').expect(200)).body.total).toBe(1);
@@ -291,7 +291,7 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     ].join('\n');
     const res = await importRaw(api, lines, '?progress=true&filename=batch.jsonl', 'application/x-ndjson').expect(200);
     expect(res.headers['content-type']).toMatch(/application\/x-ndjson/);
-    const events = (res.text as string).trim().split('\n').map((l) => JSON.parse(l));
+    const events = (res.text).trim().split('\n').map((l) => JSON.parse(l));
     expect(events.filter((e) => e.type === 'item').map((e) => [e.file, e.status])).toEqual([
       ['batch.jsonl:1', 'created'],
       ['batch.jsonl:2', 'invalid'],
@@ -395,7 +395,7 @@ describe('import bounds: hostile archives', () => {
     const res = await importRaw(api, zip, '?filename=notes.zip').expect(200);
     expect(res.body).toMatchObject({ format: 'zip', processed: 3, created: 3, invalid: 0 });
     const progress = await importRaw(api, zip, '?progress=true').expect(200);
-    expect((progress.text as string).trim().split('\n').map((l) => JSON.parse(l).type)).toEqual(['item', 'item', 'item', 'report']);
+    expect((progress.text).trim().split('\n').map((l) => JSON.parse(l).type)).toEqual(['item', 'item', 'item', 'report']);
 
     const dataDir = tempDir();
     const file = path.join(dataDir, 'notes.zip');

@@ -189,7 +189,7 @@ describe('SqliteSearchPool', () => {
     const settled = await Promise.allSettled(sent);
     const failed = settled.filter((r) => r.status === 'rejected');
     expect(failed.length).toBeLessThanOrEqual(IN_FLIGHT);
-    for (const r of failed) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(BackendUnavailableError);
+    for (const r of failed) expect((r).reason).toBeInstanceOf(BackendUnavailableError);
     settled.forEach((r, i) => {
       if (r.status === 'fulfilled') expect(r.value).toEqual(database.memories.searchNow(many[i]));
     });
