@@ -6,7 +6,7 @@
  * instance loads the copy when it connects.
  */
 import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
-import { fromVector } from '../../src/backends/mongodb/mongo-vectors';
+import { fromVector } from '../../src/backends/mongodb/mongo-vector-codec';
 import type { MemoryDoc, MemoryFilter } from '../../src/backends/ports/memory.model';
 import { freshDatabaseName, testMongoUri } from '../support/backends';
 import { memoryDoc } from './memory-index.contract';

@@ -4,6 +4,7 @@ import type { EmbeddingJob, EmbeddingProgress, MemoryPage, MemoryRow, SearchQuer
 import type { MongoModels } from './mongo-models';
 import type { MemoryRecord } from './mongo.schemas';
 import { hardRegexFilter } from './regex-search';
+import { fromVector, META, toVector, VECTOR_WRITES } from './mongo-vector-codec';
 import type { MongoVectorCache, VectorHit } from './mongo-vector-cache';
 import { dot } from '../vector/vector-index';
 
@@ -20,9 +21,6 @@ import { dot } from '../vector/vector-index';
  * `$vectorSearch` needs Atlas or MongoDB 8.2+ with mongot and a vector index this service does not
  * create, and FerretDB has none. storeVector sets `vec_at` (ms) so other instances' copies catch up.
  */
-export const META = 'memstore_embedding_meta';
-/** The META document counting vector writes: a copy reads the new vectors only when it has moved (mongo-vector-cache.ts). */
-export const VECTOR_WRITES = 'vector_writes';
 
 /** Fields that put a memory in the embedding queue (on insert, and when its title or content change). */
 export function queuedFields(gen = 1): Record<string, unknown> {
@@ -30,19 +28,6 @@ export function queuedFields(gen = 1): Record<string, unknown> {
 }
 
 const QUEUE_CLEAR = { emb_pending: '', emb_next_at: '', emb_lease_until: '', emb_owner: '', emb_attempts: '', emb_error: '' };
-
-/** A BinData / Buffer of float32 little-endian as a Float32Array (copied: the driver reuses its buffers); null when it is not one. */
-export function toVector(b: unknown): Float32Array | null {
-  const buf = b && typeof b === 'object' && 'buffer' in b ? (b as { buffer: Uint8Array }).buffer : Buffer.isBuffer(b) ? b : null;
-  if (!buf || buf.length === 0 || buf.length % 4 !== 0) return null;
-  const v = new Float32Array(buf.length / 4);
-  new Uint8Array(v.buffer).set(buf);
-  return v;
-}
-
-export function fromVector(v: Float32Array): Buffer {
-  return Buffer.from(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
-}
 
 /** The vector space in use (the key of the last useVectorSpace), if any. */
 export async function vectorSpace(m: MongoModels): Promise<string | null> {
