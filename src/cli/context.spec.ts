@@ -6,7 +6,6 @@ import { wheelDoc } from '../../test/support/word-wheel';
 import { BackendsService } from '../backends/backends.service';
 import { DefaultBackendFactory } from '../backends/default-backend-factory';
 import { SqliteDocumentDatabase } from '../backends/sqlite/sqlite-database';
-import { AppConfig } from '../config/app-config';
 import { SettingsService } from '../config/settings.service';
 import { withApp } from './context';
 

@@ -1,7 +1,7 @@
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { type Express, type Request, type Response, Router } from 'express';
+import { type Request, type Response, Router } from 'express';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ACCESS_KEY, AccessRule, ADMIN_COOKIE } from '../common/auth/decorators';

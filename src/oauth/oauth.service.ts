@@ -88,7 +88,7 @@ export class OAuthService {
     });
     return (req: Request, res: Response, next: NextFunction) => {
       if (!this.enabled) return next();
-      if (req.method === 'POST' && req.path === '/reg') return registrations(req, res, () => this.oidc().callback()(req, res));
+      if (req.method === 'POST' && req.path === '/reg') return registrations(req, res, () => void this.oidc().callback()(req, res));
       return this.oidc().callback()(req, res);
     };
   }

@@ -344,7 +344,7 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       const stale = Date.now() - new Date(held.claimedAt as Date).getTime() > STALE_CLAIM_MS;
       const cur = await this.currentVersion(m, doc.id);
       if (!stale || cur === null || cur >= doc.version) return false;
-      await m.versions.collection.deleteOne({ _id: rec._id, claimedAt: held.claimedAt } as never);
+      await m.versions.collection.deleteOne({ _id: rec._id, claimedAt: held.claimedAt as Date } as never);
     }
     return false;
   }

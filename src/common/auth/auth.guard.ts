@@ -5,7 +5,7 @@ import { AuditService } from '../../audit/audit.service';
 import { AppConfig } from '../../config/app-config';
 import { parseToken } from '../../tokens/token-secret';
 import { IpAllowList } from '../../tokens/ip-allow-list';
-import { AppError, ForbiddenError, UnauthorizedError } from '../errors';
+import { ForbiddenError, UnauthorizedError } from '../errors';
 import { ACCESS_KEY, AccessRule } from './decorators';
 import type { Principal, TokenPrincipal } from './principal';
 import { TokenAuthenticator } from './token-authenticator';
