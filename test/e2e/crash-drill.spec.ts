@@ -120,7 +120,7 @@ describe('crash drill: kill -9 under concurrent writes and deletes (embedded pai
     const worker = async (base: string, w: number, round: number) => {
       for (let n = 0; ; n++) {
         const content = `r${round} w${w} n${n} created`;
-        let id: string | null = null;
+        let id: string | null;
         try {
           const created = await call(base, 'POST', '/api/memories', { content });
           if (created.status !== 201) continue;

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import request from 'supertest';
 import { runCli } from '../../src/cli';
 import { AppConfig } from '../../src/config/app-config';
+import type { MemoryDto } from '../../src/memories/dto/memory-response.dto';
 import { PACE_ITEMS } from '../../src/portability/import-bounds';
 import { ImportService } from '../../src/portability/import.service';
 import { adminAgent, createTestApp, createToken, tempDir, TestApp } from '../support/app';
@@ -51,8 +52,8 @@ function claimless<T>(body: T): T {
   return JSON.parse(JSON.stringify(body), (k, v) => (k === 'imported' ? undefined : v)) as T;
 }
 
-async function allMemories(api: Api): Promise<Array<Record<string, any>>> {
-  const out: Array<Record<string, any>> = [];
+async function allMemories(api: Api): Promise<MemoryDto[]> {
+  const out: MemoryDto[] = [];
   let after = '';
   for (;;) {
     const res = await api.get(`/api/memories?limit=200${after ? `&after=${after}` : ''}`).expect(200);

@@ -259,7 +259,7 @@ export async function startFerretdb(bin: string, opts: { port?: number; director
       await waitForMongo(url, 20_000, () => !exited);
     } catch (e) {
       await stop();
-      throw new Error(`FerretDB did not start: ${(e as Error).message}\n${logs.join('')}`);
+      throw new Error(`FerretDB did not start: ${(e as Error).message}\n${logs.join('')}`, { cause: e });
     }
   };
   const stop = async (): Promise<void> => {
