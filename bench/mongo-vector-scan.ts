@@ -19,7 +19,7 @@ import { CliModule } from '../src/cli/context';
 import { loadAppConfig } from '../src/config/app-config';
 import { MemoryIndex } from '../src/backends/ports/memory-index.port';
 import type { MemoryDoc } from '../src/backends/ports/memory.model';
-import { fromVector, META, VECTOR_WRITES } from '../src/backends/mongodb/mongo-vectors';
+import { fromVector, META, VECTOR_WRITES } from '../src/backends/mongodb/mongo-vector-codec';
 import { newMemoryId, versionKey } from '../src/memories/memory-id';
 import { findFerretdb, startFerretdb } from '../test/support/servers';
 

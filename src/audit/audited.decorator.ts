@@ -49,7 +49,7 @@ export class AuditInterceptor implements NestInterceptor {
     const { action, options } = meta;
     const param = () => Object.values(req.params ?? {})[0] as string | undefined;
     return next.handle().pipe(
-      mergeMap((result) =>
+      mergeMap((result: unknown) =>
         from(
           this.audit
             .record(action, {

@@ -6,7 +6,6 @@ import { wheelDoc } from '../../test/support/word-wheel';
 import { BackendsService } from '../backends/backends.service';
 import { DefaultBackendFactory } from '../backends/default-backend-factory';
 import { SqliteDocumentDatabase } from '../backends/sqlite/sqlite-database';
-import { AppConfig } from '../config/app-config';
 import { SettingsService } from '../config/settings.service';
 import { withApp } from './context';
 
@@ -31,7 +30,7 @@ describe('memstore commands (withApp)', () => {
       expect(vectorsHeld(app.get(BackendsService).current()?.db)).toBe(0);
       // The server's factory, with the same settings and the same worker count, loads all 40.
       const settings = app.get(SettingsService);
-      const serving = new DefaultBackendFactory({ ...cfg, loadVectorsAtStart: true } as AppConfig, settings).createDocumentDatabase(settings.current());
+      const serving = new DefaultBackendFactory({ ...cfg, loadVectorsAtStart: true }, settings).createDocumentDatabase(settings.current());
       await serving.init();
       try {
         expect(vectorsHeld(serving)).toBe(40);

@@ -177,7 +177,7 @@ export function withDotEnv(env: NodeJS.ProcessEnv = process.env, file = path.res
     text = fs.readFileSync(file, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return env;
-    throw new Error(`cannot read ${file}: ${(e as Error).message}`);
+    throw new Error(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
   }
   return { ...parseEnv(text), ...env };
 }

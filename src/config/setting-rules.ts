@@ -70,8 +70,10 @@ export function checkSetting(key: SettingKey, value: string): string | null {
     case 'objstore_bucket':
       return /^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$/.test(value) ? null : 'must be a bucket name of 3 to 63 letters, digits, dots, hyphens or underscores';
     case 'docdb_db':
+      // eslint-disable-next-line no-control-regex -- MongoDB refuses NUL in a database name
       return /^[^/\\. "$*<>:|?\x00]{1,64}$/.test(value) ? null : 'must be a MongoDB database name (at most 64 characters, none of / \\ . " $ * < > : | ? or spaces)';
     case 'memory_collection':
+      // eslint-disable-next-line no-control-regex -- MongoDB refuses NUL in a collection name
       return /^(?!system\.)[^$\x00]{1,120}$/.test(value) ? null : "must be a collection name (at most 120 characters, no '$', not starting with 'system.')";
     case 'objstore_presign_ttl': {
       const n = parsePresignTtl(value);

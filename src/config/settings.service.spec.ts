@@ -127,7 +127,7 @@ describe('SettingsService', () => {
     const s = service(dataDir());
     await s.save({ docdb_uri: URI, objstore_secret_access_key: SECRET });
     const m = s.masked();
-    const r = await s.save({ docdb_uri: m.docdb_uri as string, objstore_secret_access_key: m.objstore_secret_access_key as string });
+    const r = await s.save({ docdb_uri: m.docdb_uri, objstore_secret_access_key: m.objstore_secret_access_key });
     expect(r.saved).toEqual([]);
     expect(s.raw()).toMatchObject({ docdb_uri: URI, objstore_secret_access_key: SECRET });
   });

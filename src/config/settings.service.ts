@@ -291,7 +291,7 @@ export class SettingsService {
       if (CREDENTIAL_KEYS.includes(k)) continue; // secrets never come from the plain file
       const v = (parsed as Record<string, unknown>)[k];
       if (v === undefined || v === null || v === '') continue;
-      const str = String(v);
+      const str = typeof v === 'string' ? v : JSON.stringify(v);
       const problem = checkSetting(k, str);
       if (problem) throw new Error(`Config file ${this.configFile}: ${k} ${problem}`);
       out[k] = str;

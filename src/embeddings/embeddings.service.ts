@@ -220,7 +220,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     const p = this.current;
     const key = p.key;
     const base = { provider: p.provider, model: p.model, dimensions: p.dimensions };
-    let prog: Awaited<ReturnType<EmbeddingQueue['embeddingProgress']>> | null = null;
+    let prog: Awaited<ReturnType<EmbeddingQueue['embeddingProgress']>> | null;
     try {
       // A model just chosen: queue the re-embedding now, so `pending` counts it from the start.
       if (key !== null && this.backends.docdb) await this.ensureSpace(this.backends.docdb, key);

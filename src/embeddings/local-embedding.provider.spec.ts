@@ -1,3 +1,4 @@
+import { Tokenizer } from '@huggingface/tokenizers';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -94,7 +95,6 @@ describe('LocalEmbeddingProvider: texts on two threads', () => {
   }, 120_000);
 
   it('tokenises only a head of a huge text, with the same first tokens as the whole text', () => {
-    const { Tokenizer } = require('@huggingface/tokenizers') as { Tokenizer: new (json: object, cfg: object) => { encode(t: string): { ids: number[] } } };
     const tokenizer = new Tokenizer(JSON.parse(fs.readFileSync(path.join(modelDir, 'tokenizer.json'), 'utf8')) as object, {});
     const text = `Ça coûte 12,50 € — naïve café déjà-vu!\t(e.g. "quoted"), URLs like https://example.com/a?b=c ${filler} ${'x'.repeat(50)}`.repeat(4);
     const head = headForTokens(text, 512);

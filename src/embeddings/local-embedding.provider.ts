@@ -87,7 +87,7 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
   ) {
     super();
     const files = localModelFiles(dir);
-    let meta: ModelMeta = {};
+    let meta: ModelMeta;
     try {
       meta = JSON.parse(fs.readFileSync(files.meta, 'utf8')) as ModelMeta;
     } catch {

@@ -246,7 +246,7 @@ export class McpTools {
         title: spec.title,
         description: spec.description,
         inputSchema: jsonSchema(spec.input, 'input') as Tool['inputSchema'],
-        outputSchema: jsonSchema(spec.output, 'output') as Tool['outputSchema'],
+        outputSchema: jsonSchema(spec.output, 'output'),
         annotations: spec.annotations,
       };
       this.listed.set(spec.name, tool);

@@ -107,7 +107,7 @@ export class MemoriesService {
     } catch (e) {
       if (!(e instanceof NotFoundError) && !(e instanceof MarkdownParseError)) throw e;
       // The file is missing or damaged: serve the index copy rather than fail; reindex reports it.
-      this.logger.warn(`Memory ${id}: object ${key} unreadable (${(e as Error).message}); served the indexed content`);
+      this.logger.warn(`Memory ${id}: object ${key} unreadable (${(e).message}); served the indexed content`);
       return doc;
     }
   }

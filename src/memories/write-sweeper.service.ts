@@ -48,7 +48,7 @@ export class WriteSweeper implements OnApplicationBootstrap, OnApplicationShutdo
     const run = () =>
       this.sweep().catch((e: Error) => this.logger.warn(`Sweep of unacknowledged writes failed (next attempt later): ${e.message}`));
     void run();
-    this.timer = setInterval(run, Math.max(10_000, this.graceMs / 2));
+    this.timer = setInterval(() => void run(), Math.max(10_000, this.graceMs / 2));
     this.timer.unref();
   }
 

@@ -1,7 +1,7 @@
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { type Express, type Request, type Response, Router } from 'express';
+import { type Request, type Response, Router } from 'express';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ACCESS_KEY, AccessRule, ADMIN_COOKIE } from '../common/auth/decorators';
@@ -269,7 +269,7 @@ function vendored(file: string): () => Buffer {
 export function setupOpenApi(app: NestExpressApplication): OpenAPIObject {
   const document = buildOpenApiDocument(app);
   const json = Buffer.from(JSON.stringify(document), 'utf8');
-  const http = app.getHttpAdapter().getInstance() as Express;
+  const http = app.getHttpAdapter().getInstance();
   const send = (type: string, body: () => string | Buffer, cache = 'no-cache') => (_req: Request, res: Response) => {
     res.setHeader('Content-Type', type);
     res.setHeader('Cache-Control', cache);

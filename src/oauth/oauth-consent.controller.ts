@@ -8,6 +8,9 @@ import { Public } from '../common/auth/decorators';
 import { SettingsService } from '../config/settings.service';
 import { escapeHtml, OAUTH_SCOPES, OAuthService } from './oauth.service';
 
+/** A form field's text; anything but a string (an array from `a=1&a=2`, a missing field) reads as empty. */
+const formText = (v: unknown): string => (typeof v === 'string' ? v : '');
+
 const SCOPE_TEXT: Record<string, string> = {
   'memory:read': 'Read and search your memories',
   'memory:write': 'Save new memories and change existing ones',
@@ -42,7 +45,7 @@ export class OAuthConsentController {
   async login(@Param('uid') uid: string, @Req() req: Request, @Res() res: Response): Promise<void> {
     const body = (req.body ?? {}) as Record<string, unknown>;
     try {
-      await this.auth.login(req, String(body.username ?? ''), String(body.password ?? ''));
+      await this.auth.login(req, formText(body.username), formText(body.password));
       await this.audit.record('admin.login', { req, detail: { via: 'oauth consent' } });
     } catch {
       await this.audit.record('admin.login', { req, outcome: 'failure', detail: { via: 'oauth consent', status: 401, error: 'Wrong username or password' } });
@@ -60,7 +63,7 @@ export class OAuthConsentController {
     if (details.uid !== uid) throw new NotFoundException('Unknown sign-in request');
     const admin = req.session?.admin;
     const body = (req.body ?? {}) as Record<string, unknown>;
-    if (!admin || !this.csrfOk(req, uid, String(body.csrf ?? ''))) {
+    if (!admin || !this.csrfOk(req, uid, formText(body.csrf))) {
       return this.render(uid, req, res, 'Your session expired or the form is stale; try again.');
     }
     if (body.action !== 'allow') {
@@ -111,7 +114,7 @@ export class OAuthConsentController {
     if (details.uid !== uid) return this.send(res, 400, '<h1>This sign-in link does not match</h1><p>Start again from the app you were connecting.</p>');
     const client = await provider.Client.find(String(details.params.client_id));
     const clientName = client?.clientName ?? String(details.params.client_id);
-    let redirectHost = '';
+    let redirectHost: string;
     try {
       redirectHost = new URL(String(details.params.redirect_uri)).host;
     } catch {
@@ -130,7 +133,7 @@ export class OAuthConsentController {
           `<button type="submit">Sign in</button></form>`,
       );
     }
-    const requested = String(details.params.scope ?? '')
+    const requested = formText(details.params.scope)
       .split(' ')
       .filter((s) => (OAUTH_SCOPES as string[]).includes(s));
     const offered = requested.length > 0 ? requested : OAUTH_SCOPES;

@@ -88,7 +88,7 @@ export class OAuthService {
     });
     return (req: Request, res: Response, next: NextFunction) => {
       if (!this.enabled) return next();
-      if (req.method === 'POST' && req.path === '/reg') return registrations(req, res, () => this.oidc().callback()(req, res));
+      if (req.method === 'POST' && req.path === '/reg') return registrations(req, res, () => void this.oidc().callback()(req, res));
       return this.oidc().callback()(req, res);
     };
   }
@@ -167,7 +167,7 @@ export class OAuthService {
     const previous = link ? await this.tokenRepo.findById((JSON.parse(link.data) as { tokenId: string }).tokenId) : null;
     if (link && (!previous || previous.revokedAt)) {
       // Revoked (or deleted) on the API tokens tab: the connection ends here.
-      await this.oidc().Grant.adapter.revokeByGrantId?.(at.grantId!);
+      await this.oidc().Grant.adapter.revokeByGrantId?.(at.grantId);
       await ctx.oidc.entities.Grant?.destroy();
       await at.destroy();
       ctx.status = 400;

@@ -67,7 +67,7 @@ export async function backup(src: BackupSource, dir: string, onProgress?: (done:
   const out = new FilesystemObjectStore(path.join(dir, OBJECTS_DIR), Buffer.alloc(32));
   let memories = 0;
   let rewritten = 0;
-  let tokens = 0;
+  let tokens: number;
   try {
     tokens = (await snapshot.tokens.list()).length;
     const total = await snapshot.memories.count();

@@ -134,7 +134,7 @@ export class ImportService implements OnModuleInit {
         cb(seen > limit ? new PayloadTooLargeError(`The upload is larger than the import limit of ${limit} bytes (MEMSTORE_IMPORT_MAX_BYTES)`) : null, chunk);
       },
     });
-    let writeError: unknown = null;
+    let writeError = null as Error | null;
     const out = fs.createWriteStream(file, { mode: 0o600 });
     out.on('error', (e) => (writeError = e));
     try {

@@ -71,7 +71,7 @@ export function storeId(p: PairSpec): string {
 
 /** Opens the adapters of a pair (the caller closes them). */
 export async function openPair(cfg: AppConfig, settings: SettingsService, spec: PairSpec): Promise<BackendPair> {
-  const factory = new DefaultBackendFactory({ ...cfg, dataDir: spec.dataDir, searchWorkers: 0, loadVectorsAtStart: false } as AppConfig, settings);
+  const factory = new DefaultBackendFactory({ ...cfg, dataDir: spec.dataDir, searchWorkers: 0, loadVectorsAtStart: false }, settings);
   const db = factory.createDocumentDatabase(spec.settings);
   await db.init();
   try {

@@ -349,7 +349,7 @@ export function memoryDigest(d: MemoryDoc): string {
   const canon = Object.keys(o)
     .filter((k) => k !== 'objectKey' && o[k] !== undefined)
     .sort()
-    .map((k) => [k, o[k] instanceof Date ? (o[k] as Date).toISOString() : o[k]]);
+    .map((k) => [k, o[k] instanceof Date ? (o[k]).toISOString() : o[k]]);
   return digest(Buffer.from(JSON.stringify(canon)));
 }
 

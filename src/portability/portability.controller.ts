@@ -166,7 +166,7 @@ export class PortabilityController {
         if (e instanceof ImportAbortedError) throw e;
         const status = e instanceof AppError ? e.status : 500;
         const message = e instanceof AppError ? e.message : 'Internal server error';
-        if (!(e instanceof AppError)) this.logger.error(`Import failed: ${(e as Error).stack ?? e}`);
+        if (!(e instanceof AppError)) this.logger.error(`Import failed: ${(e as Error).stack ?? String(e)}`);
         await this.auditFailed(req, res, q.dry_run, e);
         await write({ type: 'error', status, error: message });
       }

@@ -17,7 +17,7 @@ const MTIME = new Date('2025-05-06T07:08:09Z');
 function yauzlNames(file: string): Promise<string[]> {
   return new Promise((resolve, reject) =>
     yauzl.open(file, { lazyEntries: false }, (err, zip) => {
-      if (err || !zip) return reject(err);
+      if (err || !zip) return reject(err ?? new Error('unreadable zip'));
       const names: string[] = [];
       zip.on('entry', (e: yauzl.Entry) => names.push(e.fileName));
       zip.on('end', () => resolve(names));

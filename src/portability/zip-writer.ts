@@ -85,7 +85,7 @@ export class ZipStreamWriter {
       const deflater = zlib.createDeflateRaw();
       const src = fs.createReadStream(realPath);
       src.on('data', (c) => {
-        crc = zlib.crc32(c as Buffer, crc);
+        crc = zlib.crc32(c, crc);
         size += (c as Buffer).length;
       });
       src.on('error', (e) => deflater.destroy(e));
@@ -113,7 +113,7 @@ export class ZipStreamWriter {
         const cd = this.cd;
         cd.end();
         await once(cd, 'finish');
-        for await (const chunk of fs.createReadStream(cd.path as string, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) await this.write(chunk);
+        for await (const chunk of fs.createReadStream(cd.path, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) await this.write(chunk);
       }
       const cdSize = this.offset - cdStart;
       const zip64 = this.entries >= U16 || cdStart >= U32 || cdSize >= U32;

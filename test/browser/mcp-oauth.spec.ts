@@ -251,7 +251,7 @@ describeBrowser('MCP OAuth for connectors', () => {
     // a consent without the session's form token is refused.
     const agent = request.agent(t.http);
     const start = new URL(authorize({}));
-    const consentPath = (await agent.get(start.pathname + start.search).expect(303)).headers.location as string;
+    const consentPath = (await agent.get(start.pathname + start.search).expect(303)).headers.location;
     expect(consentPath).toMatch(/^\/oauth-consent\//);
     const login = await agent.post(`${consentPath}/login`).type('form').send({ username: t.cfg.adminUsername, password: 'wrong' }).expect(401);
     expect(login.text).toContain('Wrong username or password.');

@@ -66,7 +66,7 @@ describeBrowser('Export / Import tab in Chromium', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export' }).click()]);
     expect(download.suggestedFilename()).toMatch(/^memstore-export-.*\.zip$/);
     const file = await download.path();
-    const entries = await unzip(fs.readFileSync(file!));
+    const entries = await unzip(fs.readFileSync(file));
     const manifest = JSON.parse(entries.get('manifest.json')!.toString());
     expect(manifest).toMatchObject({ count: 2, filters: { project: 'alpha' } });
     expect([...entries.keys()].filter((k) => k.startsWith('memories/'))).toHaveLength(2);

@@ -6,7 +6,7 @@
  * instance loads the copy when it connects.
  */
 import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
-import { fromVector } from '../../src/backends/mongodb/mongo-vectors';
+import { fromVector } from '../../src/backends/mongodb/mongo-vector-codec';
 import type { MemoryDoc, MemoryFilter } from '../../src/backends/ports/memory.model';
 import { freshDatabaseName, testMongoUri } from '../support/backends';
 import { memoryDoc } from './memory-index.contract';
@@ -62,8 +62,8 @@ if (uri) describe('MongoDB in-process vector copy', () => {
 
   beforeEach(async () => {
     dbName = freshDatabaseName();
-    a = new MongoDocumentDatabase({ uri: uri!, dbName, memoryCollection: null, logger: quiet });
-    b = new MongoDocumentDatabase({ uri: uri!, dbName, memoryCollection: null, logger: quiet });
+    a = new MongoDocumentDatabase({ uri: uri, dbName, memoryCollection: null, logger: quiet });
+    b = new MongoDocumentDatabase({ uri: uri, dbName, memoryCollection: null, logger: quiet });
     await a.init();
     await b.init();
     await a.memories.useVectorSpace(KEY);
@@ -148,8 +148,8 @@ if (uri) describe('MongoDB in-process vector copy', () => {
 
   it('a serving instance (preloadVectors) holds the space’s vectors once connected, before any search; others load them on their first vector search', async () => {
     await seed(a, Array.from({ length: 300 }, (_, n) => [doc(n), noise(n)] as [MemoryDoc, Float32Array]));
-    const serving = new MongoDocumentDatabase({ uri: uri!, dbName, memoryCollection: null, logger: quiet, preloadVectors: true });
-    const command = new MongoDocumentDatabase({ uri: uri!, dbName, memoryCollection: null, logger: quiet });
+    const serving = new MongoDocumentDatabase({ uri: uri, dbName, memoryCollection: null, logger: quiet, preloadVectors: true });
+    const command = new MongoDocumentDatabase({ uri: uri, dbName, memoryCollection: null, logger: quiet });
     try {
       await serving.init();
       await command.init();

@@ -68,7 +68,7 @@ if (!uri) {
   rateLimitRepositoryContract('mongodb', async () => {
     const dbName = freshDatabaseName();
     const { db, cleanup } = await openDatabase(dbName);
-    const peer = new MongoDocumentDatabase({ uri: uri!, dbName, memoryCollection: null, logger: quiet });
+    const peer = new MongoDocumentDatabase({ uri: uri, dbName, memoryCollection: null, logger: quiet });
     await peer.init();
     return {
       repo: db.rateLimits,

@@ -38,12 +38,12 @@ function startServer(dataDir: string): Promise<Server> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 90_000);
-    proc.stdout!.on('data', () => {
+    proc.stdout.on('data', () => {
       const m = /Listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
@@ -120,7 +120,7 @@ describe('crash drill: kill -9 under concurrent writes and deletes (embedded pai
     const worker = async (base: string, w: number, round: number) => {
       for (let n = 0; ; n++) {
         const content = `r${round} w${w} n${n} created`;
-        let id: string | null = null;
+        let id: string | null;
         try {
           const created = await call(base, 'POST', '/api/memories', { content });
           if (created.status !== 201) continue;

@@ -226,7 +226,7 @@ describe('hostile input: bounded work and 4xx answers', () => {
       new Promise<string>((resolve, reject) => {
         const socket = net.connect(port, '127.0.0.1', () => socket.end(request));
         let answer = '';
-        socket.on('data', (c) => (answer += c));
+        socket.on('data', (c: Buffer) => (answer += c.toString()));
         socket.on('end', () => resolve(answer));
         socket.on('error', reject);
       });

@@ -40,7 +40,7 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       ['tax', { content: 'The tax return is due at the end of April; the accountant needs the receipts.', type: 'task', project: PROJECT }],
       ['jogging-ops', { content: 'The on-call engineer went jogging during the incident review.', type: 'note', project: 'ops' }],
     ];
-    for (const [name, body] of notes) ids[name] = (await createMemory(api, body)).id as string;
+    for (const [name, body] of notes) ids[name] = (await createMemory(api, body)).id;
     await settle();
   });
   afterAll(async () => {

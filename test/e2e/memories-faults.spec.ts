@@ -12,7 +12,7 @@ import { Api, createMemory, fullAccessApi } from './memories.helpers';
 const memoryFiles = (t: TestApp) => {
   const dir = path.join(t.dataDir, 'objects', 'memories');
   if (!fs.existsSync(dir)) return [];
-  return (fs.readdirSync(dir, { recursive: true, withFileTypes: true }) as fs.Dirent[])
+  return (fs.readdirSync(dir, { recursive: true, withFileTypes: true }))
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name)))
     .sort();

@@ -7,7 +7,6 @@ import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import { ObjectStore } from '../../src/backends/ports/object-store.port';
 import { WriteIntentRepository } from '../../src/backends/ports/write-intent.repository';
 import { SqliteMemoryIndex } from '../../src/backends/sqlite/sqlite-memory-index';
-import { SqliteWriteIntentRepository } from '../../src/backends/sqlite/sqlite-write-intent.repository';
 import { BackendUnavailableError } from '../../src/common/errors';
 import { versionKey } from '../../src/memories/memory-id';
 import { parseMarkdown, toMarkdown } from '../../src/memories/memory-markdown';

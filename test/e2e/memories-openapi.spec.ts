@@ -3,7 +3,7 @@ import { createTestApp, TestApp } from '../support/app';
 
 describe('memories in the OpenAPI description', () => {
   let t: TestApp;
-  let doc: any;
+  let doc: request.Response['body']; // the JSON document, as supertest types a body
   beforeAll(async () => {
     t = await createTestApp();
     doc = (await request(t.http).get('/openapi.json').expect(200)).body;

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import type { MemoryDto } from '../../src/memories/dto/memory-response.dto';
 import { createToken, TestApp } from '../support/app';
 
 export interface Api {
@@ -31,7 +32,7 @@ async function fullToken(t: TestApp): Promise<string> {
 }
 
 /** Creates a memory and returns the response body's memory. */
-export async function createMemory(api: Api, body: Record<string, unknown>): Promise<Record<string, any>> {
+export async function createMemory(api: Api, body: Record<string, unknown>): Promise<MemoryDto> {
   const res = await api.post('/api/memories', body);
   if (res.status !== 201) throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.memory;

@@ -7,6 +7,7 @@ import { SqliteDocumentDatabase } from '../../src/backends/sqlite/sqlite-databas
 import { AppConfig } from '../../src/config/app-config';
 import { SettingsService } from '../../src/config/settings.service';
 import { ListMemoriesQueryDto } from '../../src/memories/dto/list-memories-query.dto';
+import type { MemoryDto } from '../../src/memories/dto/memory-response.dto';
 import { MemoriesService } from '../../src/memories/memories.service';
 import { adminAgent, createTestApp, TestApp } from '../support/app';
 import { TestBackend, testBackends } from '../support/backends';
@@ -337,7 +338,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
   });
 
   describe('GET /api/memories (list mode)', () => {
-    let created: Array<Record<string, any>>;
+    let created: MemoryDto[];
 
     beforeAll(async () => {
       await wipe();
@@ -397,7 +398,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
 
     it('filters in list mode: type, scope, agent, project, tag (all must match), days, since', async () => {
       const q = async (qs: string) => (await api.get(`/api/memories?limit=200&${qs}`).expect(200)).body.rows.map((r: { id: string }) => r.id);
-      const ids = (pred: (m: Record<string, any>) => boolean) => newest().filter((id) => pred(created.find((m) => m.id === id)!));
+      const ids = (pred: (m: MemoryDto) => boolean) => newest().filter((id) => pred(created.find((m) => m.id === id)!));
       expect(await q('type=task')).toEqual(ids((m) => m.type === 'task'));
       expect(await q('scope=project')).toEqual(ids((m) => m.scope === 'project'));
       expect(await q('agent=lister')).toEqual(ids((m) => m.agent === 'lister'));

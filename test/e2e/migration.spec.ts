@@ -102,8 +102,8 @@ if (!available) {
       }
       // Three memories with earlier versions (v1 → v2 → v3): their history must survive both hops.
       for (const s of sample.slice(0, 3)) {
-        await svc.update(s.id as string, { content: `second body of ${s.id}` });
-        await svc.update(s.id as string, { title: 'third title', content: `third body of ${s.id}` });
+        await svc.update(s.id as string, { content: `second body of ${s.id as string}` });
+        await svc.update(s.id as string, { title: 'third title', content: `third body of ${s.id as string}` });
       }
       before = await snapshot(a, bearer);
       expect(before).toHaveLength(N);
@@ -164,8 +164,8 @@ if (!available) {
         // (FerretDB sorts without an index: a full listing over HTTP is slow there; the migration verified every memory.)
         expect((await request(b.http).get('/api/memories?limit=1').set('Authorization', `Bearer ${bearer}`).expect(200)).body.total).toBe(N);
         for (const s of sample) {
-          const x = await request(a.http).get(`/api/memories/${s.id}`).set('Authorization', `Bearer ${bearer}`).expect(200);
-          const y = await request(b.http).get(`/api/memories/${s.id}`).set('Authorization', `Bearer ${bearer}`).expect(200);
+          const x = await request(a.http).get(`/api/memories/${s.id as string}`).set('Authorization', `Bearer ${bearer}`).expect(200);
+          const y = await request(b.http).get(`/api/memories/${s.id as string}`).set('Authorization', `Bearer ${bearer}`).expect(200);
           expect(y.body).toEqual(x.body);
         }
         for (const s of sample.slice(0, 3)) {
@@ -220,8 +220,8 @@ if (!available) {
       expect(res.code).toBe(0);
       const d = await createTestApp({ MEMSTORE_DATA_DIR: tempDir(), MEMSTORE_SECRET_KEY: SECRET, ...target, ...second });
       try {
-        const x = await request(d.http).get(`/api/memories/${sample[1].id}/download`).set('Authorization', `Bearer ${bearer}`).expect(200);
-        const y = await request(a.http).get(`/api/memories/${sample[1].id}/download`).set('Authorization', `Bearer ${bearer}`).expect(200);
+        const x = await request(d.http).get(`/api/memories/${sample[1].id as string}/download`).set('Authorization', `Bearer ${bearer}`).expect(200);
+        const y = await request(a.http).get(`/api/memories/${sample[1].id as string}/download`).set('Authorization', `Bearer ${bearer}`).expect(200);
         expect(x.text).toBe(y.text);
       } finally {
         await d.close();

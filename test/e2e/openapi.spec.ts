@@ -157,7 +157,7 @@ describe('OpenAPI document', () => {
 
   describe('error responses (generated from each route\'s access rule, method and parameters)', () => {
     const ops = () =>
-      Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item).map(([m, op]) => ({ path: p, method: m, op: op as Op })));
+      Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item).map(([m, op]) => ({ path: p, method: m, op: op })));
     const schemaOf = (op: Op, status: string) => (op.responses?.[status]?.content?.['application/json']?.schema as { $ref?: string } | undefined)?.$ref;
 
     it('every operation declares what the pipeline can answer, with the envelope schemas', () => {

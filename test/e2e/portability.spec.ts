@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import request from 'supertest';
 import { runCli } from '../../src/cli';
 import { AppConfig } from '../../src/config/app-config';
+import type { MemoryDto } from '../../src/memories/dto/memory-response.dto';
 import { PACE_ITEMS } from '../../src/portability/import-bounds';
 import { ImportService } from '../../src/portability/import.service';
 import { adminAgent, createTestApp, createToken, tempDir, TestApp } from '../support/app';
@@ -43,7 +44,7 @@ function importRaw(api: Api, body: Buffer | string, query = '', type = 'applicat
 
 /** A stored markdown file without its front matter's author block. */
 function authorless(file: Buffer): string {
-  return file.toString('utf8').replace(/^author:\n(?:  .*\n)*/m, '');
+  return file.toString('utf8').replace(/^author:\n(?: {2}.*\n)*/m, '');
 }
 
 /** A version answer without the import claims (`author.imported`): what it was before the import. */
@@ -51,8 +52,8 @@ function claimless<T>(body: T): T {
   return JSON.parse(JSON.stringify(body), (k, v) => (k === 'imported' ? undefined : v)) as T;
 }
 
-async function allMemories(api: Api): Promise<Array<Record<string, any>>> {
-  const out: Array<Record<string, any>> = [];
+async function allMemories(api: Api): Promise<MemoryDto[]> {
+  const out: MemoryDto[] = [];
   let after = '';
   for (;;) {
     const res = await api.get(`/api/memories?limit=200${after ? `&after=${after}` : ''}`).expect(200);
@@ -110,7 +111,7 @@ describe.each(testBackends())('export / import on $name', (backend) => {
       const body = (await api.get(`/api/memories/${m.id}/download`).buffer(true).parse(binaryParser as never)).body as Buffer;
       // Byte for byte but the author: an imported version names its importer, the file's claim beside it (issue 46).
       expect(authorless(body)).toBe(authorless(files.get(m.id)!));
-      expect(body.toString('utf8')).toMatch(/^author:\n(?:  .*\n)*  claimed:\n/m);
+      expect(body.toString('utf8')).toMatch(/^author:\n(?: {2}.*\n)* {2}claimed:\n/m);
     }
     // Searchable again (the index was rebuilt, not only the files).
     expect((await api.get('/api/memories?q=RTL').expect(200)).body.total).toBe(1);
@@ -291,7 +292,7 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     ].join('\n');
     const res = await importRaw(api, lines, '?progress=true&filename=batch.jsonl', 'application/x-ndjson').expect(200);
     expect(res.headers['content-type']).toMatch(/application\/x-ndjson/);
-    const events = (res.text as string).trim().split('\n').map((l) => JSON.parse(l));
+    const events = (res.text).trim().split('\n').map((l) => JSON.parse(l));
     expect(events.filter((e) => e.type === 'item').map((e) => [e.file, e.status])).toEqual([
       ['batch.jsonl:1', 'created'],
       ['batch.jsonl:2', 'invalid'],
@@ -395,7 +396,7 @@ describe('import bounds: hostile archives', () => {
     const res = await importRaw(api, zip, '?filename=notes.zip').expect(200);
     expect(res.body).toMatchObject({ format: 'zip', processed: 3, created: 3, invalid: 0 });
     const progress = await importRaw(api, zip, '?progress=true').expect(200);
-    expect((progress.text as string).trim().split('\n').map((l) => JSON.parse(l).type)).toEqual(['item', 'item', 'item', 'report']);
+    expect((progress.text).trim().split('\n').map((l) => JSON.parse(l).type)).toEqual(['item', 'item', 'item', 'report']);
 
     const dataDir = tempDir();
     const file = path.join(dataDir, 'notes.zip');

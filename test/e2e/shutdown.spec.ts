@@ -18,8 +18,8 @@ function startServer(dataDir: string): Promise<{ proc: ChildProcess; port: numbe
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  proc.stdout!.on('data', (d) => (out += d));
-  proc.stderr!.on('data', (d) => (out += d));
+  proc.stdout.on('data', (d) => (out += d));
+  proc.stderr.on('data', (d) => (out += d));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
     const onData = () => {
@@ -29,7 +29,7 @@ function startServer(dataDir: string): Promise<{ proc: ChildProcess; port: numbe
         resolve({ proc, port: Number(m[1]), output: () => out });
       }
     };
-    proc.stdout!.on('data', onData);
+    proc.stdout.on('data', onData);
     proc.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
   });
 }

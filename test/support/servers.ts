@@ -139,7 +139,7 @@ function makeS3rverContinuationTokensWork(): void {
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   return Buffer.concat(chunks);
 }
 
@@ -259,7 +259,7 @@ export async function startFerretdb(bin: string, opts: { port?: number; director
       await waitForMongo(url, 20_000, () => !exited);
     } catch (e) {
       await stop();
-      throw new Error(`FerretDB did not start: ${(e as Error).message}\n${logs.join('')}`);
+      throw new Error(`FerretDB did not start: ${(e as Error).message}\n${logs.join('')}`, { cause: e });
     }
   };
   const stop = async (): Promise<void> => {

@@ -49,11 +49,11 @@ export function ensureWebBuilt(): void {
   try {
     if (isFresh()) return;
     const vitePkg = require.resolve('vite/package.json', { paths: [ROOT] });
-    const vite = path.join(path.dirname(vitePkg), (require(vitePkg) as { bin: { vite: string } }).bin.vite);
+    const vite = path.join(path.dirname(vitePkg), (JSON.parse(fs.readFileSync(vitePkg, 'utf8')) as { bin: { vite: string } }).bin.vite);
     execFileSync(process.execPath, [vite, 'build', '--config', path.join(WEB_SRC, 'vite.config.ts')], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
   } catch (err) {
     const e = err as { stderr?: Buffer; message: string };
-    throw new Error(`admin page build (vite) failed: ${e.stderr?.toString() || e.message}`);
+    throw new Error(`admin page build (vite) failed: ${e.stderr?.toString() || e.message}`, { cause: err });
   } finally {
     fs.rmSync(LOCK, { recursive: true, force: true });
   }

@@ -4,7 +4,7 @@ import { ZipFile } from 'yazl';
 /** Every entry of a zip held in memory (tests only). */
 export async function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, z) => (err || !z ? reject(err) : resolve(z))),
+    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, z) => (err || !z ? reject(err ?? new Error('unreadable zip')) : resolve(z))),
   );
   const out = new Map<string, Buffer>();
   await new Promise<void>((resolve, reject) => {
@@ -12,7 +12,7 @@ export async function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
     zip.on('end', resolve);
     zip.on('entry', (e: yauzl.Entry) => {
       zip.openReadStream(e, (err, s) => {
-        if (err || !s) return reject(err);
+        if (err || !s) return reject(err ?? new Error(`unreadable zip entry ${e.fileName}`));
         const parts: Buffer[] = [];
         s.on('data', (c: Buffer) => parts.push(c));
         s.on('end', () => {

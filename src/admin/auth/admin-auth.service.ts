@@ -4,7 +4,7 @@ import { UnauthorizedError } from '../../common/errors';
 import { AppConfig } from '../../config/app-config';
 import { AdminPasswordService } from './admin-password.service';
 
-function call(fn: (cb: (err?: unknown) => void) => void): Promise<void> {
+function call(fn: (cb: (err?: Error) => void) => void): Promise<void> {
   return new Promise((resolve, reject) => fn((err) => (err ? reject(err) : resolve())));
 }
 

@@ -26,7 +26,7 @@ export class RepositorySessionStore extends session.Store {
     this.repo.get(sid).then(
       (s) => {
         if (!s) return cb(null, null);
-        let data: session.SessionData | null = null;
+        let data: session.SessionData | null;
         try {
           data = JSON.parse(s.data) as session.SessionData;
         } catch {

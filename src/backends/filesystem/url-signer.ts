@@ -31,7 +31,7 @@ export function verifyFileSignature(secret: Buffer, key: string, expiresRaw: unk
   if (typeof expiresRaw !== 'string' || typeof sigRaw !== 'string' || !/^\d{1,12}$/.test(expiresRaw)) return 'invalid';
   if (tokRaw !== undefined && (typeof tokRaw !== 'string' || !/^[0-9a-f]{16}$/.test(tokRaw))) return 'invalid';
   const expires = Number(expiresRaw);
-  const expected = Buffer.from(mac(secret, key, expires, tokRaw as string | undefined));
+  const expected = Buffer.from(mac(secret, key, expires, tokRaw));
   const given = Buffer.from(sigRaw);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return 'invalid';
   return expires * 1000 < now ? 'expired' : 'ok';

@@ -113,7 +113,7 @@ async function setUp(conn: Connection): Promise<Model<AuditRecord>> {
   const model = conn.models[AuditRecord.name] ? (conn.models[AuditRecord.name] as Model<AuditRecord>) : conn.model(AuditRecord.name, AuditRecordSchema, 'audit_log');
   let existing = new Set<string>();
   try {
-    existing = new Set((await model.collection.listIndexes().toArray()).map((i) => String(i.name)));
+    existing = new Set(((await model.collection.listIndexes().toArray()) as { name?: unknown }[]).map((i) => String(i.name)));
   } catch (e) {
     if ((e as { code?: number }).code !== 26) throw e; // NamespaceNotFound: no collection yet
   }

@@ -36,9 +36,6 @@ import { MongoTokenRepository } from './mongo-token.repository';
 import { MongoWriteIntentRepository } from './mongo-write-intent.repository';
 import type { MongoExec, MongoModels } from './mongo-models';
 
-// mongo-vector-cache.ts still imports MongoModels from here (it is being replaced; see issue 41).
-export type { MongoExec, MongoModels } from './mongo-models';
-
 export interface MongoOptions {
   uri: string;
   /** Database name; when null, the one in the URI (or "memstore"). */
@@ -265,7 +262,7 @@ type HasCollection = Pick<Model<unknown>, 'collection'>;
  */
 async function existingIndexes(model: HasCollection): Promise<Set<string>> {
   try {
-    const list = await model.collection.listIndexes().toArray();
+    const list = (await model.collection.listIndexes().toArray()) as { name?: unknown }[];
     return new Set(list.map((i) => String(i.name)));
   } catch (e) {
     if ((e as { code?: number }).code === 26) return new Set(); // NamespaceNotFound

@@ -160,10 +160,10 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       const { _id, ...rest } = toRecord(doc);
       // The fields of the memory are replaced; its vector stays, and it is queued for a new one
       // only when the title or the content changed.
-      const same = await m.memories.collection.updateOne({ _id, title: rest.title, content: rest.content } as never, { $set: rest } as never);
+      const same = await m.memories.collection.updateOne({ _id, title: rest.title, content: rest.content } as never, { $set: rest });
       if (same.matchedCount === 1) return true;
       // A new generation: a vector computed from the old text does not clear the job.
-      const r = await m.memories.collection.updateOne({ _id } as never, { $set: { ...rest, ...vectors.queuedFields(Date.now()) }, $unset: { emb_owner: '', emb_error: '' } } as never);
+      const r = await m.memories.collection.updateOne({ _id } as never, { $set: { ...rest, ...vectors.queuedFields(Date.now()) }, $unset: { emb_owner: '', emb_error: '' } });
       return r.matchedCount === 1;
     });
   }
@@ -344,7 +344,7 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       const stale = Date.now() - new Date(held.claimedAt as Date).getTime() > STALE_CLAIM_MS;
       const cur = await this.currentVersion(m, doc.id);
       if (!stale || cur === null || cur >= doc.version) return false;
-      await m.versions.collection.deleteOne({ _id: rec._id, claimedAt: held.claimedAt } as never);
+      await m.versions.collection.deleteOne({ _id: rec._id, claimedAt: held.claimedAt as Date } as never);
     }
     return false;
   }
@@ -375,12 +375,12 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       const { _id, ...rest } = toRecord(doc);
       // Its vector stays when the title and content are the same; otherwise it is queued again (a
       // new generation, so a vector computed from the old text does not clear the job).
-      let r = await m.memories.collection.updateOne({ ...this.versionFilter(_id, expected), title: rest.title, content: rest.content } as never, { $set: rest } as never);
+      let r = await m.memories.collection.updateOne({ ...this.versionFilter(_id, expected), title: rest.title, content: rest.content }, { $set: rest });
       if (r.matchedCount !== 1) {
-        r = await m.memories.collection.updateOne(this.versionFilter(_id, expected) as never, {
+        r = await m.memories.collection.updateOne(this.versionFilter(_id, expected), {
           $set: { ...rest, ...vectors.queuedFields(Date.now()) },
           $unset: { emb_owner: '', emb_error: '' },
-        } as never);
+        });
       }
       if (r.matchedCount !== 1) {
         await m.versions.collection.deleteOne({ _id: `${doc.id}:${doc.version}` } as never);
@@ -415,7 +415,7 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
           if (expected !== undefined) return this.outcome(m, id, cur + 1);
           continue; // a writer took that step: look again
         }
-        const gone = await m.memories.collection.deleteOne(this.versionFilter(id, cur) as never);
+        const gone = await m.memories.collection.deleteOne(this.versionFilter(id, cur));
         if (gone.deletedCount !== 1) {
           await m.versions.collection.deleteOne({ _id: `${id}:${cur + 1}` } as never);
           continue;
@@ -467,7 +467,7 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       if (mem && mem.objectKey === key) return;
       const below = mem ? { $lt: (mem.version as number | undefined) ?? 1 } : null;
       const claims = await m.versions.collection.find({ memoryId: String(id), objectKey: String(key), kind: 'write' } as never, { projection: { version: 1 } }).toArray();
-      for (const c of claims) if (!below || !((c.version as number) < below.$lt)) await m.versions.collection.deleteOne({ _id: c._id, objectKey: String(key) } as never);
+      for (const c of claims) if (!below || !((c.version as number) < below.$lt)) await m.versions.collection.deleteOne({ _id: c._id, objectKey: String(key) });
     });
   }
 

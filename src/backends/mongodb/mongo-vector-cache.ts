@@ -1,6 +1,6 @@
-import type { MongoModels } from './mongo-document-database';
+import type { MongoModels } from './mongo-models';
 import { Accept, VectorIndex } from '../vector/vector-index';
-import { META, toVector, VECTOR_WRITES } from './mongo-vectors';
+import { META, toVector, VECTOR_WRITES } from './mongo-vector-codec';
 
 /** Vectors stored up to this long before the last refresh are read again (clock skew between instances, writes in flight). */
 export const VECTOR_SKEW_MS = 5_000;

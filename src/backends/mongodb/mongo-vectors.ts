@@ -4,6 +4,7 @@ import type { EmbeddingJob, EmbeddingProgress, MemoryPage, MemoryRow, SearchQuer
 import type { MongoModels } from './mongo-models';
 import type { MemoryRecord } from './mongo.schemas';
 import { hardRegexFilter } from './regex-search';
+import { fromVector, META, toVector, VECTOR_WRITES } from './mongo-vector-codec';
 import type { MongoVectorCache, VectorHit } from './mongo-vector-cache';
 import { dot } from '../vector/vector-index';
 
@@ -20,9 +21,6 @@ import { dot } from '../vector/vector-index';
  * `$vectorSearch` needs Atlas or MongoDB 8.2+ with mongot and a vector index this service does not
  * create, and FerretDB has none. storeVector sets `vec_at` (ms) so other instances' copies catch up.
  */
-export const META = 'memstore_embedding_meta';
-/** The META document counting vector writes: a copy reads the new vectors only when it has moved (mongo-vector-cache.ts). */
-export const VECTOR_WRITES = 'vector_writes';
 
 /** Fields that put a memory in the embedding queue (on insert, and when its title or content change). */
 export function queuedFields(gen = 1): Record<string, unknown> {
@@ -30,19 +28,6 @@ export function queuedFields(gen = 1): Record<string, unknown> {
 }
 
 const QUEUE_CLEAR = { emb_pending: '', emb_next_at: '', emb_lease_until: '', emb_owner: '', emb_attempts: '', emb_error: '' };
-
-/** A BinData / Buffer of float32 little-endian as a Float32Array (copied: the driver reuses its buffers); null when it is not one. */
-export function toVector(b: unknown): Float32Array | null {
-  const buf = b && typeof b === 'object' && 'buffer' in b ? (b as { buffer: Uint8Array }).buffer : Buffer.isBuffer(b) ? b : null;
-  if (!buf || buf.length === 0 || buf.length % 4 !== 0) return null;
-  const v = new Float32Array(buf.length / 4);
-  new Uint8Array(v.buffer).set(buf);
-  return v;
-}
-
-export function fromVector(v: Float32Array): Buffer {
-  return Buffer.from(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
-}
 
 /** The vector space in use (the key of the last useVectorSpace), if any. */
 export async function vectorSpace(m: MongoModels): Promise<string | null> {
@@ -55,7 +40,7 @@ export async function useVectorSpace(m: MongoModels, key: string): Promise<boole
   const current = await vectorSpace(m);
   if (current === key) return false;
   await meta.updateOne({ _id: 'vector_space' }, { $set: { value: key } }, { upsert: true });
-  await m.memories.collection.updateMany({ vec_model: { $ne: key }, emb_pending: { $ne: true } } as never, { $set: queuedFields(1) } as never);
+  await m.memories.collection.updateMany({ vec_model: { $ne: key }, emb_pending: { $ne: true } }, { $set: queuedFields(1) });
   return current !== null;
 }
 
@@ -64,8 +49,8 @@ export async function claimJobs(m: MongoModels, owner: string, max: number, leas
   const now = Date.now();
   for (let i = 0; i < max; i++) {
     const r = (await m.memories.collection.findOneAndUpdate(
-      { emb_pending: true, emb_next_at: { $lte: now }, emb_lease_until: { $lte: now } } as never,
-      { $set: { emb_lease_until: now + leaseMs, emb_owner: owner } } as never,
+      { emb_pending: true, emb_next_at: { $lte: now }, emb_lease_until: { $lte: now } },
+      { $set: { emb_lease_until: now + leaseMs, emb_owner: owner } },
       // No projection: FerretDB does not implement one on findAndModify.
       { returnDocument: 'after', includeResultMetadata: false },
     )) as unknown as { _id: string; title: string | null; content: string; project?: string | null; agent?: string | null; createdAt: Date; emb_gen?: number; emb_attempts?: number } | null;
@@ -91,28 +76,28 @@ async function previousContent(m: MongoModels, r: { _id: string; project?: strin
 }
 
 export async function storeVector(m: MongoModels, job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
-  await m.memories.collection.updateOne({ _id: job.id } as never, { $set: { vec: fromVector(vector), vec_model: key, vec_at: Date.now() } } as never);
+  await m.memories.collection.updateOne({ _id: job.id } as never, { $set: { vec: fromVector(vector), vec_model: key, vec_at: Date.now() } });
   // After the vector: a copy that sees the new count finds the vector.
   await m.memories.db.collection<{ _id: string; n: number }>(META).updateOne({ _id: VECTOR_WRITES }, { $inc: { n: 1 } }, { upsert: true });
-  await m.memories.collection.updateOne({ _id: job.id, emb_gen: job.gen } as never, { $unset: QUEUE_CLEAR } as never);
+  await m.memories.collection.updateOne({ _id: job.id, emb_gen: job.gen } as never, { $unset: QUEUE_CLEAR });
 }
 
 export async function failJob(m: MongoModels, job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
   await m.memories.collection.updateOne(
     { _id: job.id, emb_gen: job.gen } as never,
-    { $set: { emb_next_at: retryAt.getTime(), emb_lease_until: 0, emb_error: error.slice(0, 500) }, $inc: { emb_attempts: 1 }, $unset: { emb_owner: '' } } as never,
+    { $set: { emb_next_at: retryAt.getTime(), emb_lease_until: 0, emb_error: error.slice(0, 500) }, $inc: { emb_attempts: 1 }, $unset: { emb_owner: '' } },
   );
 }
 
 export async function progress(m: MongoModels, key: string | null): Promise<EmbeddingProgress> {
   const c = m.memories.collection;
   const [pending, failing, embedded, last] = await Promise.all([
-    c.countDocuments({ emb_pending: true } as never),
-    c.countDocuments({ emb_pending: true, emb_attempts: { $gt: 0 } } as never),
-    key === null ? Promise.resolve(0) : c.countDocuments({ vec_model: key } as never),
+    c.countDocuments({ emb_pending: true }),
+    c.countDocuments({ emb_pending: true, emb_attempts: { $gt: 0 } }),
+    key === null ? Promise.resolve(0) : c.countDocuments({ vec_model: key }),
     c.findOne({ emb_pending: true, emb_error: { $exists: true } } as never, { projection: { emb_error: 1 }, sort: { emb_next_at: -1 } }),
   ]);
-  return { pending, failing, embedded, lastError: ((last as { emb_error?: string } | null)?.emb_error as string | undefined) ?? null };
+  return { pending, failing, embedded, lastError: ((last as { emb_error?: string } | null)?.emb_error) ?? null };
 }
 
 /** Candidates asked of the copy beyond those needed: memories another instance deleted are dropped from a page. */

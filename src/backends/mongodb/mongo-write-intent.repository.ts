@@ -12,7 +12,7 @@ export class MongoWriteIntentRepository extends WriteIntentRepository {
 
   override add(i: WriteIntent): Promise<void> {
     return this.exec(async (m) => {
-      await m.writeIntents.collection.replaceOne({ _id: String(i.objectKey) } as never, record(i) as never, { upsert: true });
+      await m.writeIntents.collection.replaceOne({ _id: String(i.objectKey) } as never, record(i), { upsert: true });
     });
   }
 

@@ -70,10 +70,22 @@ export class SqliteAuditRepository extends AuditRepository {
   override async list(q: AuditQuery): Promise<{ entries: AuditEntry[]; hasMore: boolean }> {
     const where: string[] = [];
     const params: Record<string, string | number> = { limit: q.limit + 1 };
-    if (q.action !== undefined) (where.push('action = @action'), (params.action = String(q.action)));
-    if (q.actor !== undefined) (where.push('actor_id = @actor'), (params.actor = String(q.actor)));
-    if (q.since !== undefined) (where.push('at >= @since'), (params.since = q.since.getTime()));
-    if (q.before !== undefined) (where.push('id < @before'), (params.before = String(q.before)));
+    if (q.action !== undefined) {
+      where.push('action = @action');
+      params.action = String(q.action);
+    }
+    if (q.actor !== undefined) {
+      where.push('actor_id = @actor');
+      params.actor = String(q.actor);
+    }
+    if (q.since !== undefined) {
+      where.push('at >= @since');
+      params.since = q.since.getTime();
+    }
+    if (q.before !== undefined) {
+      where.push('id < @before');
+      params.before = String(q.before);
+    }
     const sql = `SELECT * FROM audit_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT @limit`;
     const rows = sqlite('audit list', () => this.db.prepare(sql).all(params)) as Row[];
     return { entries: rows.slice(0, q.limit).map(toEntry), hasMore: rows.length > q.limit };

@@ -39,7 +39,7 @@ export class FtsMaintenance {
       this.timer = null;
       this.running = true;
       const step = () => {
-        let more = false;
+        let more: boolean;
         try {
           more = !this.stopped && this.db.open && this.step();
         } catch {

@@ -120,7 +120,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   stopMaintenance(): void {
     this.flushInserts();
     this.maintenance.stop();
-    this.guard(() => this.vectors.close(this.stmt));
+    this.guard(() => this.vectors.close());
   }
 
   /** Searches go to `delegate` (worker threads with their own connections) while it takes them. */

@@ -181,7 +181,7 @@ describe('SqliteSearchPool', () => {
     await waitReady(pool, 2);
     const internals = pool as unknown as { slots: Set<{ pending: Map<number, unknown>; worker: { terminate(): Promise<number> } }>; queue: unknown[] };
     const many = Array.from({ length: 30 }, (_, i) => queries[i % queries.length]);
-    const sent = many.map((q) => pool.search(q));
+    const sent = many.map((q) => pool.search(q) as Promise<unknown>);
     const slots = [...internals.slots];
     expect(slots.map((s) => s.pending.size)).toEqual([IN_FLIGHT, IN_FLIGHT]);
     expect(internals.queue).toHaveLength(30 - 2 * IN_FLIGHT);
@@ -189,7 +189,7 @@ describe('SqliteSearchPool', () => {
     const settled = await Promise.allSettled(sent);
     const failed = settled.filter((r) => r.status === 'rejected');
     expect(failed.length).toBeLessThanOrEqual(IN_FLIGHT);
-    for (const r of failed) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(BackendUnavailableError);
+    for (const r of failed) expect((r).reason).toBeInstanceOf(BackendUnavailableError);
     settled.forEach((r, i) => {
       if (r.status === 'fulfilled') expect(r.value).toEqual(database.memories.searchNow(many[i]));
     });

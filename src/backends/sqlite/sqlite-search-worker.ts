@@ -6,7 +6,6 @@
  */
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import type { SearchQuery } from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { SearchWorkerData, serializeError, WorkerRequest } from './sqlite-search-pool';

@@ -59,7 +59,7 @@ export class SqliteVectorIndex {
     }
     this.catchUp(stmt, key);
     this.version = version;
-    this.scheduleSave(stmt);
+    this.scheduleSave();
   }
 
   /** The store's id (made on first use: a reset drops embedding_meta, so a new store has a new one). */
@@ -101,7 +101,7 @@ export class SqliteVectorIndex {
         after = this.buildChunk(stmt, key, upTo, after);
       }
       this.version = -1;
-      this.scheduleSave(stmt);
+      this.scheduleSave();
     })()
       .catch(() => {
         // The database closed or failed meanwhile: the next refresh starts again.
@@ -157,13 +157,13 @@ export class SqliteVectorIndex {
     for (const seq of [...this.other]) if (!present.has(seq)) this.other.delete(seq);
   }
 
-  private scheduleSave(stmt: Stmt): void {
+  private scheduleSave(): void {
     if (!this.file || this.index.changes < SAVE_AFTER_CHANGES) return;
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.saveTimer = setTimeout(() => {
       this.saveTimer = null;
       try {
-        this.save(stmt);
+        this.save();
       } catch {
         // A failed save costs only a longer next start (the table is the truth).
       }
@@ -172,7 +172,7 @@ export class SqliteVectorIndex {
   }
 
   /** Writes the checkpoint now (at close; after a pause in writes). */
-  save(stmt: Stmt): void {
+  save(): void {
     if (!this.file || this.key === null || this.store === null || this.building || this.index.changes === 0) return;
     this.index.save(this.file, `${this.store}:${this.key}`, this.stamp);
   }
@@ -185,11 +185,11 @@ export class SqliteVectorIndex {
   }
 
   /** Saves and stops (the database is closing). */
-  close(stmt: Stmt): void {
+  close(): void {
     if (this.saveTimer) clearTimeout(this.saveTimer);
     this.saveTimer = null;
     try {
-      this.save(stmt);
+      this.save();
     } catch {
       // See scheduleSave.
     }

@@ -167,7 +167,7 @@ describe('hybrid session neighbours', () => {
       expect(text).toBeDefined();
       expect(text.endsWith(`\n${content.get(before.get(seq) as number)}`)).toBe(false);
       const prev = now.get(seq);
-      if (prev !== undefined) expect(text.endsWith(`\n${db.prepare('SELECT content FROM memories WHERE seq = ?').pluck().get(prev)}`)).toBe(true);
+      if (prev !== undefined) expect(text.endsWith(`\n${db.prepare('SELECT content FROM memories WHERE seq = ?').pluck().get(prev) as string}`)).toBe(true);
     }
     expect(await index.embeddingProgress(KEY)).toMatchObject({ pending: 0 });
   });

@@ -38,7 +38,7 @@ export class ListMemoriesQueryDto {
 
   /** Only memories carrying this tag; repeat the parameter (at most 50 times) to require several tags. */
   @ApiPropertyOptional({ type: [String], example: ['infra'], maxItems: 50 })
-  @Transform(({ value }) => (value === undefined || Array.isArray(value) ? value : [value]))
+  @Transform(({ value }: { value: unknown }) => (value === undefined || Array.isArray(value) ? value : [value]))
   @IsOptional()
   @IsString({ each: true, ...STRING })
   @ArrayMaxSize(50, { message: 'List should have at most 50 items', context: { type: 'too_long', ctx: { max_length: 50 } } })

@@ -10,7 +10,7 @@ import { IsBoolean, IsIn, IsInt, Max, Min } from 'class-validator';
 /** An integer query parameter with bounds; "abc", "1.5" or a repeated parameter → int_parsing. */
 export function QueryInt(opts: { min?: number; max?: number }) {
   const decorators = [
-    Transform(({ value }) => (typeof value === 'string' && /^\s*[+-]?\d{1,15}\s*$/.test(value) ? Number(value) : value)),
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*[+-]?\d{1,15}\s*$/.test(value) ? Number(value) : value)),
     IsInt({ message: 'Input should be a valid integer, unable to parse string as an integer', context: { type: 'int_parsing', ctx: {} } }),
   ];
   if (opts.min !== undefined) {
@@ -28,7 +28,7 @@ const FALSE = new Set(['false', '0', 'no', 'off']);
 /** A boolean query parameter: true/false/1/0/yes/no/on/off; anything else → bool_parsing. */
 export function QueryBool() {
   return applyDecorators(
-    Transform(({ value }) => {
+    Transform(({ value }: { value: unknown }) => {
       if (typeof value !== 'string') return value;
       const v = value.trim().toLowerCase();
       return TRUE.has(v) ? true : FALSE.has(v) ? false : value;
