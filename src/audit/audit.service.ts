@@ -130,7 +130,7 @@ export class AuditService implements OnApplicationBootstrap, OnApplicationShutdo
         await fh.close();
       }
     } catch (spoolError) {
-      throw new Error(`${cause.message}; the local audit spool failed too: ${(spoolError as Error).message}`, { cause });
+      throw new Error(`${cause.message}; the local audit spool failed too: ${(spoolError as Error).message}`, { cause: spoolError });
     }
     this.spooled = true;
     this.logger.warn(`Audit entry '${entry.action}' queued in ${AUDIT_SPOOL_FILE} (the document database refused it: ${cause.message})`);
