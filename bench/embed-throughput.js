@@ -32,13 +32,26 @@ function parseArgs(argv) {
   for (let i = 0; i < argv.length; i++) {
     const val = () => argv[++i];
     switch (argv[i]) {
-      case '--count': opts.count = Number(val()); break;
-      case '--rounds': opts.rounds = Number(val()); break;
-      case '--threads': opts.threads = Number(val()); break;
-      case '--baseline': opts.baseline = val(); break;
-      case '--only': opts.only = val(); break;
-      case '--max-tokens': opts.maxTokens = Number(val()); break;
-      default: throw new Error(`unknown option ${argv[i]}`);
+      case '--count':
+        opts.count = Number(val());
+        break;
+      case '--rounds':
+        opts.rounds = Number(val());
+        break;
+      case '--threads':
+        opts.threads = Number(val());
+        break;
+      case '--baseline':
+        opts.baseline = val();
+        break;
+      case '--only':
+        opts.only = val();
+        break;
+      case '--max-tokens':
+        opts.maxTokens = Number(val());
+        break;
+      default:
+        throw new Error(`unknown option ${argv[i]}`);
     }
   }
   return opts;
@@ -124,7 +137,12 @@ async function main() {
   const oldP = new baseline.module.LocalEmbeddingProvider(MODEL_DIR);
   const newP = new LocalEmbeddingProvider(MODEL_DIR, { ...(opts.threads ? { threads: opts.threads } : {}), ...(opts.maxTokens ? { maxTokens: opts.maxTokens } : {}) });
   const lanes = newP.parallelism;
-  console.log(`embedding throughput: old = ${opts.baseline} (one text at a time), new = this tree (${lanes} thread(s), ${lanes} at a time${opts.maxTokens ? `, ${opts.maxTokens} tokens` : ''}); ${os.availableParallelism()} cores, load ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  console.log(
+    `embedding throughput: old = ${opts.baseline} (one text at a time), new = this tree (${lanes} thread(s), ${lanes} at a time${opts.maxTokens ? `, ${opts.maxTokens} tokens` : ''}); ${os.availableParallelism()} cores, load ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(' ')}`,
+  );
   // Warm-up (model load on every thread), untimed.
   const warm = classes[0].items.slice(0, Math.max(2, lanes));
   await measure(oldP, warm, 1);
@@ -145,7 +163,9 @@ async function main() {
       oldVectors ??= a.vectors;
       newVectors ??= b.vectors;
       pairs.push({ old: a.perSec, new: b.perSec, ratio: b.perSec / a.perSec, cpuMs: [a.cpuMsPerText, b.cpuMsPerText], load: [la, lb, load()] });
-      console.log(`  round ${r + 1}: old ${a.perSec.toFixed(2)} turns/s (${a.cpuMsPerText.toFixed(0)} CPU ms/text, load ${la}), new ${b.perSec.toFixed(2)} turns/s (${b.cpuMsPerText.toFixed(0)} CPU ms/text, load ${lb}) → ${(b.perSec / a.perSec).toFixed(2)}×`);
+      console.log(
+        `  round ${r + 1}: old ${a.perSec.toFixed(2)} turns/s (${a.cpuMsPerText.toFixed(0)} CPU ms/text, load ${la}), new ${b.perSec.toFixed(2)} turns/s (${b.cpuMsPerText.toFixed(0)} CPU ms/text, load ${lb}) → ${(b.perSec / a.perSec).toFixed(2)}×`,
+      );
     }
     const cos = c.items.map((_, i) => cosine(oldVectors[i], newVectors[i]));
     const ratios = pairs.map((p) => p.ratio).sort((x, y) => x - y);

@@ -57,7 +57,16 @@ async function startService() {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEMSTORE_') || k === 'MEMSTORE_EMBEDDING_MODEL_DIR'));
   const proc = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], {
     cwd: ROOT,
-    env: { ...env, NODE_ENV: 'production', MEMSTORE_DATA_DIR: dataDir, MEMSTORE_HOST: '127.0.0.1', MEMSTORE_PORT: String(port), MEMSTORE_ADMIN_PASSWORD: ADMIN_PASSWORD, MEMSTORE_SECRET_KEY: 'eval-secret-key-0123456789abcdef0123456789abcdef', MEMSTORE_LOG_LEVEL: 'error' },
+    env: {
+      ...env,
+      NODE_ENV: 'production',
+      MEMSTORE_DATA_DIR: dataDir,
+      MEMSTORE_HOST: '127.0.0.1',
+      MEMSTORE_PORT: String(port),
+      MEMSTORE_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      MEMSTORE_SECRET_KEY: 'eval-secret-key-0123456789abcdef0123456789abcdef',
+      MEMSTORE_LOG_LEVEL: 'error',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -78,7 +87,10 @@ async function startService() {
   const login = expect(await request(base, 'POST', '/api/login', { body: { username: 'admin', password: ADMIN_PASSWORD } }), 200, 'sign-in');
   void login;
   const res = await request(base, 'POST', '/api/login', { body: { username: 'admin', password: ADMIN_PASSWORD } });
-  const cookie = [].concat(res.headers['set-cookie'] || []).map((c) => c.split(';')[0]).join('; ');
+  const cookie = []
+    .concat(res.headers['set-cookie'] || [])
+    .map((c) => c.split(';')[0])
+    .join('; ');
   // rate_limit_per_minute: 0 = unlimited (issue 10's token field; ignored by a service without it).
   const tok = expect(await request(base, 'POST', '/api/tokens', { headers: { cookie }, body: { name: 'eval', preset: 'full', rate_limit_per_minute: 0 } }), 201, 'token');
   return {
@@ -193,7 +205,16 @@ async function main() {
     }
     print(report);
     if (o.json) fs.writeFileSync(o.json, JSON.stringify(report, null, 2));
-    const meta = { startedAt: started.toISOString(), finishedAt: new Date().toISOString(), commit: o.url ? `a running service at ${o.url}` : gitDescribe(), loadAvgStart, loadAvgEnd: os.loadavg(), data: path.relative(ROOT, o.data).startsWith('../..') ? o.data : path.relative(ROOT, o.data), questions: questions.length, embeddings: status0 ?? null };
+    const meta = {
+      startedAt: started.toISOString(),
+      finishedAt: new Date().toISOString(),
+      commit: o.url ? `a running service at ${o.url}` : gitDescribe(),
+      loadAvgStart,
+      loadAvgEnd: os.loadavg(),
+      data: path.relative(ROOT, o.data).startsWith('../..') ? o.data : path.relative(ROOT, o.data),
+      questions: questions.length,
+      embeddings: status0 ?? null,
+    };
     const written = writeResults('eval', started, { ...meta, modes: report }, evalMarkdown(report, meta));
     console.log(`\nResults: ${path.relative(ROOT, written.mdFile)} (also ${path.relative(ROOT, written.latest)}), ${path.relative(ROOT, written.jsonFile)}`);
   } finally {
@@ -233,7 +254,11 @@ function print(report) {
   }
   console.log('\nR@5 by category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop):');
   for (const [mode, r] of Object.entries(report)) {
-    console.log(`${mode.padEnd(9)} ${Object.entries(r.byCategory).map(([c, v]) => `${c}: ${v.r5.toFixed(3)} (n=${v.n})`).join('  ')}`);
+    console.log(
+      `${mode.padEnd(9)} ${Object.entries(r.byCategory)
+        .map(([c, v]) => `${c}: ${v.r5.toFixed(3)} (n=${v.n})`)
+        .join('  ')}`,
+    );
   }
 }
 

@@ -30,17 +30,21 @@ db.pragma('busy_timeout = 5000');
 const key = db.prepare("SELECT value FROM embedding_meta WHERE key = 'vector_space'").pluck().get();
 if (!key) throw new Error('no vector space yet: start the service once with a model');
 // Anchors: the vectors stored so far (on a fresh seed, the real ones the service computed).
-const real = db.prepare('SELECT vec FROM memory_vectors WHERE model = ?').pluck().all(key).map((b) => {
-  const v = new Float32Array(b.byteLength / 4);
-  new Uint8Array(v.buffer).set(b);
-  return v;
-});
+const real = db
+  .prepare('SELECT vec FROM memory_vectors WHERE model = ?')
+  .pluck()
+  .all(key)
+  .map((b) => {
+    const v = new Float32Array(b.byteLength / 4);
+    new Uint8Array(v.buffer).set(b);
+    return v;
+  });
 if (real.length < minReal) throw new Error(`only ${real.length} real vectors (need ${minReal})`);
 const dims = real[0].length;
 const missing = db.prepare('SELECT m.seq FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.seq = m.seq AND v.model = ?)').pluck().all(key);
 
 let s = 12345;
-const rnd = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 4294967296);
+const rnd = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 4294967296;
 const gauss = () => Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd());
 const EPS = 0.62; // |noise| relative to the anchor: cosine 1/sqrt(1 + EPS^2) ≈ 0.85
 
@@ -51,7 +55,7 @@ const t0 = Date.now();
 for (let from = 0; from < missing.length; from += 5000) {
   db.transaction(() => {
     for (const seq of missing.slice(from, from + 5000)) {
-      const anchor = real[(seq * 2654435761) % real.length >>> 0];
+      const anchor = real[((seq * 2654435761) % real.length) >>> 0];
       const noise = new Float32Array(dims);
       let nn = 0;
       for (let j = 0; j < dims; j++) nn += (noise[j] = gauss()) ** 2;

@@ -36,10 +36,24 @@ let t = Date.UTC(2026, 0, 1);
 const doc = (i, stream) => {
   const m = corpus.memory(i, stream);
   t += 1000;
-  const id = Math.floor(t / 1000).toString(16).padStart(8, '0') + (i * 2 + stream).toString(16).padStart(16, '0');
+  const id =
+    Math.floor(t / 1000)
+      .toString(16)
+      .padStart(8, '0') + (i * 2 + stream).toString(16).padStart(16, '0');
   return {
-    id, title: m.title ?? null, type: m.type, scope: m.scope, tags: m.tags, agent: m.agent ?? null, project: m.project ?? null,
-    content: m.content, createdAt: new Date(t), updatedAt: new Date(t), version: 1, objectKey: `memories/${id}.v1-a.md`, author: null,
+    id,
+    title: m.title ?? null,
+    type: m.type,
+    scope: m.scope,
+    tags: m.tags,
+    agent: m.agent ?? null,
+    project: m.project ?? null,
+    content: m.content,
+    createdAt: new Date(t),
+    updatedAt: new Date(t),
+    version: 1,
+    objectKey: `memories/${id}.v1-a.md`,
+    author: null,
   };
 };
 

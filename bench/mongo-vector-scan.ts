@@ -59,7 +59,9 @@ async function main(): Promise<void> {
   log('app up');
   const client = await MongoClient.connect(uri);
   const coll = client.db(dbName).collection('memories');
-  console.log(`MongoDB adapter, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'FerretDB'}; in-process vector copy; ${queries} queries per line; ms per search (median / p90) and this process's CPU per search (the rest is the server)`);
+  console.log(
+    `MongoDB adapter, ${process.env.MONGODB_URI ? 'MONGODB_URI' : 'FerretDB'}; in-process vector copy; ${queries} queries per line; ms per search (median / p90) and this process's CPU per search (the rest is the server)`,
+  );
   let have = 0;
   let template: Record<string, unknown> | null = null;
   const t0 = Date.UTC(2024, 0, 1);
@@ -70,7 +72,21 @@ async function main(): Promise<void> {
         for (let i = 0; i < BATCH && have < size; i++, have++) {
           const at = new Date(t0 + have * 60_000);
           const id = newMemoryId(at.getTime());
-          docs.push({ id, title: `note ${have}`, type: 'note', scope: 'global', tags: [], agent: null, project: have % 10 === 0 ? 'tenth' : 'rest', content: `memory number ${have}`, createdAt: at, updatedAt: at, version: 1, objectKey: versionKey(id, 1), author: null });
+          docs.push({
+            id,
+            title: `note ${have}`,
+            type: 'note',
+            scope: 'global',
+            tags: [],
+            agent: null,
+            project: have % 10 === 0 ? 'tenth' : 'rest',
+            content: `memory number ${have}`,
+            createdAt: at,
+            updatedAt: at,
+            version: 1,
+            objectKey: versionKey(id, 1),
+            author: null,
+          });
         }
         if (!template) {
           // The first memory through the adapter; the others are copies of its stored form (one insertMany with their vectors).
@@ -84,12 +100,27 @@ async function main(): Promise<void> {
           await coll.insertMany(
             docs.map((d) => {
               const { emb_pending: _p, emb_gen: _g, emb_next_at: _n, emb_lease_until: _l, emb_attempts: _a, ...rest } = template!;
-              return { ...rest, _id: d.id as never, title: d.title, content: d.content, project: d.project, createdAt: d.createdAt, updatedAt: d.updatedAt, objectKey: d.objectKey, vec: fromVector(unit()), vec_model: KEY, vec_at: Date.now() };
+              return {
+                ...rest,
+                _id: d.id as never,
+                title: d.title,
+                content: d.content,
+                project: d.project,
+                createdAt: d.createdAt,
+                updatedAt: d.updatedAt,
+                objectKey: d.objectKey,
+                vec: fromVector(unit()),
+                vec_model: KEY,
+                vec_at: Date.now(),
+              };
             }),
           );
         }
         // As storeVector does after each vector: the copy's searches read new vectors when this count moves.
-        await client.db(dbName).collection<{ _id: string; n: number }>(META).updateOne({ _id: VECTOR_WRITES }, { $inc: { n: 1 } }, { upsert: true });
+        await client
+          .db(dbName)
+          .collection<{ _id: string; n: number }>(META)
+          .updateOne({ _id: VECTOR_WRITES }, { $inc: { n: 1 } }, { upsert: true });
         log(`${have} memories (${Date.now() - tb} ms)`);
       }
       for (const [label, filter, mode] of [
@@ -103,7 +134,9 @@ async function main(): Promise<void> {
         for (let q = 0; q < queries + 2; q++) {
           const start = process.hrtime.bigint();
           const c0 = process.cpuUsage();
-          const page = await index.search(mode === 'semantic' ? { text: 'anything', filter, limit: 10, offset: 0, mode, vector: unit(), vectorKey: KEY } : { text: `memory number ${q}`, filter, limit: 10, offset: 0, mode });
+          const page = await index.search(
+            mode === 'semantic' ? { text: 'anything', filter, limit: 10, offset: 0, mode, vector: unit(), vectorKey: KEY } : { text: `memory number ${q}`, filter, limit: 10, offset: 0, mode },
+          );
           if (page.rows.length !== 10) throw new Error(`expected 10 rows, got ${page.rows.length}`);
           if (q >= 2) {
             // two warm-up searches
@@ -114,11 +147,16 @@ async function main(): Promise<void> {
         }
         times.sort((a, b) => a - b);
         const scanned = mode === 'keyword' ? 0 : label.includes('tenth') ? size / 10 : size;
-        console.log(`${String(size).padStart(6)} memories, ${label.padEnd(27)}: ${times[Math.floor(times.length / 2)].toFixed(1)} / ${times[Math.floor(times.length * 0.9)].toFixed(1)} ms; this process's CPU ${(cpu / queries).toFixed(1)} ms (vectors scored: ${scanned})`);
+        console.log(
+          `${String(size).padStart(6)} memories, ${label.padEnd(27)}: ${times[Math.floor(times.length / 2)].toFixed(1)} / ${times[Math.floor(times.length * 0.9)].toFixed(1)} ms; this process's CPU ${(cpu / queries).toFixed(1)} ms (vectors scored: ${scanned})`,
+        );
       }
     }
   } finally {
-    await client.db(dbName).dropDatabase().catch(() => undefined);
+    await client
+      .db(dbName)
+      .dropDatabase()
+      .catch(() => undefined);
     await client.close();
     await app.close();
     await ferret?.stop();

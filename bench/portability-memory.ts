@@ -61,7 +61,19 @@ async function main(): Promise<void> {
     const docs: MemoryDoc[] = [];
     for (let i = start; i < Math.min(n, start + 200); i++) {
       const at = new Date(t0 + i * 1000);
-      docs.push({ id: newMemoryId(at.getTime()), title: `Memory ${i}`, type: 'note', scope: 'global', tags: [`t${i % 50}`], agent: null, project: `p${i % 20}`, content: `Memory number ${i}. ${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(8)}`, createdAt: at, updatedAt: at, version: 1 });
+      docs.push({
+        id: newMemoryId(at.getTime()),
+        title: `Memory ${i}`,
+        type: 'note',
+        scope: 'global',
+        tags: [`t${i % 50}`],
+        agent: null,
+        project: `p${i % 20}`,
+        content: `Memory number ${i}. ${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(8)}`,
+        createdAt: at,
+        updatedAt: at,
+        version: 1,
+      });
     }
     await Promise.all(docs.map((d) => svc.putExact(d, false)));
     for (const d of docs.filter((_, k) => k % 10 === 0)) {

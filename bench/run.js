@@ -71,25 +71,65 @@ function parseArgs(argv) {
       return v;
     };
     switch (flag) {
-      case '--n': opts.n = Math.floor(num(1)); break;
-      case '--duration': opts.duration = num(1); break;
-      case '--warmup': opts.warmup = num(0); break;
-      case '--settle': opts.settle = num(0); break;
-      case '--rounds': opts.rounds = Math.floor(num(1)); break;
-      case '--connections': opts.connections = Math.floor(num(1)); break;
-      case '--seed': opts.seed = Math.floor(num(0)); break;
-      case '--seed-concurrency': opts.seedConcurrency = Math.floor(num(1)); break;
-      case '--only': opts.only = val().split(',').map((s) => s.trim()).filter(Boolean); break;
-      case '--profile': opts.profile = true; break;
-      case '--keep': opts.keep = true; break;
-      case '--data-dir': opts.dataDir = path.resolve(val()); break;
-      case '--search-workers': opts.searchWorkers = Math.floor(num(0)); break;
-      case '--embeddings': opts.embeddings = val(); break;
-      case '--help': case '-h':
-        console.log(fs.readFileSync(__filename, 'utf8').split('\n').slice(3, 21).join('\n').replace(/^ \* ?/gm, ''));
+      case '--n':
+        opts.n = Math.floor(num(1));
+        break;
+      case '--duration':
+        opts.duration = num(1);
+        break;
+      case '--warmup':
+        opts.warmup = num(0);
+        break;
+      case '--settle':
+        opts.settle = num(0);
+        break;
+      case '--rounds':
+        opts.rounds = Math.floor(num(1));
+        break;
+      case '--connections':
+        opts.connections = Math.floor(num(1));
+        break;
+      case '--seed':
+        opts.seed = Math.floor(num(0));
+        break;
+      case '--seed-concurrency':
+        opts.seedConcurrency = Math.floor(num(1));
+        break;
+      case '--only':
+        opts.only = val()
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        break;
+      case '--profile':
+        opts.profile = true;
+        break;
+      case '--keep':
+        opts.keep = true;
+        break;
+      case '--data-dir':
+        opts.dataDir = path.resolve(val());
+        break;
+      case '--search-workers':
+        opts.searchWorkers = Math.floor(num(0));
+        break;
+      case '--embeddings':
+        opts.embeddings = val();
+        break;
+      case '--help':
+      case '-h':
+        console.log(
+          fs
+            .readFileSync(__filename, 'utf8')
+            .split('\n')
+            .slice(3, 21)
+            .join('\n')
+            .replace(/^ \* ?/gm, ''),
+        );
         process.exit(0);
         break;
-      default: throw new Error(`unknown option ${a} (try --help)`);
+      default:
+        throw new Error(`unknown option ${a} (try --help)`);
     }
   }
   if (opts.profile && opts.rounds > 1) throw new Error('--profile takes one slice per class: leave out --rounds');
@@ -101,7 +141,6 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const fmtMs = (v) => (v === null || v === undefined ? '-' : v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0));
 const fmtMb = (b) => (b === null || b === undefined ? '-' : (b / 1048576).toFixed(0));
 const log = (...a) => console.log(...a);
-
 
 // ---------------------------------------------------------------- processes
 class Child {
@@ -274,7 +313,12 @@ async function seed(port, token, corpus, n, concurrency) {
 
 // ---------------------------------------------------------------- scenarios
 function qs(params) {
-  return '?' + Object.entries(params).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+  return (
+    '?' +
+    Object.entries(params)
+      .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+      .join('&')
+  );
 }
 
 /** Spread `count` sample indexes over 0..n-1 deterministically. */
@@ -318,7 +362,13 @@ async function buildScenarios(port, token, cookie, corpus, ids, n) {
     { name: 'list-first', group: 'list', label: 'GET /api/memories (first page, 20)', headers: bearer, paths: ['/api/memories'] },
     { name: 'list-cursor', group: 'list', label: 'GET /api/memories?after=<cursor 40-90% deep>', headers: bearer, paths: cursors.map((after) => `/api/memories${qs({ after })}`) },
     { name: 'list-offset', group: 'list', label: 'GET /api/memories?skip=<40-90% deep>', headers: bearer, paths: depths.map((skip) => `/api/memories${qs({ skip })}`) },
-    { name: 'list-filter', group: 'list', label: 'GET /api/memories?<type+project | type+scope+tag | agent+project>', headers: bearer, paths: ['/api/memories?type=decision&project=memory-store', '/api/memories?type=fact&scope=project&tag=backend', '/api/memories?agent=claude-code&project=atlas'] },
+    {
+      name: 'list-filter',
+      group: 'list',
+      label: 'GET /api/memories?<type+project | type+scope+tag | agent+project>',
+      headers: bearer,
+      paths: ['/api/memories?type=decision&project=memory-store', '/api/memories?type=fact&scope=project&tag=backend', '/api/memories?agent=claude-code&project=atlas'],
+    },
     // The filter issue 14 §6 names on its own (list-filter mixes in a tag with two columns, the costliest count).
     { name: 'list-type-project', group: 'list', label: 'GET /api/memories?type=decision&project=<top>', headers: bearer, paths: ['/api/memories?type=decision&project=memory-store'] },
     search('search-1', 'GET /api/memories?q=<1 word>', q.one),
@@ -364,7 +414,9 @@ async function waitForEmbeddings(port, token, seeding) {
   const waited = (Date.now() - start) / 1000;
   // A reused data dir: only what this wait embedded counts (nothing when its queue was empty).
   const perSec = seeding && !seeding.reused ? e.embedded / (seeding.seconds + waited) : waited >= 1 ? (e.embedded - before) / waited : undefined;
-  log(`\r  embedding: ${e.embedded} memories with ${e.provider}/${e.model}, queue empty ${waited.toFixed(1)} s after seeding${perSec === undefined ? '' : ` (${perSec.toFixed(0)} memories/s ${seeding?.reused ? 'while waiting' : 'from the start of seeding'})`}`);
+  log(
+    `\r  embedding: ${e.embedded} memories with ${e.provider}/${e.model}, queue empty ${waited.toFixed(1)} s after seeding${perSec === undefined ? '' : ` (${perSec.toFixed(0)} memories/s ${seeding?.reused ? 'while waiting' : 'from the start of seeding'})`}`,
+  );
   return { provider: e.provider, model: e.model, embedded: e.embedded, waitedAfterSeedS: waited, perSec };
 }
 
@@ -406,7 +458,14 @@ async function preflight(port, sc) {
   }
   if (totals.length === 0) return null;
   const sorted = totals.slice().sort((a, b) => a - b);
-  return { mean: Math.round(totals.reduce((a, b) => a + b, 0) / totals.length), min: sorted[0], median: sorted[sorted.length >> 1], max: sorted[sorted.length - 1], zeroHits: totals.filter((t) => t === 0).length, of: totals.length };
+  return {
+    mean: Math.round(totals.reduce((a, b) => a + b, 0) / totals.length),
+    min: sorted[0],
+    median: sorted[sorted.length >> 1],
+    max: sorted[sorted.length - 1],
+    zeroHits: totals.filter((t) => t === 0).length,
+    of: totals.length,
+  };
 }
 
 /** One slice of a class: `duration` seconds measured after `warmup` seconds not recorded. */
@@ -494,7 +553,12 @@ async function main() {
   const manifestFile = path.join(dataDir, 'bench-seed.json');
   const corpus = new Corpus(opts.seed);
   log(`Memory Store benchmark: n=${opts.n}, ${opts.connections} connections, ${opts.duration}s per scenario (+${opts.warmup}s warm-up), seed ${opts.seed}`);
-  log(`node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  log(
+    `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   log(`data dir ${dataDir}${ownDir && !opts.keep ? ' (removed at the end)' : ''}`);
 
   let service = null;
@@ -503,7 +567,14 @@ async function main() {
   const report = {
     startedAt: started.toISOString(),
     options: opts,
-    machine: { node: process.version, platform: `${os.platform()} ${os.release()}`, cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGb: Math.round(os.totalmem() / 2 ** 30), loadAvgStart: os.loadavg() },
+    machine: {
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      memGb: Math.round(os.totalmem() / 2 ** 30),
+      loadAvgStart: os.loadavg(),
+    },
     targets: { searchP99Ms: SEARCH_TARGET_P99_MS, searchThroughputRatio: SEARCH_TARGET_RATIO },
   };
   try {
@@ -566,7 +637,9 @@ async function main() {
     await measureAll(loader, parts, opts, (part, r) => {
       if (part.of) baselines.push({ name: part.sc.name, of: part.of, ...r });
       else results.push({ name: part.sc.name, group: part.sc.group, label: part.sc.label, hits: part.hits, ...r, profile: part.profileFile ? summarise(part.profileFile) : undefined });
-      log(`${r.rps.toFixed(0)} req/s, p50 ${fmtMs(r.latencyMs.p50)} ms, p99 ${fmtMs(r.latencyMs.p99)} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx ${JSON.stringify(r.statusCodes)}, ${r.errors} errors` : ''}`);
+      log(
+        `${r.rps.toFixed(0)} req/s, p50 ${fmtMs(r.latencyMs.p50)} ms, p99 ${fmtMs(r.latencyMs.p99)} ms${r.non2xx || r.errors ? `, ${r.non2xx} non-2xx ${JSON.stringify(r.statusCodes)}, ${r.errors} errors` : ''}`,
+      );
     });
     report.rssAtEnd = rssBytes(service.pid);
     // Issue 14: embedding throughput, measured on the queue the create scenario filled (before the recall check below loads the CPU).
@@ -580,7 +653,9 @@ async function main() {
 
     // ------------------------------------------------ summary
     log('');
-    log(`Results (n=${opts.n}, ${opts.connections} connections, ${opts.duration}s each${opts.rounds > 1 ? ` (reads in ${opts.rounds} interleaved slices)` : ''}; latency from 2xx responses; CPU and RSS of the service process)`);
+    log(
+      `Results (n=${opts.n}, ${opts.connections} connections, ${opts.duration}s each${opts.rounds > 1 ? ` (reads in ${opts.rounds} interleaved slices)` : ''}; latency from 2xx responses; CPU and RSS of the service process)`,
+    );
     printTable([...results, ...baselines.map((b) => ({ ...b, hits: null }))]);
     log('');
     const verdicts = [];
@@ -590,13 +665,22 @@ async function main() {
       // CPU time per request is far less sensitive to other load on the machine than req/s:
       // its ratio says what the throughput ratio would be on a quiet machine.
       const cpuRatio = ours.server.cpuMsPerRequest && b.server.cpuMsPerRequest ? b.server.cpuMsPerRequest / ours.server.cpuMsPerRequest : null;
-      verdicts.push({ scenario: ours.name, p99: ours.latencyMs.p99, ratio, cpuRatio, p99Ok: ours.latencyMs.p99 !== null && ours.latencyMs.p99 < SEARCH_TARGET_P99_MS, ratioOk: ratio >= SEARCH_TARGET_RATIO });
+      verdicts.push({
+        scenario: ours.name,
+        p99: ours.latencyMs.p99,
+        ratio,
+        cpuRatio,
+        p99Ok: ours.latencyMs.p99 !== null && ours.latencyMs.p99 < SEARCH_TARGET_P99_MS,
+        ratioOk: ratio >= SEARCH_TARGET_RATIO,
+      });
     }
     if (verdicts.length) {
       log(`Search targets (meant for n=100000 on a quiet 2-core machine): p99 < ${SEARCH_TARGET_P99_MS} ms, throughput ≥ ${SEARCH_TARGET_RATIO * 100}% of the bare baseline`);
       for (const v of verdicts) {
         const cpu = v.cpuRatio === null ? '' : `   (by CPU ms per request: ${(100 * v.cpuRatio).toFixed(0)}%)`;
-        log(`  ${v.scenario.padEnd(16)} p99 ${fmtMs(v.p99).padStart(6)} ms ${v.p99Ok ? 'PASS' : 'FAIL'}   throughput ${(100 * v.ratio).toFixed(0).padStart(3)}% of baseline ${v.ratioOk ? 'PASS' : 'FAIL'}${cpu}`);
+        log(
+          `  ${v.scenario.padEnd(16)} p99 ${fmtMs(v.p99).padStart(6)} ms ${v.p99Ok ? 'PASS' : 'FAIL'}   throughput ${(100 * v.ratio).toFixed(0).padStart(3)}% of baseline ${v.ratioOk ? 'PASS' : 'FAIL'}${cpu}`,
+        );
       }
     }
     report.verdicts = verdicts;
@@ -625,7 +709,10 @@ async function main() {
       }
     }
     const rate = report.queue ?? (report.embedding?.perSec ? report.embedding : null);
-    if (rate) log(`Embedding throughput: ${rate.perSec.toFixed(rate === report.queue ? 1 : 0)} memories/s (${rate.model}; ${rate === report.queue ? `the background queue on the created memories, ${rate.seconds.toFixed(0)} s` : 'the queue after seeding'})`);
+    if (rate)
+      log(
+        `Embedding throughput: ${rate.perSec.toFixed(rate === report.queue ? 1 : 0)} memories/s (${rate.model}; ${rate === report.queue ? `the background queue on the created memories, ${rate.seconds.toFixed(0)} s` : 'the queue after seeding'})`,
+      );
     else if (report.embedding?.provider) log('Embedding throughput: not measured (nothing was embedded during this run: add the create class, or seed a new data dir)');
     const bad = results.concat(baselines).filter((r) => r.errors || r.timeouts || r.non2xx);
     report.clean = bad.length === 0;
@@ -634,7 +721,12 @@ async function main() {
       log(`\nCPU profiles in ${path.relative(ROOT, profDir)}/ (open in Chrome DevTools or speedscope). Top self time per scenario:`);
       for (const r of results) {
         if (!r.profile) continue;
-        log(`  ${r.name}: ${r.profile.owners.slice(0, 6).map((o) => `${o.name} ${o.pctOfBusy}%`).join(', ')}`);
+        log(
+          `  ${r.name}: ${r.profile.owners
+            .slice(0, 6)
+            .map((o) => `${o.name} ${o.pctOfBusy}%`)
+            .join(', ')}`,
+        );
       }
     }
     report.loadAvgEnd = os.loadavg();
@@ -642,7 +734,12 @@ async function main() {
     report.commit = gitDescribe();
     const written = writeResults('bench', started, report, benchMarkdown(report));
     log(`\nResults: ${path.relative(ROOT, written.mdFile)} (tables; also ${path.relative(ROOT, written.latest)}), ${path.relative(ROOT, written.jsonFile)} (everything)`);
-    log(`load average now ${os.loadavg().map((l) => l.toFixed(2)).join(' ')} (numbers from a busy machine are noisy)`);
+    log(
+      `load average now ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} (numbers from a busy machine are noisy)`,
+    );
     process.exitCode = report.clean ? 0 : 1;
   } finally {
     await loader.stop();

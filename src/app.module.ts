@@ -29,7 +29,21 @@ export class AppModule {
   static register(cfg: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(cfg), BackendsModule, EmbeddingsModule, MemoriesModule, TokensModule, AdminModule, AdminWebModule, MetaModule, McpModule, OAuthModule, ObservabilityModule, AuditModule, PortabilityModule],
+      imports: [
+        ConfigModule.forRoot(cfg),
+        BackendsModule,
+        EmbeddingsModule,
+        MemoriesModule,
+        TokensModule,
+        AdminModule,
+        AdminWebModule,
+        MetaModule,
+        McpModule,
+        OAuthModule,
+        ObservabilityModule,
+        AuditModule,
+        PortabilityModule,
+      ],
       providers: [
         { provide: APP_PIPE, useClass: AppValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

@@ -7,19 +7,23 @@
  * $LAB_DIR (default /tmp/memstore-lab). Then `node bench/lab/lab.js '[{...}]'`, `cv.js`, `perconv.js`.
  */
 'use strict';
-const fs = require('node:fs'); const path = require('node:path');
+const fs = require('node:fs');
+const path = require('node:path');
 const ROOT = path.resolve(__dirname, '..', '..');
 const LAB = process.env.LAB_DIR || '/tmp/memstore-lab';
 fs.mkdirSync(LAB, { recursive: true });
 process.chdir(ROOT);
 const { freePort, request: rawRequest, expectStatus: expect } = require(ROOT + '/bench/lib/http');
-const { spawn } = require('node:child_process'); const os = require('node:os');
+const { spawn } = require('node:child_process');
+const os = require('node:os');
 const data = JSON.parse(fs.readFileSync(process.argv[2] || path.resolve(ROOT, '..', 'shared', 'eval', 'locomo-dev.json'), 'utf8'));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function turnsOf(sample) {
-  const c = sample.conversation; const turns = [];
+  const c = sample.conversation;
+  const turns = [];
   for (let n = 1; c[`session_${n}`] !== undefined || c[`session_${n + 1}`] !== undefined; n++) {
-    const session = c[`session_${n}`]; if (!Array.isArray(session)) continue;
+    const session = c[`session_${n}`];
+    if (!Array.isArray(session)) continue;
     const date = c[`session_${n}_date_time`] ?? `session ${n}`;
     for (const t of session) {
       const content = `${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`;
@@ -30,33 +34,76 @@ function turnsOf(sample) {
 }
 function normaliseEvidence(ev, known) {
   const out = new Set();
-  for (const raw of ev) for (let id of String(raw).split(/[;,]/)) { id = id.trim().replace(/^D:/, 'D'); const m = /^D(\d+):0*(\d+)$/.exec(id); if (!m) continue; id = `D${m[1]}:${m[2]}`; if (known.has(id)) out.add(id); }
+  for (const raw of ev)
+    for (let id of String(raw).split(/[;,]/)) {
+      id = id.trim().replace(/^D:/, 'D');
+      const m = /^D(\d+):0*(\d+)$/.exec(id);
+      if (!m) continue;
+      id = `D${m[1]}:${m[2]}`;
+      if (known.has(id)) out.add(id);
+    }
   return [...out];
 }
 async function main() {
-  const turns = {}; const questions = [];
+  const turns = {};
+  const questions = [];
   for (const s of data) {
     turns[s.sample_id] = turnsOf(s);
     const known = new Set(turns[s.sample_id].map((t) => t.dia_id));
-    for (const q of s.qa) { if (![1,2,3,4].includes(Number(q.category))) continue; const ev = normaliseEvidence(q.evidence ?? [], known); if (!ev.length) continue; questions.push({ sample: s.sample_id, q: q.question, category: Number(q.category), evidence: ev }); }
+    for (const q of s.qa) {
+      if (![1, 2, 3, 4].includes(Number(q.category))) continue;
+      const ev = normaliseEvidence(q.evidence ?? [], known);
+      if (!ev.length) continue;
+      questions.push({ sample: s.sample_id, q: q.question, category: Number(q.category), evidence: ev });
+    }
   }
   fs.writeFileSync(LAB + '/base.json', JSON.stringify({ turns, questions }));
   if (!fs.existsSync(LAB + '/keyword.json')) {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-lab-')); const port = await freePort();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-lab-'));
+    const port = await freePort();
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEMSTORE_')));
     const PW = 'eval-admin-password-0123456789';
-    const proc = spawn(process.execPath, ['dist/src/main.js'], { env: { ...env, NODE_ENV: 'production', MEMSTORE_DATA_DIR: dataDir, MEMSTORE_HOST: '127.0.0.1', MEMSTORE_PORT: String(port), MEMSTORE_ADMIN_PASSWORD: PW, MEMSTORE_SECRET_KEY: 'eval-secret-key-0123456789abcdef0123456789abcdef', MEMSTORE_LOG_LEVEL: 'error', MEMSTORE_EMBEDDING_MODEL_DIR: '/nonexistent' }, stdio: 'ignore' });
+    const proc = spawn(process.execPath, ['dist/src/main.js'], {
+      env: {
+        ...env,
+        NODE_ENV: 'production',
+        MEMSTORE_DATA_DIR: dataDir,
+        MEMSTORE_HOST: '127.0.0.1',
+        MEMSTORE_PORT: String(port),
+        MEMSTORE_ADMIN_PASSWORD: PW,
+        MEMSTORE_SECRET_KEY: 'eval-secret-key-0123456789abcdef0123456789abcdef',
+        MEMSTORE_LOG_LEVEL: 'error',
+        MEMSTORE_EMBEDDING_MODEL_DIR: '/nonexistent',
+      },
+      stdio: 'ignore',
+    });
     try {
-      for (;;) { try { await rawRequest(port, 'GET', '/api/health'); break; } catch { await sleep(200); } }
+      for (;;) {
+        try {
+          await rawRequest(port, 'GET', '/api/health');
+          break;
+        } catch {
+          await sleep(200);
+        }
+      }
       const res = await rawRequest(port, 'POST', '/api/login', { body: { username: 'admin', password: PW } });
-      const cookie = [].concat(res.headers['set-cookie'] || []).map((c) => c.split(';')[0]).join('; ');
+      const cookie = []
+        .concat(res.headers['set-cookie'] || [])
+        .map((c) => c.split(';')[0])
+        .join('; ');
       const tok = expect(await rawRequest(port, 'POST', '/api/tokens', { headers: { cookie }, body: { name: 'eval', preset: 'full', rate_limit_per_minute: 0 } }), 201, 'token');
       const auth = { authorization: `Bearer ${tok.plaintext}` };
       const idTo = new Map();
-      for (const s of data) for (const t of turns[s.sample_id]) { // sequential: created order = turn order
-        const r = expect(await rawRequest(port, 'POST', '/api/memories', { headers: auth, body: { title: t.title, content: t.content, tags: [t.dia_id], type: 'conversation', project: s.sample_id } }), 201, 'store');
-        idTo.set(r.memory.id, t.dia_id);
-      }
+      for (const s of data)
+        for (const t of turns[s.sample_id]) {
+          // sequential: created order = turn order
+          const r = expect(
+            await rawRequest(port, 'POST', '/api/memories', { headers: auth, body: { title: t.title, content: t.content, tags: [t.dia_id], type: 'conversation', project: s.sample_id } }),
+            201,
+            'store',
+          );
+          idTo.set(r.memory.id, t.dia_id);
+        }
       const kw = [];
       for (const q of questions) {
         const qs = new URLSearchParams({ q: q.q, project: q.sample, limit: '100', mode: 'keyword' });
@@ -65,7 +112,9 @@ async function main() {
       }
       fs.writeFileSync(LAB + '/keyword.json', JSON.stringify(kw));
       console.log('keyword lists done');
-    } finally { proc.kill('SIGTERM'); }
+    } finally {
+      proc.kill('SIGTERM');
+    }
   }
   const { LocalEmbeddingProvider } = require(ROOT + '/dist/src/embeddings/local-embedding.provider.js');
   const p = new LocalEmbeddingProvider(ROOT + '/models/bge-small-en-v1.5-q');
@@ -77,18 +126,33 @@ async function main() {
     ctxAfter: (t, i, ts) => `${t.content}\n${t.title}` + (i > 0 && ts[i - 1].session === t.session ? `\n${ts[i - 1].content.slice(0, 500)}` : ''),
   };
   for (const [name, f] of Object.entries(variants)) {
-    const file = `${LAB}/doc-${name}.bin`; if (fs.existsSync(file)) continue;
-    const all = []; const t0 = Date.now();
-    for (const s of data) { const ts = turns[s.sample_id]; for (let i = 0; i < ts.length; i++) all.push(await p.embed(f(ts[i], i, ts), 'document')); }
-    const buf = new Float32Array(all.length * 384); all.forEach((v, i) => buf.set(v, i * 384));
-    fs.writeFileSync(file, Buffer.from(buf.buffer)); console.log(name, (Date.now() - t0) / 1000, 's');
+    const file = `${LAB}/doc-${name}.bin`;
+    if (fs.existsSync(file)) continue;
+    const all = [];
+    const t0 = Date.now();
+    for (const s of data) {
+      const ts = turns[s.sample_id];
+      for (let i = 0; i < ts.length; i++) all.push(await p.embed(f(ts[i], i, ts), 'document'));
+    }
+    const buf = new Float32Array(all.length * 384);
+    all.forEach((v, i) => buf.set(v, i * 384));
+    fs.writeFileSync(file, Buffer.from(buf.buffer));
+    console.log(name, (Date.now() - t0) / 1000, 's');
   }
-  for (const [name, kind] of [['qPrefix', 'query'], ['qPlain', 'document']]) {
-    const file = `${LAB}/${name}.bin`; if (fs.existsSync(file)) continue;
+  for (const [name, kind] of [
+    ['qPrefix', 'query'],
+    ['qPlain', 'document'],
+  ]) {
+    const file = `${LAB}/${name}.bin`;
+    if (fs.existsSync(file)) continue;
     const buf = new Float32Array(questions.length * 384);
     for (let i = 0; i < questions.length; i++) buf.set(await p.embed(questions[i].q, kind), i * 384);
-    fs.writeFileSync(file, Buffer.from(buf.buffer)); console.log(name);
+    fs.writeFileSync(file, Buffer.from(buf.buffer));
+    console.log(name);
   }
   await p.close();
 }
-main().catch((e) => { console.error(e); process.exit(1); });
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -76,7 +76,12 @@ function header(title, report, machine) {
 function benchMarkdown(report) {
   const o = report.options ?? {};
   const out = [header(`Bench run: n=${o.n}`, { ...report, loadAvgStart: report.machine?.loadAvgStart }, report.machine)];
-  out.push(`- options: ${Object.entries(o).filter(([, v]) => v !== null && v !== false).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : v}`).join(', ')}`);
+  out.push(
+    `- options: ${Object.entries(o)
+      .filter(([, v]) => v !== null && v !== false)
+      .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : v}`)
+      .join(', ')}`,
+  );
   out.push(`- clean (no errors, every answer 2xx): ${report.clean ? 'yes' : 'NO'}`);
   if (report.seeding) out.push(`- seeding: ${report.seeding.reused ? 'reused data dir' : `${fixed(report.seeding.perSec, 0)} memories/s`}`);
   if (report.memoriesAtStart !== undefined) out.push(`- memories when measuring started: ${report.memoriesAtStart}`);
@@ -87,19 +92,58 @@ function benchMarkdown(report) {
     out.push(
       table(
         ['class', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'non-2xx', 'CPU ms/req', 'RSS MB', 'hits'],
-        rows.map((r) => [r.name, fixed(r.rps, 0), ms(r.latencyMs?.p50), ms(r.latencyMs?.p99), ms(r.latencyMs?.max), String((r.errors ?? 0) + (r.timeouts ?? 0)), String(r.non2xx ?? 0), fixed(r.server?.cpuMsPerRequest, 2), mb(r.server?.rssPeak), r.hits ? String(r.hits.mean) : '']),
+        rows.map((r) => [
+          r.name,
+          fixed(r.rps, 0),
+          ms(r.latencyMs?.p50),
+          ms(r.latencyMs?.p99),
+          ms(r.latencyMs?.max),
+          String((r.errors ?? 0) + (r.timeouts ?? 0)),
+          String(r.non2xx ?? 0),
+          fixed(r.server?.cpuMsPerRequest, 2),
+          mb(r.server?.rssPeak),
+          r.hits ? String(r.hits.mean) : '',
+        ]),
       ),
     );
   }
   if (report.verdicts?.length) {
     out.push('', '## Against the bare node:http baseline', '');
-    out.push(table(['class', 'p99 ms', 'throughput / baseline', 'baseline CPU / ours'], report.verdicts.map((v) => [v.scenario, ms(v.p99), fixed(v.ratio, 2), fixed(v.cpuRatio, 2)])));
+    out.push(
+      table(
+        ['class', 'p99 ms', 'throughput / baseline', 'baseline CPU / ours'],
+        report.verdicts.map((v) => [v.scenario, ms(v.p99), fixed(v.ratio, 2), fixed(v.cpuRatio, 2)]),
+      ),
+    );
   }
   if (report.hybridVsKeyword?.length) {
     out.push('', '## Hybrid p99 / keyword p99 (same queries)', '');
-    out.push(table(['hybrid', 'keyword', 'ratio'], report.hybridVsKeyword.map((h) => [h.hybrid, h.keyword, fixed(h.ratio, 2)])));
+    out.push(
+      table(
+        ['hybrid', 'keyword', 'ratio'],
+        report.hybridVsKeyword.map((h) => [h.hybrid, h.keyword, fixed(h.ratio, 2)]),
+      ),
+    );
   }
-  const known = new Set(['startedAt', 'finishedAt', 'options', 'machine', 'targets', 'results', 'baseline', 'verdicts', 'hybridVsKeyword', 'clean', 'seeding', 'loadAvgEnd', 'commit', 'memoriesAtStart', 'rssAtStart', 'rssAfterSeed', 'rssAtEnd']);
+  const known = new Set([
+    'startedAt',
+    'finishedAt',
+    'options',
+    'machine',
+    'targets',
+    'results',
+    'baseline',
+    'verdicts',
+    'hybridVsKeyword',
+    'clean',
+    'seeding',
+    'loadAvgEnd',
+    'commit',
+    'memoriesAtStart',
+    'rssAtStart',
+    'rssAfterSeed',
+    'rssAtEnd',
+  ]);
   const extra = Object.entries(report).filter(([k, v]) => !known.has(k) && v !== null && v !== undefined);
   if (extra.length) {
     out.push('', '## Other measurements', '');
@@ -125,7 +169,12 @@ function evalMarkdown(report, meta) {
   const cats = [...new Set(Object.values(report).flatMap((r) => Object.keys(r.byCategory ?? {})))].sort();
   if (cats.length) {
     out.push('', '## R@5 by category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop)', '');
-    out.push(table(['mode', ...cats], Object.entries(report).map(([mode, r]) => [mode, ...cats.map((c) => (r.byCategory?.[c] ? `${fixed(r.byCategory[c].r5, 3)} (n=${r.byCategory[c].n})` : '-'))])));
+    out.push(
+      table(
+        ['mode', ...cats],
+        Object.entries(report).map(([mode, r]) => [mode, ...cats.map((c) => (r.byCategory?.[c] ? `${fixed(r.byCategory[c].r5, 3)} (n=${r.byCategory[c].n})` : '-'))]),
+      ),
+    );
   }
   return out.join('\n').trimEnd() + '\n';
 }

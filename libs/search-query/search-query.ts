@@ -163,10 +163,7 @@ export interface Fts5Term {
 
 /** The parts of toFts5Match separately, for adapters that rank term by term. */
 export function toFts5Terms(q: ParsedSearch): { terms: Fts5Term[]; exclusion: string | null } {
-  const terms: Fts5Term[] = [
-    ...q.phrases.map((p) => ({ expr: ftsString(p), required: true, words: p })),
-    ...q.words.map((w) => ({ expr: wordExpr(w), required: false, words: [w] })),
-  ];
+  const terms: Fts5Term[] = [...q.phrases.map((p) => ({ expr: ftsString(p), required: true, words: p })), ...q.words.map((w) => ({ expr: wordExpr(w), required: false, words: [w] }))];
   const exclusion = q.excluded.length > 0 ? q.excluded.map((e) => (e.length === 1 ? wordExpr(e[0]) : ftsString(e))).join(' OR ') : null;
   return { terms, exclusion };
 }

@@ -21,7 +21,11 @@ export interface AuditedOptions {
 
 /** The names of the fields a request body gave (never their values). */
 export const bodyFields = (req: Request): string[] =>
-  req.body && typeof req.body === 'object' ? Object.keys(req.body as object).filter((k) => (req.body as Record<string, unknown>)[k] !== undefined).sort() : [];
+  req.body && typeof req.body === 'object'
+    ? Object.keys(req.body as object)
+        .filter((k) => (req.body as Record<string, unknown>)[k] !== undefined)
+        .sort()
+    : [];
 
 const AUDITED_KEY = 'memstore:audited';
 
@@ -32,8 +36,7 @@ const AUDITED_KEY = 'memstore:audited';
  * (Requests refused before the handler — 422 by validation, 429 by throttling — are not actions
  * and are not recorded here; a refused token is, by the guard: AuditService.recordRefusal.)
  */
-export const Audited = (action: AuditAction, options: AuditedOptions = {}) =>
-  applyDecorators(SetMetadata(AUDITED_KEY, { action, options }), UseInterceptors(AuditInterceptor));
+export const Audited = (action: AuditAction, options: AuditedOptions = {}) => applyDecorators(SetMetadata(AUDITED_KEY, { action, options }), UseInterceptors(AuditInterceptor));
 
 @Injectable()
 export class AuditInterceptor implements NestInterceptor {
@@ -70,12 +73,14 @@ export class AuditInterceptor implements NestInterceptor {
       ),
       catchError((err: unknown) =>
         from(
-          this.audit.record(action, {
-            req,
-            outcome: 'failure',
-            target: (options.target ? null : param()) ?? null,
-            detail: { ...safe(() => options.context?.(req), {}), ...failureDetail(err, req) },
-          }).catch(() => undefined), // the action failed anyway: its own error is the answer
+          this.audit
+            .record(action, {
+              req,
+              outcome: 'failure',
+              target: (options.target ? null : param()) ?? null,
+              detail: { ...safe(() => options.context?.(req), {}), ...failureDetail(err, req) },
+            })
+            .catch(() => undefined), // the action failed anyway: its own error is the answer
         ).pipe(mergeMap(() => throwError(() => err))),
       ),
     );

@@ -20,20 +20,24 @@ Exit codes: 0 done, 1 failed, 2 usage.`,
     const { positionals } = parseOptions(args, {}, 1);
     if (!positionals[0]) throw new UsageError('the backup directory is missing');
     const dir = path.resolve(positionals[0]);
-    return withApp(env, async (app, cfg) => {
-      const backends = app.get(BackendsService);
-      const db = backends.docdb;
-      if (!(db instanceof SqliteDocumentDatabase)) {
-        throw new UsageError(`The document database is ${db.describe()}: back it up with mongodump (see docs/production-backends.md)`);
-      }
-      const progress = new Progress(io, 'backup');
-      const m = await backup({ dbFile: db.file, store: backends.objstore, dataDir: cfg.dataDir }, dir, (n, t) => progress.update(n, t, 'memories'));
-      progress.finish();
-      io.out(`backup of ${m.memories} memories and ${m.tokens} tokens as of ${m.started_at} in ${dir}`);
-      if (m.rewritten > 0) io.out(`${m.rewritten} file(s) changed after the snapshot were written as they were at the snapshot`);
-      if (m.contains_secret_key) io.out('It contains secret.key: keep it as safe as a password.');
-      else io.out('It does not contain the master secret: restoring needs the same MEMSTORE_SECRET_KEY.');
-      return EXIT.ok;
-    }, { command: 'backup', io, existing: true });
+    return withApp(
+      env,
+      async (app, cfg) => {
+        const backends = app.get(BackendsService);
+        const db = backends.docdb;
+        if (!(db instanceof SqliteDocumentDatabase)) {
+          throw new UsageError(`The document database is ${db.describe()}: back it up with mongodump (see docs/production-backends.md)`);
+        }
+        const progress = new Progress(io, 'backup');
+        const m = await backup({ dbFile: db.file, store: backends.objstore, dataDir: cfg.dataDir }, dir, (n, t) => progress.update(n, t, 'memories'));
+        progress.finish();
+        io.out(`backup of ${m.memories} memories and ${m.tokens} tokens as of ${m.started_at} in ${dir}`);
+        if (m.rewritten > 0) io.out(`${m.rewritten} file(s) changed after the snapshot were written as they were at the snapshot`);
+        if (m.contains_secret_key) io.out('It contains secret.key: keep it as safe as a password.');
+        else io.out('It does not contain the master secret: restoring needs the same MEMSTORE_SECRET_KEY.');
+        return EXIT.ok;
+      },
+      { command: 'backup', io, existing: true },
+    );
   },
 };

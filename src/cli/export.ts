@@ -38,18 +38,22 @@ Exit codes: 0 written, 1 failed, 2 usage.`,
     const q = plainToInstance(ExportQueryDto, filters);
     const problems = await validate(q);
     if (problems.length > 0) throw new UsageError(problems.map((p) => `--${p.property}: ${Object.values(p.constraints ?? {}).join(', ')}`).join('\n'));
-    return withApp(env, async (app) => {
-      const progress = new Progress(io, 'export');
-      const { output, done, total } = await app.get(ExportService).start({
-        filter: app.get(MemoriesService).filterOf(q),
-        filters: Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
-        onProgress: (n, t) => progress.update(n, t, 'memories'),
-      });
-      const dest = out === '-' ? process.stdout : fs.createWriteStream(out, { mode: 0o600 });
-      const [, manifest] = await Promise.all([pipeline(output, dest), done]);
-      progress.finish();
-      io.err(`exported ${manifest.count} of ${total} memories to ${out === '-' ? 'stdout' : out}`);
-      return EXIT.ok;
-    }, { command: 'export', io, existing: true });
+    return withApp(
+      env,
+      async (app) => {
+        const progress = new Progress(io, 'export');
+        const { output, done, total } = await app.get(ExportService).start({
+          filter: app.get(MemoriesService).filterOf(q),
+          filters: Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
+          onProgress: (n, t) => progress.update(n, t, 'memories'),
+        });
+        const dest = out === '-' ? process.stdout : fs.createWriteStream(out, { mode: 0o600 });
+        const [, manifest] = await Promise.all([pipeline(output, dest), done]);
+        progress.finish();
+        io.err(`exported ${manifest.count} of ${total} memories to ${out === '-' ? 'stdout' : out}`);
+        return EXIT.ok;
+      },
+      { command: 'export', io, existing: true },
+    );
   },
 };

@@ -14,27 +14,35 @@ a title from their first heading or file name and tags from #tags. Importing the
 twice changes nothing the second time.
 Exit codes: 0 done (nothing invalid), 1 some files were invalid (see the report) or it failed, 2 usage.`,
   async run(args, env, io) {
-    const { values, positionals } = parseOptions(args, { 'on-conflict': { type: 'string', default: 'skip' }, 'dry-run': { type: 'boolean', default: false }, format: { type: 'string', default: 'auto' } }, 1);
+    const { values, positionals } = parseOptions(
+      args,
+      { 'on-conflict': { type: 'string', default: 'skip' }, 'dry-run': { type: 'boolean', default: false }, format: { type: 'string', default: 'auto' } },
+      1,
+    );
     const file = positionals[0];
     if (!file) throw new UsageError('the file to import is missing');
     if (!ON_CONFLICT.includes(values['on-conflict'] as OnConflict)) throw new UsageError(`--on-conflict must be one of ${ON_CONFLICT.join(', ')}`);
     if (!IMPORT_FORMATS.includes(values.format as ImportFormat)) throw new UsageError(`--format must be one of ${IMPORT_FORMATS.join(', ')}`);
     if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new UsageError(`${file} is not a file (zip a folder of notes first: zip -r notes.zip notes/)`);
-    return withApp(env, async (app) => {
-      const progress = new Progress(io, 'import');
-      const report = await app.get(ImportService).importFile(file, {
-        onConflict: values['on-conflict'] as OnConflict,
-        dryRun: values['dry-run'] === true,
-        format: values.format as ImportFormat,
-        filename: path.basename(file),
-        onItem: (_item, n) => progress.update(n, null, 'files'),
-      });
-      progress.finish();
-      const verb = report.dry_run ? 'would be ' : '';
-      io.out(`${report.format}: ${report.processed} files; ${verb}created ${report.created}, ${verb}updated ${report.updated}, skipped ${report.skipped}, invalid ${report.invalid}`);
-      for (const i of report.items) if (i.status === 'invalid') io.out(`  invalid ${i.file}: ${i.reason}`);
-      if (report.items_omitted > 0) io.out(`  (${report.items_omitted} more files not listed)`);
-      return report.invalid > 0 ? EXIT.failed : EXIT.ok;
-    }, { command: 'import', io, existing: false });
+    return withApp(
+      env,
+      async (app) => {
+        const progress = new Progress(io, 'import');
+        const report = await app.get(ImportService).importFile(file, {
+          onConflict: values['on-conflict'] as OnConflict,
+          dryRun: values['dry-run'] === true,
+          format: values.format as ImportFormat,
+          filename: path.basename(file),
+          onItem: (_item, n) => progress.update(n, null, 'files'),
+        });
+        progress.finish();
+        const verb = report.dry_run ? 'would be ' : '';
+        io.out(`${report.format}: ${report.processed} files; ${verb}created ${report.created}, ${verb}updated ${report.updated}, skipped ${report.skipped}, invalid ${report.invalid}`);
+        for (const i of report.items) if (i.status === 'invalid') io.out(`  invalid ${i.file}: ${i.reason}`);
+        if (report.items_omitted > 0) io.out(`  (${report.items_omitted} more files not listed)`);
+        return report.invalid > 0 ? EXIT.failed : EXIT.ok;
+      },
+      { command: 'import', io, existing: false },
+    );
   },
 };

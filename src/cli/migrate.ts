@@ -46,57 +46,61 @@ Exit codes: 0 copied and verified, 1 failed or verification found differences, 2
       const v = (values as Record<string, string | undefined>)[`to-${k.replace(/_/g, '-')}`] ?? env[`MEMSTORE_TO_${k.toUpperCase()}`];
       if (v) to[k] = v;
     }
-    return withApp(env, async (app, cfg) => {
-      const settings = app.get(SettingsService);
-      const plan = planMigration({ settings: settings.current(), dataDir: cfg.dataDir }, to, {
-        embeddedDocdb: values['to-embedded-docdb'] === true,
-        filesystem: values['to-filesystem'] === true,
-        dataDir: values['to-data-dir'],
-      });
-      if (!plan.copyDocdb && !plan.copyObjects) throw new UsageError('The target is the same as the source: give a target (see --help)');
-      const backends = app.get(BackendsService);
-      const source = { db: backends.docdb, store: backends.objstore };
-      const target = await openPair(cfg, settings, plan.target);
-      const abort = new AbortController();
-      const onSignal = () => abort.abort();
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      const progress = new Progress(io, 'migrate');
-      let phase = '';
-      try {
-        io.err(`source: ${source.db.describe()} + ${source.store.describe()}`);
-        io.err(`target: ${plan.copyDocdb ? target.db.describe() : '(same document database)'} + ${plan.copyObjects ? target.store.describe() : '(same object store)'}`);
-        const report = await migrate(source, target, {
-          copyDocdb: plan.copyDocdb,
-          copyObjects: plan.copyObjects,
-          checkpointFile: path.resolve(values.checkpoint ?? path.join(cfg.dataDir, 'migrate-checkpoint.json')),
-          signal: abort.signal,
-          onProgress: (p) => {
-            if (p.phase !== phase) {
-              progress.finish();
-              phase = p.phase;
-            }
-            progress.update(p.done, p.total, p.phase);
-          },
+    return withApp(
+      env,
+      async (app, cfg) => {
+        const settings = app.get(SettingsService);
+        const plan = planMigration({ settings: settings.current(), dataDir: cfg.dataDir }, to, {
+          embeddedDocdb: values['to-embedded-docdb'] === true,
+          filesystem: values['to-filesystem'] === true,
+          dataDir: values['to-data-dir'],
         });
-        progress.finish();
-        for (const l of formatMigration(report)) io.out(l);
-        if (!report.verified.ok) return EXIT.failed;
-        io.out('Done. The source is untouched: point the service at the new backends (admin page or MEMSTORE_* settings), then remove the source when you no longer need it.');
-        return EXIT.ok;
-      } catch (e) {
-        progress.finish();
-        if (e instanceof MigrationInterruptedError) {
-          io.err(e.message);
-          return EXIT.interrupted;
+        if (!plan.copyDocdb && !plan.copyObjects) throw new UsageError('The target is the same as the source: give a target (see --help)');
+        const backends = app.get(BackendsService);
+        const source = { db: backends.docdb, store: backends.objstore };
+        const target = await openPair(cfg, settings, plan.target);
+        const abort = new AbortController();
+        const onSignal = () => abort.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+        const progress = new Progress(io, 'migrate');
+        let phase = '';
+        try {
+          io.err(`source: ${source.db.describe()} + ${source.store.describe()}`);
+          io.err(`target: ${plan.copyDocdb ? target.db.describe() : '(same document database)'} + ${plan.copyObjects ? target.store.describe() : '(same object store)'}`);
+          const report = await migrate(source, target, {
+            copyDocdb: plan.copyDocdb,
+            copyObjects: plan.copyObjects,
+            checkpointFile: path.resolve(values.checkpoint ?? path.join(cfg.dataDir, 'migrate-checkpoint.json')),
+            signal: abort.signal,
+            onProgress: (p) => {
+              if (p.phase !== phase) {
+                progress.finish();
+                phase = p.phase;
+              }
+              progress.update(p.done, p.total, p.phase);
+            },
+          });
+          progress.finish();
+          for (const l of formatMigration(report)) io.out(l);
+          if (!report.verified.ok) return EXIT.failed;
+          io.out('Done. The source is untouched: point the service at the new backends (admin page or MEMSTORE_* settings), then remove the source when you no longer need it.');
+          return EXIT.ok;
+        } catch (e) {
+          progress.finish();
+          if (e instanceof MigrationInterruptedError) {
+            io.err(e.message);
+            return EXIT.interrupted;
+          }
+          throw e;
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          await closePair(target);
         }
-        throw e;
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        await closePair(target);
-      }
-    }, { command: 'migrate', io, existing: true });
+      },
+      { command: 'migrate', io, existing: true },
+    );
   },
 };
 

@@ -17,26 +17,30 @@ were unreadable.`,
   async run(args, env, io) {
     const { values } = parseOptions(args, { 'dry-run': { type: 'boolean' }, 'include-unacknowledged': { type: 'boolean' } });
     const dryRun = values['dry-run'] === true;
-    return withApp(env, async (app, cfg) => {
-      io.out(`${dryRun ? 'Dry run: reading' : 'Rebuilding'} the memory index in ${cfg.dataDir} from the object store ...`);
-      let progress = new Progress(io, 'reindex');
-      let phase = '';
-      const report = await app.get(ReindexService).reindex({
-        dryRun,
-        includeUnacknowledged: values['include-unacknowledged'] === true,
-        onProgress: (n, total, what) => {
-          if (what !== phase) {
-            progress.finish();
-            progress = new Progress(io, 'reindex');
-            phase = what;
-          }
-          progress.update(n, total, what);
-        },
-      });
-      progress.finish();
-      for (const line of formatReport(report)) io.out(line);
-      return report.unreadable.length > 0 ? EXIT.failed : EXIT.ok;
-    }, { command: 'reindex', io, existing: true });
+    return withApp(
+      env,
+      async (app, cfg) => {
+        io.out(`${dryRun ? 'Dry run: reading' : 'Rebuilding'} the memory index in ${cfg.dataDir} from the object store ...`);
+        let progress = new Progress(io, 'reindex');
+        let phase = '';
+        const report = await app.get(ReindexService).reindex({
+          dryRun,
+          includeUnacknowledged: values['include-unacknowledged'] === true,
+          onProgress: (n, total, what) => {
+            if (what !== phase) {
+              progress.finish();
+              progress = new Progress(io, 'reindex');
+              phase = what;
+            }
+            progress.update(n, total, what);
+          },
+        });
+        progress.finish();
+        for (const line of formatReport(report)) io.out(line);
+        return report.unreadable.length > 0 ? EXIT.failed : EXIT.ok;
+      },
+      { command: 'reindex', io, existing: true },
+    );
   },
 };
 

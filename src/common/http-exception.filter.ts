@@ -24,7 +24,7 @@ export function toErrorResponse(err: unknown, requestId: string | undefined): { 
     let message = err.message;
     if (status === 404) message = 'Not found';
     else if (typeof res === 'object' && res && 'message' in res) {
-      const m = (res).message;
+      const m = res.message;
       message = Array.isArray(m) ? m.join('; ') : String(m);
     }
     if (status >= 500) return internal(requestId);

@@ -98,9 +98,7 @@ export function parseJsonBody(raw: Buffer, limits: JsonShapeLimits = JSON_SHAPE_
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new RequestValidationError([
-      { loc: ['body'], msg: 'Invalid JSON', type: 'json_invalid', input: null, ctx: { error: (e as Error).message } },
-    ]);
+    throw new RequestValidationError([{ loc: ['body'], msg: 'Invalid JSON', type: 'json_invalid', input: null, ctx: { error: (e as Error).message } }]);
   }
   return SURROGATE_ESCAPE.test(text) ? wellFormedDeep(value) : value;
 }

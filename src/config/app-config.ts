@@ -245,7 +245,10 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   const format = str(env, 'MEMSTORE_LOG_FORMAT') ?? 'text';
   if (format !== 'text' && format !== 'json') throw new Error(`MEMSTORE_LOG_FORMAT must be text or json, got '${format}'`);
   cfg.logFormat = format;
-  const metricsIps = (str(env, 'MEMSTORE_METRICS_ALLOWED_IPS') ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+  const metricsIps = (str(env, 'MEMSTORE_METRICS_ALLOWED_IPS') ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   try {
     cfg.metricsAllowedIps = normalizeAllowList(metricsIps);
   } catch {

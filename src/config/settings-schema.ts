@@ -81,7 +81,8 @@ export const SETTINGS_SCHEMA: { sections: SettingSection[] } = {
     {
       id: 'objstore',
       title: 'Object store',
-      description: 'Where each memory is kept as a markdown file. Leave the bucket empty to use the filesystem under the data directory; set it to use an S3-compatible store (AWS S3, Cloudflare R2, MinIO...).',
+      description:
+        'Where each memory is kept as a markdown file. Leave the bucket empty to use the filesystem under the data directory; set it to use an S3-compatible store (AWS S3, Cloudflare R2, MinIO...).',
       fields: [
         field({
           key: 'objstore_bucket',
@@ -160,7 +161,7 @@ export const SETTINGS_SCHEMA: { sections: SettingSection[] } = {
           label: 'Provider',
           type: 'text',
           required: false,
-          help: "local (the model installed with the service), openai (an OpenAI-compatible API: URL, key and model below) or none (keyword-only). Not set: local when the model files are installed, else none.",
+          help: 'local (the model installed with the service), openai (an OpenAI-compatible API: URL, key and model below) or none (keyword-only). Not set: local when the model files are installed, else none.',
           options: ['local', 'openai', 'none'],
           default: null,
         }),

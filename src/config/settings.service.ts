@@ -7,16 +7,7 @@ import { RequestValidationError } from '../common/errors';
 import { readFileIfExists, removeStaleTempFiles, writeFileAtomic } from './atomic-file';
 import { AppConfig, SETTING_KEYS, SettingKey } from './app-config';
 import { CredentialData, CredentialStore, MasterKey } from './credential-store';
-import {
-  checkSetting,
-  CREDENTIAL_KEYS,
-  MEMORY_COLLECTION_DEFAULT,
-  maskSetting,
-  parsePresignTtl,
-  PRESIGN_TTL_DEFAULT,
-  HISTORY_KEEP_DEFAULT,
-  SECRET_KEYS,
-} from './setting-rules';
+import { checkSetting, CREDENTIAL_KEYS, MEMORY_COLLECTION_DEFAULT, maskSetting, parsePresignTtl, PRESIGN_TTL_DEFAULT, HISTORY_KEEP_DEFAULT, SECRET_KEYS } from './setting-rules';
 
 export interface ResolvedSettings {
   docdb_uri: string | null;

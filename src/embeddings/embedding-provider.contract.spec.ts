@@ -101,7 +101,9 @@ function fakeEmbeddingsServer(opts: { dims: number; key: string }) {
       }
       const dims = body.dimensions ?? opts.dims;
       const v = new Array<number>(dims).fill(0);
-      for (const w of String(body.input).toLowerCase().match(/[a-z]+/g) ?? []) {
+      for (const w of String(body.input)
+        .toLowerCase()
+        .match(/[a-z]+/g) ?? []) {
         let h = 0;
         for (const ch of w.slice(0, 5)) h = (h * 31 + ch.charCodeAt(0)) % dims;
         v[h] += 1;

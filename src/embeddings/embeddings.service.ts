@@ -255,9 +255,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   private build(s: ResolvedSettings): EmbeddingProvider {
     const choice = embeddingChoice(s, this.cfg.embeddingModelDir);
     if (choice === 'none') {
-      return new NoneEmbeddingProvider(
-        s.embedding_provider === 'none' ? 'the embedding provider is set to none' : noLocalModel(this.cfg.embeddingModelDir),
-      );
+      return new NoneEmbeddingProvider(s.embedding_provider === 'none' ? 'the embedding provider is set to none' : noLocalModel(this.cfg.embeddingModelDir));
     }
     if (choice === 'openai') {
       if (!s.embedding_url || !s.embedding_model) return new NoneEmbeddingProvider('the openai provider needs embedding_url and embedding_model');

@@ -47,7 +47,7 @@ describe('LocalEmbeddingProvider: a silent neighbour', () => {
   }
 
   // A child that compiles the provider and its worker with ts-node: slow on a loaded machine.
-  it('embeds while printing nothing but its caller\'s line, and writes no telemetry', async () => {
+  it("embeds while printing nothing but its caller's line, and writes no telemetry", async () => {
     const child = await embedInChild();
     expect(child.stderr).toBe('');
     expect(child.stdout.trim().split('\n')).toEqual([JSON.stringify({ dims: 384 })]);

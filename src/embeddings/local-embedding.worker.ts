@@ -45,7 +45,11 @@ async function main(): Promise<void> {
       if (ids.length > maxTokens) ids = [...ids.slice(0, maxTokens - 1), ids[ids.length - 1]];
       const n = ids.length;
       const feeds: Record<string, import('onnxruntime-node').Tensor> = {
-        input_ids: new ort.Tensor('int64', BigInt64Array.from(ids, (x) => BigInt(x)), [1, n]),
+        input_ids: new ort.Tensor(
+          'int64',
+          BigInt64Array.from(ids, (x) => BigInt(x)),
+          [1, n],
+        ),
         attention_mask: new ort.Tensor('int64', new BigInt64Array(n).fill(1n), [1, n]),
       };
       if (withTypes) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(n), [1, n]);

@@ -113,7 +113,16 @@ export class McpContent {
                   '',
                   '1. List the durable outcomes of this conversation: decisions taken (and why), facts learned, preferences stated, follow-up tasks. Leave out chit-chat, dead ends and anything secret (passwords, tokens, keys).',
                   '2. For each one, call search_memories first. If a memory on the same subject exists, update_memory it instead of saving a second one.',
-                  `3. Otherwise call create_memory with a short title, self-contained markdown content, the matching type (decision, fact, preference or task)${project ? `, project ${JSON.stringify(project)}` : ''}${tags ? ` and the tags ${JSON.stringify(tags.split(',').map((t) => t.trim()).filter(Boolean))} besides your own` : ''}.`,
+                  `3. Otherwise call create_memory with a short title, self-contained markdown content, the matching type (decision, fact, preference or task)${project ? `, project ${JSON.stringify(project)}` : ''}${
+                    tags
+                      ? ` and the tags ${JSON.stringify(
+                          tags
+                            .split(',')
+                            .map((t) => t.trim())
+                            .filter(Boolean),
+                        )} besides your own`
+                      : ''
+                  }.`,
                   '4. Finish with a list of what you saved or updated, with the memory ids.',
                 ].join('\n'),
               },

@@ -36,8 +36,9 @@ export const searchInput = z.object({
   ...FILTERS,
   limit: LIMIT,
   page: z.number().int().optional().describe('Page number, from 1 (with q).'),
-  mode: SEARCH_MODE.optional()
-    .describe('How to rank (with q): hybrid (default: words and meaning), keyword (words only, e.g. for an exact name) or semantic (meaning only). Without an embedding model every search is keyword.'),
+  mode: SEARCH_MODE.optional().describe(
+    'How to rank (with q): hybrid (default: words and meaning), keyword (words only, e.g. for an exact name) or semantic (meaning only). Without an embedding model every search is keyword.',
+  ),
   cursor: z.string().optional().describe('Without q only: the next_cursor of the previous answer, to get the next page.'),
 });
 
@@ -84,7 +85,9 @@ export const deleteInput = z.object({ id: ID });
 export const statsInput = z.object({});
 
 export const recallInput = z.object({
-  task: z.string().describe('What you are about to do or need to know, in a sentence or two (e.g. "fix the flaky deploy step of the payments service"). The most relevant memories for it are returned.'),
+  task: z
+    .string()
+    .describe('What you are about to do or need to know, in a sentence or two (e.g. "fix the flaky deploy step of the payments service"). The most relevant memories for it are returned.'),
   token_budget: z.number().int().optional().describe('How many tokens of memories to return at most, 100 to 20000 (default 2000). Lower it to keep your context small.'),
   ...FILTERS,
 });
@@ -128,7 +131,10 @@ export const listOutput = z.object({
       ...memoryFields,
       snippet: z.string(),
       score: z.number().optional().describe('Search only: relevance, higher is better.'),
-      matched: z.array(z.enum(['keyword', 'semantic'])).optional().describe('Hybrid and semantic searches: which lists matched the memory.'),
+      matched: z
+        .array(z.enum(['keyword', 'semantic']))
+        .optional()
+        .describe('Hybrid and semantic searches: which lists matched the memory.'),
     }),
   ),
   count: z.number(),

@@ -195,10 +195,8 @@ export class McpTools {
   /** Registers every tool on a per-request server; tools/list shows only those the token's scopes allow. */
   register(server: McpServer, principal: TokenPrincipal): void {
     for (const spec of this.specs) {
-      server.registerTool(
-        spec.name,
-        { title: spec.title, description: spec.description, inputSchema: spec.input, outputSchema: spec.output, annotations: spec.annotations },
-        (args: unknown) => this.call(spec, args, principal),
+      server.registerTool(spec.name, { title: spec.title, description: spec.description, inputSchema: spec.input, outputSchema: spec.output, annotations: spec.annotations }, (args: unknown) =>
+        this.call(spec, args, principal),
       );
     }
     // The SDK lists every registered tool; a tool outside the token's scopes stays callable (and answers
@@ -223,7 +221,10 @@ export class McpTools {
   private explain(e: unknown, spec: ToolSpec, args: unknown): string {
     if (e instanceof RequestValidationError) {
       const issues = e.detail.map((d) => {
-        const field = d.loc.slice(1).map((p) => DTO_NAMES[String(p)] ?? p).join('.');
+        const field = d.loc
+          .slice(1)
+          .map((p) => DTO_NAMES[String(p)] ?? p)
+          .join('.');
         return field ? `${field}: ${d.msg}` : d.msg;
       });
       return `Invalid arguments for ${spec.name}: ${issues.join('; ')}.`;

@@ -56,7 +56,12 @@ export function taskQuery(task: string, maxChars: number): string {
 }
 
 function words(text: string): Set<string> {
-  return new Set(text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? []);
+  return new Set(
+    text
+      .toLowerCase()
+      .normalize('NFKC')
+      .match(/[\p{L}\p{N}]+/gu) ?? [],
+  );
 }
 
 function similar(a: Set<string>, b: Set<string>): boolean {

@@ -37,7 +37,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const p = req.principal;
     const who = !p ? 'anonymous' : p.kind === 'token' ? `token:${p.tokenId}` : 'admin';
     const key = `${who}|${req.method} ${req.path}|${given}`;
-    const fingerprint = createHash('sha256').update(canonicalJson(req.body ?? null)).digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(canonicalJson(req.body ?? null))
+      .digest('hex');
 
     return from(this.repo.claim({ key, fingerprint, status: null, body: null, createdAt: new Date() }, IDEMPOTENCY_TTL_MS)).pipe(
       mergeMap((held) => {

@@ -96,7 +96,10 @@ export class MemoriesController {
   @Post('memories')
   @HttpCode(201)
   @RequireScopes('memory:write')
-  @ApiOperation({ summary: 'Create a memory', description: 'Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another).' })
+  @ApiOperation({
+    summary: 'Create a memory',
+    description: 'Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another).',
+  })
   @ApiCreatedResponse({ type: CreatedMemoryResponseDto })
   @ApiHeader(IDEMPOTENCY_KEY)
   @UseInterceptors(IdempotencyInterceptor)
@@ -179,12 +182,7 @@ export class MemoriesController {
     },
   })
   @ApiNotFoundResponse(NOT_FOUND)
-  async download(
-    @Param('memory_id') id: string,
-    @Query() query: DownloadQueryDto,
-    @Req() req: Request,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<StreamableFile | DownloadUrlResponseDto> {
+  async download(@Param('memory_id') id: string, @Query() query: DownloadQueryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<StreamableFile | DownloadUrlResponseDto> {
     if (query.url) {
       const p = req.principal;
       const signed = await this.memories.signedDownload(id, baseUrl(this.cfg, req), p?.kind === 'token' ? p.tokenId : undefined);

@@ -31,7 +31,6 @@ export interface WriteOptions {
   ifMatch?: number;
 }
 
-
 export class MemoryNotFoundError extends NotFoundError {
   constructor() {
     super('Memory not found');
@@ -107,7 +106,7 @@ export class MemoriesService {
     } catch (e) {
       if (!(e instanceof NotFoundError) && !(e instanceof MarkdownParseError)) throw e;
       // The file is missing or damaged: serve the index copy rather than fail; reindex reports it.
-      this.logger.warn(`Memory ${id}: object ${key} unreadable (${(e).message}); served the indexed content`);
+      this.logger.warn(`Memory ${id}: object ${key} unreadable (${e.message}); served the indexed content`);
       return doc;
     }
   }
@@ -413,15 +412,7 @@ export class MemoriesService {
 
   // --- helpers ---
 
-  private page(
-    mode: 'list' | 'search',
-    rows: MemoryListResponseDto['rows'],
-    total: number,
-    limit: number,
-    offset: number,
-    nextCursor: string | null,
-    hasNextKnown: boolean,
-  ): MemoryListResponseDto {
+  private page(mode: 'list' | 'search', rows: MemoryListResponseDto['rows'], total: number, limit: number, offset: number, nextCursor: string | null, hasNextKnown: boolean): MemoryListResponseDto {
     const hasNext = hasNextKnown;
     return {
       ok: true,

@@ -9,13 +9,60 @@ import { parseMarkdown, toMarkdown } from './memory-markdown';
  * newlines, indicators) and any well-formed unicode. Lone surrogates never get here: input
  * normalisation replaces them before a memory is built.
  */
-const NASTY = ['---', '...', '--- ', ' ---', '"', "'", ':', ': ', '#', ' #', '\n', '\r\n', '\t', '-', '? ', '!', '&', '*', '|', '>', '%', '@', '`', '{', '}', '[', ']', ',', 'null', 'true', '~', '0x1F', '1e3', '2024-01-01', '\u2028', '\u0085', '\ufeff', '\u00a0', 'é', '😀', '中文'];
+const NASTY = [
+  '---',
+  '...',
+  '--- ',
+  ' ---',
+  '"',
+  "'",
+  ':',
+  ': ',
+  '#',
+  ' #',
+  '\n',
+  '\r\n',
+  '\t',
+  '-',
+  '? ',
+  '!',
+  '&',
+  '*',
+  '|',
+  '>',
+  '%',
+  '@',
+  '`',
+  '{',
+  '}',
+  '[',
+  ']',
+  ',',
+  'null',
+  'true',
+  '~',
+  '0x1F',
+  '1e3',
+  '2024-01-01',
+  '\u2028',
+  '\u0085',
+  '\ufeff',
+  '\u00a0',
+  'é',
+  '😀',
+  '中文',
+];
 
 const piece = fc.oneof(fc.constantFrom(...NASTY), fc.string({ unit: 'grapheme', maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 4 }));
 /** Well-formed strings (no lone surrogates), trimmed and non-empty like the API stores them. */
 const text = fc
   .array(piece, { minLength: 1, maxLength: 8 })
-  .map((parts) => parts.join('').replace(/[\uD800-\uDFFF]/g, (c, i: number, s: string) => (isPaired(s, i) ? c : '\uFFFD')).trim())
+  .map((parts) =>
+    parts
+      .join('')
+      .replace(/[\uD800-\uDFFF]/g, (c, i: number, s: string) => (isPaired(s, i) ? c : '\uFFFD'))
+      .trim(),
+  )
   .filter((s) => s.length > 0);
 
 function isPaired(s: string, i: number): boolean {
@@ -64,7 +111,19 @@ describe('memory markdown front matter (property)', () => {
 
   it('keeps a title ending in --- (the value that used to end the front matter early)', () => {
     const at = new Date();
-    const doc: MemoryDoc = { id: '6740a1b2c3d4e5f601234567', title: 'Release notes ---', type: 'note', scope: 'global', tags: ['x ---', '...'], agent: 'a: b', project: '# p', content: 'body\n---\nmore', createdAt: at, updatedAt: at, version: 1 };
+    const doc: MemoryDoc = {
+      id: '6740a1b2c3d4e5f601234567',
+      title: 'Release notes ---',
+      type: 'note',
+      scope: 'global',
+      tags: ['x ---', '...'],
+      agent: 'a: b',
+      project: '# p',
+      content: 'body\n---\nmore',
+      createdAt: at,
+      updatedAt: at,
+      version: 1,
+    };
     expect(parseMarkdown(toMarkdown(doc))).toMatchObject({ title: 'Release notes ---', tags: ['x ---', '...'], agent: 'a: b', project: '# p', content: 'body\n---\nmore' });
   });
 });

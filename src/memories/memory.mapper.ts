@@ -77,7 +77,12 @@ export function mapAuthor(a: Author | null | undefined): AuthorDto | null {
   const out: AuthorDto = { kind: a.kind, id: a.id, name: a.name };
   if (a.claimed) {
     const c = a.claimed;
-    out.imported = { claimed_author: c.author ? { kind: c.author.kind, id: c.author.id, name: c.author.name } : null, claimed_version: c.version, claimed_created_at: c.createdAt, claimed_updated_at: c.updatedAt };
+    out.imported = {
+      claimed_author: c.author ? { kind: c.author.kind, id: c.author.id, name: c.author.name } : null,
+      claimed_version: c.version,
+      claimed_created_at: c.createdAt,
+      claimed_updated_at: c.updatedAt,
+    };
   }
   return out;
 }

@@ -42,7 +42,12 @@ describe('ReindexService', () => {
     expect(report).toEqual({ files: 1234, indexed: 1234, orphans: [stale.id], unreadable: [], unacknowledged: [], superseded: [], deleted: [], previous: 1, dryRun: false });
     expect(await index.get(docs[999].id)).toEqual(docs[999]);
     const first = await index.list({ filter: {}, limit: 3, offset: 0 });
-    expect(first.rows.map((r) => r.id)).toEqual(docs.slice(-3).reverse().map((d) => d.id));
+    expect(first.rows.map((r) => r.id)).toEqual(
+      docs
+        .slice(-3)
+        .reverse()
+        .map((d) => d.id),
+    );
     expect((await index.stats()).byType).toMatchObject({ fact: 617, note: 617 });
     expect((await index.list({ filter: { tags: ['t1'] }, limit: 5, offset: 0 })).total).toBe(411);
     // A word in every file: more matches than the term window, so the search total is an estimate.
@@ -100,7 +105,13 @@ describe('ReindexService', () => {
     const k3 = versionKey(v1.id, 3);
     const ghost = memoryDoc({ content: 'a create that failed' });
     const kg = versionKey(ghost.id, 1);
-    for (const [k, d] of [[k1, v1], [k2, v2], [k3, v3], [kg, ghost]] as const) await store.put(k, toMarkdown(d), 'text/markdown');
+    for (const [k, d] of [
+      [k1, v1],
+      [k2, v2],
+      [k3, v3],
+      [kg, ghost],
+    ] as const)
+      await store.put(k, toMarkdown(d), 'text/markdown');
     await intents.add({ objectKey: k3, memoryId: v1.id, createdAt: new Date() });
     await intents.add({ objectKey: kg, memoryId: ghost.id, createdAt: new Date() });
 

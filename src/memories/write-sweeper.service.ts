@@ -45,8 +45,7 @@ export class WriteSweeper implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   onApplicationBootstrap(): void {
-    const run = () =>
-      this.sweep().catch((e: Error) => this.logger.warn(`Sweep of unacknowledged writes failed (next attempt later): ${e.message}`));
+    const run = () => this.sweep().catch((e: Error) => this.logger.warn(`Sweep of unacknowledged writes failed (next attempt later): ${e.message}`));
     void run();
     this.timer = setInterval(() => void run(), Math.max(10_000, this.graceMs / 2));
     this.timer.unref();

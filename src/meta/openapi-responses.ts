@@ -193,4 +193,3 @@ export function allowNullInNullableEnums(node: unknown): void {
   if (schema.nullable === true && Array.isArray(schema.enum) && !schema.enum.includes(null)) schema.enum = [...schema.enum, null];
   for (const value of Object.values(node)) allowNullInNullableEnums(value);
 }
-

@@ -270,18 +270,29 @@ export function setupOpenApi(app: NestExpressApplication): OpenAPIObject {
   const document = buildOpenApiDocument(app);
   const json = Buffer.from(JSON.stringify(document), 'utf8');
   const http = app.getHttpAdapter().getInstance();
-  const send = (type: string, body: () => string | Buffer, cache = 'no-cache') => (_req: Request, res: Response) => {
-    res.setHeader('Content-Type', type);
-    res.setHeader('Cache-Control', cache);
-    res.send(body());
-  };
+  const send =
+    (type: string, body: () => string | Buffer, cache = 'no-cache') =>
+    (_req: Request, res: Response) => {
+      res.setHeader('Content-Type', type);
+      res.setHeader('Cache-Control', cache);
+      res.send(body());
+    };
   const assetCache = 'public, max-age=86400';
 
-  http.get('/openapi.json', send('application/json; charset=utf-8', () => json));
+  http.get(
+    '/openapi.json',
+    send('application/json; charset=utf-8', () => json),
+  );
 
   const docs = Router();
-  docs.get('/', send('text/html; charset=utf-8', () => DOCS_HTML));
-  docs.get('/swagger-init.js', send('text/javascript; charset=utf-8', () => DOCS_INIT));
+  docs.get(
+    '/',
+    send('text/html; charset=utf-8', () => DOCS_HTML),
+  );
+  docs.get(
+    '/swagger-init.js',
+    send('text/javascript; charset=utf-8', () => DOCS_INIT),
+  );
   const swaggerDir = packageDir('swagger-ui-dist');
   for (const [name, type] of Object.entries(SWAGGER_FILES)) {
     docs.get(`/${name}`, send(type, vendored(path.join(swaggerDir, name)), assetCache));
@@ -289,10 +300,19 @@ export function setupOpenApi(app: NestExpressApplication): OpenAPIObject {
   http.use('/docs', docs);
 
   const redoc = Router();
-  redoc.get('/', send('text/html; charset=utf-8', () => REDOC_HTML));
-  redoc.get('/redoc-init.js', send('text/javascript; charset=utf-8', () => REDOC_INIT));
+  redoc.get(
+    '/',
+    send('text/html; charset=utf-8', () => REDOC_HTML),
+  );
+  redoc.get(
+    '/redoc-init.js',
+    send('text/javascript; charset=utf-8', () => REDOC_INIT),
+  );
   redoc.get('/redoc.standalone.js', send('text/javascript; charset=utf-8', vendored(path.join(packageDir('redoc'), 'bundles', 'redoc.standalone.js')), assetCache));
-  redoc.get('/logo-mini.svg', send('image/svg+xml', () => REDOC_LOGO, assetCache));
+  redoc.get(
+    '/logo-mini.svg',
+    send('image/svg+xml', () => REDOC_LOGO, assetCache),
+  );
   http.use('/redoc', redoc);
   return document;
 }

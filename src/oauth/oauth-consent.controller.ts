@@ -94,7 +94,9 @@ export class OAuthConsentController {
   }
 
   private csrfToken(req: Request, uid: string): string {
-    return createHmac('sha256', this.settings.serviceKey()).update(`oauth consent\0${req.sessionID ?? ''}\0${uid}`).digest('base64url');
+    return createHmac('sha256', this.settings.serviceKey())
+      .update(`oauth consent\0${req.sessionID ?? ''}\0${uid}`)
+      .digest('base64url');
   }
 
   private csrfOk(req: Request, uid: string, given: string): boolean {

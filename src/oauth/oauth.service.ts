@@ -204,7 +204,12 @@ export class OAuthService {
     const { tokenId, clientId } = JSON.parse(link.data) as { tokenId: string; clientId: string };
     const record = await this.tokens.revoke(tokenId).catch(() => null);
     await this.sessions.destroy(`oauth:link:${grantId}`);
-    if (record) await this.audit.record('token.revoke', { actor: { kind: 'anonymous', id: null, name: null }, target: tokenId, detail: { via: 'oauth', client_id: clientId, reason: 'the client revoked its grant' } });
+    if (record)
+      await this.audit.record('token.revoke', {
+        actor: { kind: 'anonymous', id: null, name: null },
+        target: tokenId,
+        detail: { via: 'oauth', client_id: clientId, reason: 'the client revoked its grant' },
+      });
   }
 }
 

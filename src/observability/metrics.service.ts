@@ -57,14 +57,25 @@ export class MetricsService {
       buckets: LATENCY_BUCKETS,
       registers,
     });
-    this.searchDuration = new Histogram({ name: 'memstore_search_duration_seconds', help: 'Search latency (GET /api/memories with q) by mode', labelNames: ['mode'], buckets: LATENCY_BUCKETS, registers });
+    this.searchDuration = new Histogram({
+      name: 'memstore_search_duration_seconds',
+      help: 'Search latency (GET /api/memories with q) by mode',
+      labelNames: ['mode'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
     this.loginFailures = new Counter({ name: 'memstore_login_failures_total', help: 'Failed admin sign-ins (wrong username or password)', registers });
     this.throttled = new Counter({ name: 'memstore_throttled_requests_total', help: 'Requests refused with 429 (login throttling, rate limits) by route template', labelNames: ['route'], registers });
-    this.gauge('memstore_memories', 'Memories in the active document database', async (set) => {
-      const kind = this.backends.docdb?.kind;
-      const n = kind ? await this.index.count().catch(() => null) : null;
-      if (kind && n !== null) set(n, { backend: kind });
-    }, ['backend']);
+    this.gauge(
+      'memstore_memories',
+      'Memories in the active document database',
+      async (set) => {
+        const kind = this.backends.docdb?.kind;
+        const n = kind ? await this.index.count().catch(() => null) : null;
+        if (kind && n !== null) set(n, { backend: kind });
+      },
+      ['backend'],
+    );
     const up = new Gauge({ name: 'memstore_backend_up', help: '1 when the backend answered its check at scrape time', labelNames: ['backend', 'kind'], registers });
     new Gauge({
       name: 'memstore_backend_check_seconds',
@@ -75,7 +86,10 @@ export class MetricsService {
         this.reset();
         up.reset();
         const [db, store] = await Promise.all([self.checkDocdb(), self.checkObjstore()]);
-        for (const [backend, kind, c] of [['document_database', self.backends.docdb?.kind, db], ['object_store', self.backends.objstore?.kind, store]] as const) {
+        for (const [backend, kind, c] of [
+          ['document_database', self.backends.docdb?.kind, db],
+          ['object_store', self.backends.objstore?.kind, store],
+        ] as const) {
           if (!kind || !c) continue;
           this.set({ backend, kind }, c.seconds);
           up.set({ backend, kind }, c.up);

@@ -7,17 +7,7 @@ import { createHash } from 'node:crypto';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { ListCursor, MemoryFilter } from '../backends/ports/memory.model';
 import { MemoriesService } from '../memories/memories.service';
-import {
-  ARCHIVE_FORMAT,
-  ARCHIVE_FORMAT_VERSION,
-  CHECKSUMS_FILE,
-  ExportManifest,
-  HISTORY_DIR,
-  MANIFEST_FILE,
-  MEMORIES_DIR,
-  serviceVersion,
-  sha256,
-} from './archive-format';
+import { ARCHIVE_FORMAT, ARCHIVE_FORMAT_VERSION, CHECKSUMS_FILE, ExportManifest, HISTORY_DIR, MANIFEST_FILE, MEMORIES_DIR, serviceVersion, sha256 } from './archive-format';
 import { ZipStreamWriter } from './zip-writer';
 
 /**

@@ -35,7 +35,11 @@ describe('import parser', () => {
     const one = memoryFromMarkdown('n.md', 'same', MTIME, NOW).doc.id;
     expect(memoryFromMarkdown('n.md', 'same', MTIME, new Date()).doc.id).toBe(one);
     expect(memoryFromMarkdown('n.md', 'other', MTIME, NOW).doc.id).not.toBe(one);
-    expect(one.slice(0, 8)).toBe(Math.floor(MTIME.getTime() / 1000).toString(16).padStart(8, '0')); // time-ordered
+    expect(one.slice(0, 8)).toBe(
+      Math.floor(MTIME.getTime() / 1000)
+        .toString(16)
+        .padStart(8, '0'),
+    ); // time-ordered
     expect(derivedId(null, 'x')).toMatch(/^[0-9a-f]{24}$/);
   });
 

@@ -91,7 +91,10 @@ export function memoryFromJson(value: unknown, now: Date, where: string): Candid
 }
 
 function plainNote(file: string, body: string, fm: Record<string, unknown>, mtime: Date | null, now: Date): Candidate {
-  const base = file.split('/').pop()!.replace(/\.(md|markdown)$/i, '');
+  const base = file
+    .split('/')
+    .pop()!
+    .replace(/\.(md|markdown)$/i, '');
   const heading = HEADING.exec(body)?.[1]?.trim();
   const title = typeof fm.title === 'string' && fm.title.trim() ? fm.title.trim() : heading || base || null;
   const tags: string[] = [];

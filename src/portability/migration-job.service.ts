@@ -98,7 +98,15 @@ export class MigrationJobService implements OnModuleDestroy {
     try {
       pair = await openPair(this.cfg, this.settings, plan.source);
       const memories = await pair.db.memories.count();
-      return { ok: true, available: memories > 0 || !plan.copyDocdb, source: `${pair.db.describe()} + ${pair.store.describe()}`, target: active, memories, reason: memories > 0 ? null : 'The earlier backends hold no memories', job: this.job };
+      return {
+        ok: true,
+        available: memories > 0 || !plan.copyDocdb,
+        source: `${pair.db.describe()} + ${pair.store.describe()}`,
+        target: active,
+        memories,
+        reason: memories > 0 ? null : 'The earlier backends hold no memories',
+        job: this.job,
+      };
     } catch (e) {
       return { ok: true, available: false, source: null, target: active, memories: null, reason: `The earlier backends cannot be read: ${(e as Error).message}`, job: this.job };
     } finally {

@@ -23,11 +23,7 @@ export interface MigrationPlan {
  * `to` holds target settings (docdb_uri → MongoDB, objstore_bucket → S3); `embeddedDocdb` /
  * `filesystem` choose the embedded parts in `dataDir`.
  */
-export function planMigration(
-  source: PairSpec,
-  to: Partial<Record<SettingKey, string>>,
-  opts: { embeddedDocdb?: boolean; filesystem?: boolean; dataDir?: string },
-): MigrationPlan {
+export function planMigration(source: PairSpec, to: Partial<Record<SettingKey, string>>, opts: { embeddedDocdb?: boolean; filesystem?: boolean; dataDir?: string }): MigrationPlan {
   for (const k of SETTING_KEYS) {
     const v = to[k];
     if (v === undefined || v === '') continue;

@@ -321,7 +321,9 @@ async function copyHistory(source: BackendPair, target: BackendPair, docs: Memor
 
 async function historyDigest(pair: BackendPair, id: string): Promise<string> {
   const { rows } = await pair.db.memories.history(id, MAX_VERSIONS, 0);
-  return digest(Buffer.from(JSON.stringify(rows.map((r) => [r.version, r.objectKey, r.title, r.size, r.updatedAt.toISOString(), r.author ? [r.author.kind, r.author.id, r.author.name ?? null] : null]))));
+  return digest(
+    Buffer.from(JSON.stringify(rows.map((r) => [r.version, r.objectKey, r.title, r.size, r.updatedAt.toISOString(), r.author ? [r.author.kind, r.author.id, r.author.name ?? null] : null]))),
+  );
 }
 
 /** fn over items, PARALLEL at a time, results in order. */
@@ -349,7 +351,7 @@ export function memoryDigest(d: MemoryDoc): string {
   const canon = Object.keys(o)
     .filter((k) => k !== 'objectKey' && o[k] !== undefined)
     .sort()
-    .map((k) => [k, o[k] instanceof Date ? (o[k]).toISOString() : o[k]]);
+    .map((k) => [k, o[k] instanceof Date ? o[k].toISOString() : o[k]]);
   return digest(Buffer.from(JSON.stringify(canon)));
 }
 

@@ -120,7 +120,15 @@ export class PortabilityController {
     };
     res.on('close', onClose);
     const maxSeconds = this.cfg.importLimits.maxSeconds;
-    const timer = setTimeout(() => stop.abort(new ImportTooLargeError(`The import ran longer than ${maxSeconds} s (MEMSTORE_IMPORT_MAX_SECONDS) and was stopped; what was imported before stays (importing the file again continues where it stopped)`)), maxSeconds * 1000);
+    const timer = setTimeout(
+      () =>
+        stop.abort(
+          new ImportTooLargeError(
+            `The import ran longer than ${maxSeconds} s (MEMSTORE_IMPORT_MAX_SECONDS) and was stopped; what was imported before stays (importing the file again continues where it stopped)`,
+          ),
+        ),
+      maxSeconds * 1000,
+    );
     try {
       file = await this.importer.receive(req);
     } catch (e) {

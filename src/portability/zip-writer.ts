@@ -236,7 +236,7 @@ export class ZipStreamWriter {
     h.writeUInt16LE(0, 32); // comment
     h.writeUInt16LE(0, 34); // disk
     h.writeUInt16LE(0, 36); // internal attributes
-    h.writeUInt32LE(((0o100644 << 16) >>> 0), 38); // a regular file, rw-r--r--
+    h.writeUInt32LE((0o100644 << 16) >>> 0, 38); // a regular file, rw-r--r--
     h.writeUInt32LE(big ? U32 : offset, 42);
     const rec = Buffer.concat([h, name, extra]);
     this.cdBytes += rec.length;

@@ -36,12 +36,7 @@ describe('IpAllowList', () => {
 
 describe('normalizeAllowList', () => {
   it('normalizes and de-duplicates', () => {
-    expect(normalizeAllowList([' 10.0.0.0/8 ', '10.0.0.0/8', '::FFFF:127.0.0.1', '2001:DB8::/32', '::1/128'])).toEqual([
-      '10.0.0.0/8',
-      '127.0.0.1',
-      '2001:db8::/32',
-      '::1',
-    ]);
+    expect(normalizeAllowList([' 10.0.0.0/8 ', '10.0.0.0/8', '::FFFF:127.0.0.1', '2001:DB8::/32', '::1/128'])).toEqual(['10.0.0.0/8', '127.0.0.1', '2001:db8::/32', '::1']);
   });
 
   it('reports every invalid entry with its index', () => {

@@ -107,7 +107,12 @@ describe('TokensService (real SQLite repository)', () => {
     });
 
     it('sees a revocation made by another instance on the same database within TOKEN_RECORD_TTL_MS', async () => {
-      const other = new TokensService(repo, settings, loadAppConfig({ MEMSTORE_DATA_DIR: dir, MEMSTORE_SECRET_KEY: 'unit-test-secret-key-0123456789abcdef' }), new TokenRateLimiter(new SqliteRateLimitRepository(db), loadAppConfig({ MEMSTORE_DATA_DIR: dir })));
+      const other = new TokensService(
+        repo,
+        settings,
+        loadAppConfig({ MEMSTORE_DATA_DIR: dir, MEMSTORE_SECRET_KEY: 'unit-test-secret-key-0123456789abcdef' }),
+        new TokenRateLimiter(new SqliteRateLimitRepository(db), loadAppConfig({ MEMSTORE_DATA_DIR: dir })),
+      );
       const { record, plaintext } = await service.create({});
       const t0 = Date.now();
       const clock = jest.spyOn(Date, 'now').mockReturnValue(t0);

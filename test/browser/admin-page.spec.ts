@@ -97,7 +97,11 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
   async function openTab(label: string): Promise<void> {
     await page.getByRole('tab', { name: label, exact: true }).click();
     await expectSelected(label);
-    await page.locator('section[role=tabpanel]:not([hidden]) .loading').first().waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+    await page
+      .locator('section[role=tabpanel]:not([hidden]) .loading')
+      .first()
+      .waitFor({ state: 'detached', timeout: 15_000 })
+      .catch(() => undefined);
   }
 
   async function expectSelected(label: string): Promise<void> {
@@ -105,7 +109,11 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
   }
 
   async function shot(name: string): Promise<void> {
-    await page.locator('.loading').first().waitFor({ state: 'detached', timeout: 15_000 }).catch(() => undefined);
+    await page
+      .locator('.loading')
+      .first()
+      .waitFor({ state: 'detached', timeout: 15_000 })
+      .catch(() => undefined);
     // Notices from earlier steps would cover the picture.
     await page.evaluate(() => document.querySelector('.toasts')?.replaceChildren());
     await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
@@ -242,7 +250,10 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await tokenStatus(tokenId, 'revoked');
     expect(await listWith(base, plaintext)).toMatch(/^401 /);
 
-    await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Restore/ }).click();
+    await page
+      .locator(`tr[data-token-id="${tokenId}"]`)
+      .getByRole('button', { name: /^Restore/ })
+      .click();
     await tokenStatus(tokenId, 'active');
     expect(await listWith(base, plaintext)).toBe('200');
 
@@ -257,10 +268,16 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     expect((await api(base, '/api/memories', plaintext, { method: 'POST', body: JSON.stringify({ content: 'x' }) })).status).toBe(403);
 
     // Delete asks first; cancelling keeps the token.
-    await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Delete/ }).click();
+    await page
+      .locator(`tr[data-token-id="${tokenId}"]`)
+      .getByRole('button', { name: /^Delete/ })
+      .click();
     await page.getByRole('dialog', { name: 'Delete token?' }).getByRole('button', { name: 'Cancel' }).click();
     expect(await listWith(base, plaintext)).toBe('200');
-    await page.locator(`tr[data-token-id="${tokenId}"]`).getByRole('button', { name: /^Delete/ }).click();
+    await page
+      .locator(`tr[data-token-id="${tokenId}"]`)
+      .getByRole('button', { name: /^Delete/ })
+      .click();
     await page.getByRole('dialog', { name: 'Delete token?' }).getByRole('button', { name: 'Delete' }).click();
     await page.locator(`tr[data-token-id="${tokenId}"]`).waitFor({ state: 'detached' });
     expect(await listWith(base, plaintext)).toMatch(/^401 /);
@@ -293,7 +310,10 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await ttl.fill('900');
     await panel.locator('#cfg-objstore_secret_access_key').fill('browser-secret-value-123');
     await panel.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByRole('status').filter({ hasText: /Saved 2 settings/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Saved 2 settings/ })
+      .waitFor();
 
     const cfg = await (await page.request.get(`${base}/api/config`)).json();
     expect(String(cfg.config.objstore_presign_ttl)).toBe('900');
@@ -310,9 +330,15 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     expect(await page.content()).not.toContain('browser-secret-value-123');
 
     // Clearing the secret through its checkbox.
-    await panel.getByLabel(/Clear the saved/).first().check();
+    await panel
+      .getByLabel(/Clear the saved/)
+      .first()
+      .check();
     await panel.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByRole('status').filter({ hasText: /Saved 1 setting: objstore_secret_access_key/ }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Saved 1 setting: objstore_secret_access_key/ })
+      .waitFor();
     const raw2 = await (await page.request.get(`${base}/api/config/raw`)).json();
     expect(raw2.config.objstore_secret_access_key ?? '').toBe('');
   });
@@ -462,7 +488,11 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     const { plaintext: tok, id: tokId } = await createToken(t, { preset: 'read-write', name: 'historian' });
     const created = await api(base, '/api/memories', tok, { method: 'POST', body: JSON.stringify({ title: 'Kettle policy', content: 'Boil water once.\nPour slowly.' }) });
     const id = (await created.json()).memory.id as string;
-    const patched = await api(base, `/api/memories/${id}`, tok, { method: 'PATCH', body: JSON.stringify({ content: 'Boil water twice.\nPour slowly.', title: 'Kettle policy v2' }), headers: { 'If-Match': '"1"' } });
+    const patched = await api(base, `/api/memories/${id}`, tok, {
+      method: 'PATCH',
+      body: JSON.stringify({ content: 'Boil water twice.\nPour slowly.', title: 'Kettle policy v2' }),
+      headers: { 'If-Match': '"1"' },
+    });
     expect(patched.status).toBe(200);
 
     // A link to the memory (its own address), loaded afresh.
@@ -771,7 +801,10 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
               if (r.width === 0 && r.height === 0) return false; // not rendered (hidden, closed <details>)
               return r.left < -0.5 || r.right > width + 0.5;
             })
-            .map((el) => `${el.tagName.toLowerCase()} "${(el.textContent || (el as HTMLInputElement).name || el.getAttribute('aria-label') || '').trim().slice(0, 30)}" at ${Math.round(el.getBoundingClientRect().left)}..${Math.round(el.getBoundingClientRect().right)} of ${width}`);
+            .map(
+              (el) =>
+                `${el.tagName.toLowerCase()} "${(el.textContent || (el as HTMLInputElement).name || el.getAttribute('aria-label') || '').trim().slice(0, 30)}" at ${Math.round(el.getBoundingClientRect().left)}..${Math.round(el.getBoundingClientRect().right)} of ${width}`,
+            );
         }, tab.id);
         const view = editor ? 'memory editor' : tab.id;
         expect({ view, size, outside }).toEqual({ view, size, outside: [] });

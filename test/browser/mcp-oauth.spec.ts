@@ -192,9 +192,18 @@ describeBrowser('MCP OAuth for connectors', () => {
     const admin = await adminAgent(t);
     const tokenId = provider.saved!.access_token.slice(8, 24);
     const listed = (await admin.get('/api/tokens').expect(200)).body.tokens as Array<Record<string, unknown>>;
-    expect(listed.find((x) => x.id === tokenId)).toMatchObject({ name: 'Test Connector (OAuth)', scopes: ['memory:read', 'memory:write'], expires_at: expect.any(Number), rate_limit_per_minute: expect.any(Number) });
+    expect(listed.find((x) => x.id === tokenId)).toMatchObject({
+      name: 'Test Connector (OAuth)',
+      scopes: ['memory:read', 'memory:write'],
+      expires_at: expect.any(Number),
+      rate_limit_per_minute: expect.any(Number),
+    });
     const audited = (await admin.get('/api/audit?action=token.create&limit=50').expect(200)).body.entries as Array<Record<string, unknown>>;
-    expect(audited.find((e) => e.target === tokenId)).toMatchObject({ outcome: 'success', actor: { kind: 'admin', id: t.cfg.adminUsername }, detail: expect.objectContaining({ via: 'oauth', client_id: provider.client!.client_id }) });
+    expect(audited.find((e) => e.target === tokenId)).toMatchObject({
+      outcome: 'success',
+      actor: { kind: 'admin', id: t.cfg.adminUsername },
+      detail: expect.objectContaining({ via: 'oauth', client_id: provider.client!.client_id }),
+    });
 
     // Refresh: a new token, the old one gone, the old refresh token spent.
     const oldRefresh = provider.saved!.refresh_token!;
@@ -202,7 +211,9 @@ describeBrowser('MCP OAuth for connectors', () => {
     expect(refreshed.access_token).not.toBe(provider.saved!.access_token);
     expect(refreshed.refresh_token).not.toBe(oldRefresh);
     await request(t.http).post('/mcp/oauth').set('Authorization', `Bearer ${provider.saved!.access_token}`).send({}).expect(401);
-    await expect(refreshAuthorization(`${base}/oauth`, { metadata: as, clientInformation: provider.client!, refreshToken: oldRefresh, resource: new URL(`${base}/mcp/oauth`) })).rejects.toMatchObject({ code: 'invalid_grant' });
+    await expect(refreshAuthorization(`${base}/oauth`, { metadata: as, clientInformation: provider.client!, refreshToken: oldRefresh, resource: new URL(`${base}/mcp/oauth`) })).rejects.toMatchObject({
+      code: 'invalid_grant',
+    });
     provider.saveTokens(refreshed);
     const again = await connectOAuth(provider);
     expect((await again.callTool({ name: 'memory_stats', arguments: {} })).isError).toBeFalsy();
@@ -218,12 +229,19 @@ describeBrowser('MCP OAuth for connectors', () => {
     await request(t.http).post('/mcp/oauth').set('Authorization', `Bearer ${refreshed.access_token}`).send({}).expect(401);
     const oauthTokens = async () => ((await admin.get('/api/tokens').expect(200)).body.tokens as Array<{ name: string }>).filter((x) => x.name.endsWith('(OAuth)')).length;
     const before = await oauthTokens();
-    await expect(refreshAuthorization(`${base}/oauth`, { metadata: as, clientInformation: provider.client!, refreshToken: refreshed.refresh_token!, resource: new URL(`${base}/mcp/oauth`) })).rejects.toMatchObject({ code: 'invalid_grant' });
+    await expect(
+      refreshAuthorization(`${base}/oauth`, { metadata: as, clientInformation: provider.client!, refreshToken: refreshed.refresh_token!, resource: new URL(`${base}/mcp/oauth`) }),
+    ).rejects.toMatchObject({ code: 'invalid_grant' });
     expect(await oauthTokens()).toBe(before); // no new token for a revoked connection
   });
 
   it('refuses a wrong redirect URI, a missing PKCE challenge, a foreign resource and a replayed code', async () => {
-    const reg = (await request(t.http).post('/oauth/reg').send({ client_name: 'Negative', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' }).expect(201)).body;
+    const reg = (
+      await request(t.http)
+        .post('/oauth/reg')
+        .send({ client_name: 'Negative', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' })
+        .expect(201)
+    ).body;
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const authorize = (extra: Record<string, string>) =>
@@ -288,7 +306,8 @@ describeBrowser('MCP OAuth for connectors', () => {
         .send({ grant_type: 'authorization_code', code: second.get('code')!, redirect_uri: redirectUri, client_id: reg.client_id, code_verifier: verifier, resource: `${base}/mcp/oauth` })
         .expect(200)
     ).body;
-    const ping = () => request(t.http).post('/mcp/oauth').set('Authorization', `Bearer ${tokens.access_token}`).set('Accept', 'application/json, text/event-stream').send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const ping = () =>
+      request(t.http).post('/mcp/oauth').set('Authorization', `Bearer ${tokens.access_token}`).set('Accept', 'application/json, text/event-stream').send({ jsonrpc: '2.0', id: 1, method: 'ping' });
     expect((await ping()).status).toBe(200);
     await request(t.http).post('/oauth/token/revocation').type('form').send({ token: tokens.refresh_token, token_type_hint: 'refresh_token', client_id: reg.client_id }).expect(200);
     expect((await ping()).status).toBe(401);
@@ -308,7 +327,10 @@ describeBrowser('MCP OAuth for connectors', () => {
   }
 
   it('open registration is bounded per address', async () => {
-    const register = () => request(t.http).post('/oauth/reg').send({ client_name: 'Flood', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' });
+    const register = () =>
+      request(t.http)
+        .post('/oauth/reg')
+        .send({ client_name: 'Flood', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' });
     const statuses: number[] = [];
     for (let i = 0; i < 31; i++) statuses.push((await register()).status);
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);

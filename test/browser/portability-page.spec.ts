@@ -40,7 +40,11 @@ describeBrowser('Export / Import tab in Chromium', () => {
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.http.address() as AddressInfo).port}`;
     token = (await createToken(t, { preset: 'full' })).plaintext;
-    for (const [project, content] of [['alpha', 'first alpha'], ['alpha', 'second alpha'], ['beta', 'only beta']]) {
+    for (const [project, content] of [
+      ['alpha', 'first alpha'],
+      ['alpha', 'second alpha'],
+      ['beta', 'only beta'],
+    ]) {
       expect((await api('/api/memories', { method: 'POST', body: JSON.stringify({ project, content }) })).status).toBe(201);
     }
     userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-chromium-'));
@@ -82,7 +86,10 @@ describeBrowser('Export / Import tab in Chromium', () => {
     await report.getByText('Dry run of 3 files (zip).').waitFor();
     expect(await report.locator('[data-count=created]').textContent()).toBe('2');
     expect(await report.locator('[data-count=invalid]').textContent()).toBe('1');
-    await report.locator('tr[data-status=invalid]').getByText(/front matter is not valid YAML/).waitFor();
+    await report
+      .locator('tr[data-status=invalid]')
+      .getByText(/front matter is not valid YAML/)
+      .waitFor();
     expect(await total()).toBe(before);
 
     await page.getByLabel(/Dry run/).uncheck();

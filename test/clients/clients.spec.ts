@@ -69,7 +69,10 @@ describe('client libraries against a running service', () => {
     const dir = tempDir('memstore-client-types-');
     fs.writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify((await request(t.http).get('/openapi.json').expect(200)).body));
     // The generator runs as its own process (openapi-typescript loads ES modules, which jest's module system does not).
-    const { code, output } = await run(process.execPath, [path.join(ROOT, 'clients/typescript/scripts/generate-types.js'), path.join(dir, 'openapi.json'), path.join(dir, 'openapi.ts')], { cwd: ROOT, env: process.env });
+    const { code, output } = await run(process.execPath, [path.join(ROOT, 'clients/typescript/scripts/generate-types.js'), path.join(dir, 'openapi.json'), path.join(dir, 'openapi.ts')], {
+      cwd: ROOT,
+      env: process.env,
+    });
     if (code !== 0) throw new Error(`generate-types.js exited ${code}:\n${output}`);
     const text = fs.readFileSync(path.join(dir, 'openapi.ts'), 'utf8');
     fs.rmSync(dir, { recursive: true, force: true });
@@ -152,7 +155,11 @@ describe('client libraries against a running service', () => {
 
       const impatient = new MemoryStore({ baseUrl: base, token: limitedTokens[0], retry: { maxRetries: 0 } });
       let over: unknown;
-      for (let i = 0; i < 6 && over === undefined; i++) over = await impatient.stats().then(() => undefined, (e: unknown) => e);
+      for (let i = 0; i < 6 && over === undefined; i++)
+        over = await impatient.stats().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(over).toBeInstanceOf(RateLimitError);
       expect(over).toBeInstanceOf(MemoryStoreError);
       expect((over as RateLimitError).retryAfter).toBeGreaterThanOrEqual(1);
@@ -170,10 +177,24 @@ describe('client libraries against a running service', () => {
       }) as unknown as typeof fetch;
       return { seen, fetchImpl };
     }
-    const memory = { id: '6740a1b2c3d4e5f601234567', title: null, type: 'note', tags: [], scope: 'global', agent: null, project: null, created_at: '2026-11-21T09:30:00.000Z', updated_at: '2026-11-21T09:30:00.000Z', version: 1 };
+    const memory = {
+      id: '6740a1b2c3d4e5f601234567',
+      title: null,
+      type: 'note',
+      tags: [],
+      scope: 'global',
+      agent: null,
+      project: null,
+      created_at: '2026-11-21T09:30:00.000Z',
+      updated_at: '2026-11-21T09:30:00.000Z',
+      version: 1,
+    };
 
     it('a 503 on create is retried with the same Idempotency-Key, so the memory is stored once', async () => {
-      const { seen, fetchImpl } = scripted([{ status: 503, headers: { 'Retry-After': '0' }, body: { ok: false, error: 'Document database unavailable: down' } }, { status: 201, body: { ok: true, memory, similar: [] } }]);
+      const { seen, fetchImpl } = scripted([
+        { status: 503, headers: { 'Retry-After': '0' }, body: { ok: false, error: 'Document database unavailable: down' } },
+        { status: 201, body: { ok: true, memory, similar: [] } },
+      ]);
       const client = new MemoryStore({ baseUrl: 'http://127.0.0.1:9', token: 't', fetch: fetchImpl });
       expect((await client.createMemory({ content: 'x' })).memory.id).toBe(memory.id);
       expect(seen).toHaveLength(2);

@@ -46,11 +46,7 @@ export function memoryDoc(over: Partial<MemoryDoc> = {}): MemoryDoc {
 
 const ids = (rows: MemoryRow[]) => rows.map((r) => r.id);
 
-export function memoryIndexContract(
-  name: string,
-  make: () => Promise<{ index: MemoryIndex; cleanup(): Promise<void> }>,
-  capabilities: MemoryIndexCapabilities = FULL_TEXT,
-): void {
+export function memoryIndexContract(name: string, make: () => Promise<{ index: MemoryIndex; cleanup(): Promise<void> }>, capabilities: MemoryIndexCapabilities = FULL_TEXT): void {
   const lacks = (cap: keyof MemoryIndexCapabilities) => (capabilities[cap] ? '' : ` [capability '${cap}' not supported by ${name}: checks only that the query works]`);
 
   describe(`MemoryIndex contract: ${name}`, () => {
@@ -69,8 +65,7 @@ export function memoryIndexContract(
       await index.insert(d);
       return d;
     };
-    const search = (text: string, extra: Partial<Parameters<MemoryIndex['search']>[0]> = {}) =>
-      index.search({ text, filter: {}, limit: 50, offset: 0, ...extra });
+    const search = (text: string, extra: Partial<Parameters<MemoryIndex['search']>[0]> = {}) => index.search({ text, filter: {}, limit: 50, offset: 0, ...extra });
 
     describe('versions: compare-and-swap and history (issue 9)', () => {
       const key = (id: string, v: number) => `memories/${id}.v${v}-${'0'.repeat(11)}${v % 10}.md`;
@@ -90,9 +85,7 @@ export function memoryIndexContract(
 
       it('a create records version 1 in the history; an update with the expected version swaps and adds an entry', async () => {
         const d = await versioned({ title: 'one', content: 'first' });
-        expect((await index.history(d.id, 10, 0)).rows).toEqual([
-          { version: 1, objectKey: d.objectKey, title: 'one', size: 5, updatedAt: d.updatedAt, author: d.author },
-        ]);
+        expect((await index.history(d.id, 10, 0)).rows).toEqual([{ version: 1, objectKey: d.objectKey, title: 'one', size: 5, updatedAt: d.updatedAt, author: d.author }]);
         const d2 = next(d, { title: 'two', content: 'second!' });
         expect(await index.update(d2, 1, 20)).toEqual({ status: 'ok', released: [] });
         expect(await index.get(d.id)).toEqual(d2);
@@ -321,9 +314,7 @@ export function memoryIndexContract(
         const after = { createdAt: newest[1].createdAt, id: newest[1].id };
         expect(ids((await index.list({ filter: {}, limit: 2, offset: 0, after })).rows)).toEqual([newest[2].id, newest[3].id]);
         const facts = newest.filter((d) => d.type === 'fact');
-        expect(ids((await index.list({ filter: { type: 'fact' }, limit: 10, offset: 0, after: { createdAt: facts[0].createdAt, id: facts[0].id } })).rows)).toEqual(
-          facts.slice(1).map((d) => d.id),
-        );
+        expect(ids((await index.list({ filter: { type: 'fact' }, limit: 10, offset: 0, after: { createdAt: facts[0].createdAt, id: facts[0].id } })).rows)).toEqual(facts.slice(1).map((d) => d.id));
       });
 
       it('keeps a cursor valid while rows are added and deleted (even the cursor row itself)', async () => {
@@ -453,9 +444,37 @@ export function memoryIndexContract(
       it('never fails on hostile query strings', async () => {
         const a = await add({ title: 'near title', content: 'select from memories where content AND NOT or near' });
         const hostile = [
-          '"', '""', '"unbalanced', '(', ')', '((a)', 'NEAR(', 'NEAR(a b, 2)', 'a*', '*', '-', '--', '- -x', 'title:near', 'content:select',
-          '{title}: x', '^near', 'a AND', 'OR', 'NOT NOT', "'; DROP TABLE memories; --", '\\', '%', '_', '\u0000', 'a:b:c', '+near', 'near^2',
-          '\u202e\u0301', 'x'.repeat(1000), Array.from({ length: 200 }, (_, i) => `w${i}`).join(' '),
+          '"',
+          '""',
+          '"unbalanced',
+          '(',
+          ')',
+          '((a)',
+          'NEAR(',
+          'NEAR(a b, 2)',
+          'a*',
+          '*',
+          '-',
+          '--',
+          '- -x',
+          'title:near',
+          'content:select',
+          '{title}: x',
+          '^near',
+          'a AND',
+          'OR',
+          'NOT NOT',
+          "'; DROP TABLE memories; --",
+          '\\',
+          '%',
+          '_',
+          '\u0000',
+          'a:b:c',
+          '+near',
+          'near^2',
+          '\u202e\u0301',
+          'x'.repeat(1000),
+          Array.from({ length: 200 }, (_, i) => `w${i}`).join(' '),
         ];
         for (const q of hostile) {
           const res = await search(q);
@@ -540,7 +559,13 @@ export function memoryIndexContract(
         await add({ project: '__proto__', agent: null });
         const s = await index.stats();
         expect(s.total).toBe(6);
-        const expected: Array<[string, number]> = [['constructor', 1], ['__proto__', 2], ['toString', 1], ['hasOwnProperty', 1], ['valueOf', 1]];
+        const expected: Array<[string, number]> = [
+          ['constructor', 1],
+          ['__proto__', 2],
+          ['toString', 1],
+          ['hasOwnProperty', 1],
+          ['valueOf', 1],
+        ];
         expect(Object.entries(s.byProject).sort()).toEqual(expected.sort());
         // JSON is what a client sees: every key an own, enumerable number.
         expect(JSON.stringify(s.byProject)).toContain('"__proto__":2');

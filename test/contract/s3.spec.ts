@@ -83,7 +83,10 @@ onS3rver('S3 object store on s3rver', () => {
   });
 
   it('lists every key across several ListObjectsV2 pages (continuation tokens), with and without a key prefix', async () => {
-    for (const [prefix, label] of [[undefined, 'plain'], ['memstore/', 'prefixed']] as const) {
+    for (const [prefix, label] of [
+      [undefined, 'plain'],
+      ['memstore/', 'prefixed'],
+    ] as const) {
       const paged = store({ bucket, prefix, listPageSize: 3 });
       const keys = Array.from({ length: 11 }, (_, i) => `memories/${label}-${String(i).padStart(2, '0')}.md`);
       for (const k of keys) await paged.put(k, k, 'text/markdown');
@@ -132,7 +135,7 @@ onS3rver('S3 object store on s3rver', () => {
     expect(await collect(s.list(''))).toEqual([]);
   });
 
-  it("names a missing bucket: 503 \"Object store unavailable: bucket '...' does not exist\"", async () => {
+  it('names a missing bucket: 503 "Object store unavailable: bucket \'...\' does not exist"', async () => {
     const missing = store({ bucket: 'no-such-bucket-here' });
     const err = await missing.get('memories/a.md').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BackendUnavailableError);

@@ -29,14 +29,19 @@ describe('admin config routes', () => {
 
   describe('access', () => {
     it.each(ADMIN_ROUTES)('%s %s without credentials → 401', async (method, url, body) => {
-      const res = await request(t.http)[method](url).send(body ?? {});
+      const res = await request(t.http)
+        [method](url)
+        .send(body ?? {});
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ ok: false, error: expect.any(String) });
     });
 
     it.each(ADMIN_ROUTES)('%s %s with an API token (even full scopes) → 403', async (method, url, body) => {
       const { plaintext } = await createToken(t, { preset: 'full' });
-      const res = await request(t.http)[method](url).set('Authorization', `Bearer ${plaintext}`).send(body ?? {});
+      const res = await request(t.http)
+        [method](url)
+        .set('Authorization', `Bearer ${plaintext}`)
+        .send(body ?? {});
       expect(res.status).toBe(403);
       expect(res.body.ok).toBe(false);
     });
@@ -73,8 +78,14 @@ describe('admin config routes', () => {
         'memory_history_keep',
       ].sort(),
     );
-    for (const f of fields) expect(f).toEqual(expect.objectContaining({ key: expect.any(String), label: expect.any(String), type: expect.any(String), secret: expect.any(Boolean), required: expect.any(Boolean), help: expect.any(String) }));
-    const secret = fields.filter((f: { secret: boolean }) => f.secret).map((f: { key: string }) => f.key).sort();
+    for (const f of fields)
+      expect(f).toEqual(
+        expect.objectContaining({ key: expect.any(String), label: expect.any(String), type: expect.any(String), secret: expect.any(Boolean), required: expect.any(Boolean), help: expect.any(String) }),
+      );
+    const secret = fields
+      .filter((f: { secret: boolean }) => f.secret)
+      .map((f: { key: string }) => f.key)
+      .sort();
     expect(secret).toEqual(['docdb_uri', 'embedding_api_key', 'objstore_access_key_id', 'objstore_secret_access_key']);
     // A field that takes a few values lists them (the page offers a choice, not a text box).
     expect(fields.filter((f: { options?: string[] }) => f.options).map((f: { key: string; options: string[] }) => [f.key, f.options])).toEqual([['embedding_provider', ['local', 'openai', 'none']]]);
@@ -96,7 +107,14 @@ describe('admin config routes', () => {
   it('POST /api/config saves partially; GET shows masked secrets and sources; raw shows them in clear', async () => {
     const save = await admin
       .post('/api/config')
-      .send({ objstore_access_key_id: 'AKIAIOSFODNN7EXAMPLE', objstore_secret_access_key: SECRET, objstore_public_base: 'https://files.example.com', objstore_presign_ttl: '900', docdb_db: 'filedb', unknown_field: 'ignored' })
+      .send({
+        objstore_access_key_id: 'AKIAIOSFODNN7EXAMPLE',
+        objstore_secret_access_key: SECRET,
+        objstore_public_base: 'https://files.example.com',
+        objstore_presign_ttl: '900',
+        docdb_db: 'filedb',
+        unknown_field: 'ignored',
+      })
       .expect(200);
     expect(save.body).toMatchObject({ ok: true, complete: true, missing: [], overridden: ['docdb_db'], active: { docdb: 'sqlite', objstore: 'filesystem' }, warnings: [] });
     expect(save.body.saved.sort()).toEqual(['docdb_db', 'objstore_access_key_id', 'objstore_presign_ttl', 'objstore_public_base', 'objstore_secret_access_key']);
@@ -110,7 +128,13 @@ describe('admin config routes', () => {
       docdb_db: 'env-db', // the environment still wins
     });
     expect(JSON.stringify(got.body)).not.toContain(SECRET);
-    expect(got.body.sources).toMatchObject({ objstore_access_key_id: 'credentials', objstore_secret_access_key: 'credentials', objstore_public_base: 'file', objstore_presign_ttl: 'file', docdb_db: 'env' });
+    expect(got.body.sources).toMatchObject({
+      objstore_access_key_id: 'credentials',
+      objstore_secret_access_key: 'credentials',
+      objstore_public_base: 'file',
+      objstore_presign_ttl: 'file',
+      docdb_db: 'env',
+    });
 
     const raw = await admin.get('/api/config/raw').expect(200);
     expect(raw.headers['cache-control']).toBe('no-store');

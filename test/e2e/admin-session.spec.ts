@@ -190,7 +190,9 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
       // do not lock out the admin's browser: its attempts are counted under its device cookie.
       await login(t, { username: 'admin', password: ADMIN_PASSWORD }).set('Cookie', device!.split(';')[0]).expect(200);
       // A forged device cookie counts like none.
-      await login(t, { username: 'admin', password: ADMIN_PASSWORD }).set('Cookie', `memstore.device=${'A'.repeat(16)}.${'B'.repeat(43)}`).expect(429);
+      await login(t, { username: 'admin', password: ADMIN_PASSWORD })
+        .set('Cookie', `memstore.device=${'A'.repeat(16)}.${'B'.repeat(43)}`)
+        .expect(429);
       // other routes are not throttled
       await request(t.http).get('/api/me').expect(200);
     } finally {
@@ -397,7 +399,13 @@ describe.each(testBackends())('admin sign-in on $name', (backend) => {
       const entries = (await request(third.http).get('/api/audit?action=admin.password_change').set('Cookie', again).expect(200)).body.entries;
       expect(entries[0]).toMatchObject({ outcome: 'success', actor: { kind: 'admin', id: 'admin' }, detail: { via: 'command line', sessions_signed_out: live } });
       // Too short, and a password fixed by the environment: refused, exit codes 2 and 1.
-      expect(await runCli(['admin', 'set-password'], { ...env, MEMSTORE_SECRET_KEY: third.cfg.secretKey!, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_EMBEDDING_PROVIDER: 'none' }, { ...io, readSecret: async () => 'short' })).toBe(2);
+      expect(
+        await runCli(
+          ['admin', 'set-password'],
+          { ...env, MEMSTORE_SECRET_KEY: third.cfg.secretKey!, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_EMBEDDING_PROVIDER: 'none' },
+          { ...io, readSecret: async () => 'short' },
+        ),
+      ).toBe(2);
       lines.length = 0;
       expect(await runCli(['admin', 'set-password'], { ...env, MEMSTORE_ADMIN_PASSWORD: 'from the environment' }, io)).toBe(1);
       expect(lines.join('\n')).toContain('the admin password is set by MEMSTORE_ADMIN_PASSWORD');

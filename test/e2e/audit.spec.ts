@@ -60,14 +60,18 @@ describe.each(testBackends())('audit log on $name', (backend) => {
   it('records a sign-out that ends a session, an export, a migration attempt and a failed import; not an anonymous sign-out (issue 46)', async () => {
     const session = request.agent(t.http);
     await session.post('/api/login').send({ username: 'admin', password: ADMIN_PASSWORD }).expect(200);
-    expect(await added(() => session.post('/api/logout').expect(200))).toEqual([expect.objectContaining({ action: 'admin.logout', outcome: 'success', actor: { kind: 'admin', id: 'admin', name: 'admin' } })]);
+    expect(await added(() => session.post('/api/logout').expect(200))).toEqual([
+      expect.objectContaining({ action: 'admin.logout', outcome: 'success', actor: { kind: 'admin', id: 'admin', name: 'admin' } }),
+    ]);
     expect(await added(() => request(t.http).post('/api/logout').expect(200))).toEqual([]);
 
     const tok = await admin.post('/api/tokens').send({ name: 'exporter', preset: 'read-write' }).expect(201);
     secrets.push(tok.body.plaintext);
     const bearer = `Bearer ${tok.body.plaintext}`;
     const exported = await added(() => request(t.http).get('/api/export?project=nothing-here').set('Authorization', bearer).expect(200));
-    expect(exported).toEqual([expect.objectContaining({ action: 'memory.export', outcome: 'success', actor: { kind: 'token', id: tok.body.token.id, name: 'exporter' }, detail: { filters: { project: 'nothing-here' } } })]);
+    expect(exported).toEqual([
+      expect.objectContaining({ action: 'memory.export', outcome: 'success', actor: { kind: 'token', id: tok.body.token.id, name: 'exporter' }, detail: { filters: { project: 'nothing-here' } } }),
+    ]);
 
     const migrated = await added(() => admin.post('/api/migrate').expect(409));
     expect(migrated).toEqual([expect.objectContaining({ action: 'backend.migrate', outcome: 'failure', detail: { status: 409, error: expect.any(String) } })]);
@@ -89,7 +93,9 @@ describe.each(testBackends())('audit log on $name', (backend) => {
       await new Promise((r) => setTimeout(r, 100));
       aborted = (await all()).filter((e) => !before.has(e.id));
     }
-    expect(aborted).toEqual([expect.objectContaining({ action: 'memory.import', outcome: 'failure', actor: expect.objectContaining({ id: tok.body.token.id }), detail: expect.objectContaining({ aborted: true }) })]);
+    expect(aborted).toEqual([
+      expect.objectContaining({ action: 'memory.import', outcome: 'failure', actor: expect.objectContaining({ id: tok.body.token.id }), detail: expect.objectContaining({ aborted: true }) }),
+    ]);
   });
 
   it('records refused tokens by token id, never the secret, at most once a minute per address (issue 46)', async () => {
@@ -103,7 +109,13 @@ describe.each(testBackends())('audit log on $name', (backend) => {
     });
     // The first refusal from this address in this minute is an entry; the other five are counted into the next one.
     expect(refused).toEqual([
-      expect.objectContaining({ action: 'token.refused', outcome: 'failure', target: id, actor: { kind: 'anonymous', id: null, name: null }, detail: { status: 401, error: expect.stringMatching(/revoked/), unrecorded_before: expect.any(Number) } }),
+      expect.objectContaining({
+        action: 'token.refused',
+        outcome: 'failure',
+        target: id,
+        actor: { kind: 'anonymous', id: null, name: null },
+        detail: { status: 401, error: expect.stringMatching(/revoked/), unrecorded_before: expect.any(Number) },
+      }),
     ]);
     secrets.push('not-a-real-secret');
   });
@@ -158,7 +170,13 @@ describe.each(testBackends())('audit log on $name', (backend) => {
       secrets.push(res.body.plaintext, parseToken(res.body.plaintext)!.secret); // the secret may contain '_'
     });
     expect(created).toEqual([
-      expect.objectContaining({ action: 'token.create', outcome: 'success', target: id, actor: expect.objectContaining({ kind: 'admin' }), detail: { name: 'audited bot', scopes: ['memory:read', 'memory:write', 'memory:delete'] } }),
+      expect.objectContaining({
+        action: 'token.create',
+        outcome: 'success',
+        target: id,
+        actor: expect.objectContaining({ kind: 'admin' }),
+        detail: { name: 'audited bot', scopes: ['memory:read', 'memory:write', 'memory:delete'] },
+      }),
     ]);
     const updated = await added(() => admin.patch(`/api/tokens/${id}`).send({ name: 'renamed bot', allowed_ips: [] }).expect(200));
     expect(updated).toEqual([expect.objectContaining({ action: 'token.update', target: id, detail: { fields: ['allowed_ips', 'name'] } })]);
@@ -191,13 +209,23 @@ describe.each(testBackends())('audit log on $name', (backend) => {
     for (let i = 0; i < 3; i++) ids.push((await request(t.http).post('/api/memories').set('Authorization', bearer).send({ title: content, content }).expect(201)).body.memory.id);
     const one = await added(() => request(t.http).delete(`/api/memories/${ids[0]}`).set('Authorization', bearer).expect(200));
     expect(one).toEqual([expect.objectContaining({ action: 'memory.delete', outcome: 'success', target: ids[0], actor: { kind: 'token', id: tokenId, name: 'cleaner' } })]);
-    const bulk = await added(() => request(t.http).post('/api/memories/bulk-delete').set('Authorization', bearer).send({ ids: [ids[1], ids[2], 'ffffffffffffffffffffffff'] }).expect(200));
-    expect(bulk).toEqual([expect.objectContaining({ action: 'memory.bulk_delete', actor: { kind: 'token', id: tokenId, name: 'cleaner' }, detail: { requested: 3, deleted: 2, ids: [ids[1], ids[2]] } })]);
+    const bulk = await added(() =>
+      request(t.http)
+        .post('/api/memories/bulk-delete')
+        .set('Authorization', bearer)
+        .send({ ids: [ids[1], ids[2], 'ffffffffffffffffffffffff'] })
+        .expect(200),
+    );
+    expect(bulk).toEqual([
+      expect.objectContaining({ action: 'memory.bulk_delete', actor: { kind: 'token', id: tokenId, name: 'cleaner' }, detail: { requested: 3, deleted: 2, ids: [ids[1], ids[2]] } }),
+    ]);
     // An import that changes memories is recorded with its counts (a dry run is not).
     const jsonl = Buffer.from(JSON.stringify({ content: 'imported by the cleaner', title: 'imp' }) + '\n');
     const importing = (q: string) => request(t.http).post(`/api/import?format=jsonl${q}`).set('Authorization', bearer).set('Content-Type', 'application/x-ndjson').send(jsonl).expect(200);
     expect(await added(() => importing('&dry_run=true'))).toEqual([]);
-    expect(await added(() => importing(''))).toEqual([expect.objectContaining({ action: 'memory.import', outcome: 'success', actor: { kind: 'token', id: tokenId, name: 'cleaner' }, detail: { created: 1, updated: 0, skipped: 0, invalid: 0 } })]);
+    expect(await added(() => importing(''))).toEqual([
+      expect.objectContaining({ action: 'memory.import', outcome: 'success', actor: { kind: 'token', id: tokenId, name: 'cleaner' }, detail: { created: 1, updated: 0, skipped: 0, invalid: 0 } }),
+    ]);
     // Reads and writes are not audited.
     expect(await added(() => request(t.http).get('/api/memories').set('Authorization', bearer).expect(200))).toEqual([]);
     // Filters: by actor, and by action.
@@ -239,7 +267,17 @@ describe.each(testBackends())('audit log on $name', (backend) => {
   it('prunes entries older than the retention period', async () => {
     const db = t.app.get(BackendsService).docdb;
     const at = new Date(Date.now() - 91 * 86_400_000);
-    await db.audit.append({ id: newAuditId(at, randomBytes(6).toString('hex')), at, action: 'token.create', outcome: 'success', actor: { kind: 'admin', id: 'admin', name: 'admin' }, target: null, address: null, requestId: null, detail: {} });
+    await db.audit.append({
+      id: newAuditId(at, randomBytes(6).toString('hex')),
+      at,
+      action: 'token.create',
+      outcome: 'success',
+      actor: { kind: 'admin', id: 'admin', name: 'admin' },
+      target: null,
+      address: null,
+      requestId: null,
+      detail: {},
+    });
     const before = (await all()).length;
     expect(await t.app.get(AuditService).prune()).toBe(1);
     expect((await all()).length).toBe(before - 1);

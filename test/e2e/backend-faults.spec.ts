@@ -205,7 +205,15 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
       const rows = (await index.list({ filter: {}, limit: 10_000, offset: 0 })).rows;
       for (const r of rows) {
         const keys = [r.objectKey, ...(await index.history(r.id, 1000, 0)).rows.filter((h) => h.version <= r.version).map((h) => h.objectKey)];
-        for (const key of keys) if (key && !(await store.get(key).then(() => true, () => false))) missing.push(`${r.id} v${r.version}: ${key}`);
+        for (const key of keys)
+          if (
+            key &&
+            !(await store.get(key).then(
+              () => true,
+              () => false,
+            ))
+          )
+            missing.push(`${r.id} v${r.version}: ${key}`);
       }
       return missing;
     };

@@ -92,7 +92,9 @@ withServers('switching embedded → MongoDB + S3 → embedded without a restart'
     expect((await admin.get('/api/config').expect(200)).body.memories).toEqual(counts);
 
     // 3. Memories now live in MongoDB (index) and the bucket (markdown files).
-    const onMongo = await asToken().post('/api/memories', { content: 'Production memory about mongodb', title: 'production', tags: ['prod'] }).expect(201);
+    const onMongo = await asToken()
+      .post('/api/memories', { content: 'Production memory about mongodb', title: 'production', tags: ['prod'] })
+      .expect(201);
     const mongoId = onMongo.body.memory.id as string;
     expect((await asToken().get(`/api/memories/${mongoId}`).expect(200)).body.memory.content).toBe('Production memory about mongodb');
     expect((await objectsInBucket()).some((k) => k.includes(mongoId))).toBe(true);

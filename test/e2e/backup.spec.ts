@@ -33,7 +33,10 @@ describe('backup of the embedded default while 20 clients write, restored into a
     const client = async (c: number) => {
       for (let i = 0; !stop; i++) {
         const content = `client ${c} write ${i} ${'x'.repeat((i * 37) % 400)}`;
-        const res = await request(a.http).post('/api/memories').set('Authorization', `Bearer ${plaintext}`).send({ content, tags: [`c${c}`] });
+        const res = await request(a.http)
+          .post('/api/memories')
+          .set('Authorization', `Bearer ${plaintext}`)
+          .send({ content, tags: [`c${c}`] });
         if (res.status === 201) acked.set(res.body.memory.id, content);
         else failures++;
       }

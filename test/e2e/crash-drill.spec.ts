@@ -154,10 +154,14 @@ describe('crash drill: kill -9 under concurrent writes and deletes (embedded pai
 
     const reindex = async () => {
       const out: string[] = [];
-      const code = await runCli(['reindex'], { MEMSTORE_DATA_DIR: dataDir, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_SECRET_KEY: SECRET, MEMSTORE_EMBEDDING_PROVIDER: 'none' }, {
-        out: (l) => out.push(l),
-        err: (l) => out.push(l),
-      });
+      const code = await runCli(
+        ['reindex'],
+        { MEMSTORE_DATA_DIR: dataDir, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_SECRET_KEY: SECRET, MEMSTORE_EMBEDDING_PROVIDER: 'none' },
+        {
+          out: (l) => out.push(l),
+          err: (l) => out.push(l),
+        },
+      );
       expect({ code, out: out.join('\n') }).toMatchObject({ code: 0 });
     };
 
@@ -176,8 +180,15 @@ describe('crash drill: kill -9 under concurrent writes and deletes (embedded pai
     {
       const login = await fetch(`${server.base}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
       expect(login.status).toBe(200);
-      const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-      const token = await fetch(`${server.base}/api/tokens`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ preset: 'full', rate_limit_per_minute: 0 }) });
+      const cookie = login.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ');
+      const token = await fetch(`${server.base}/api/tokens`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie },
+        body: JSON.stringify({ preset: 'full', rate_limit_per_minute: 0 }),
+      });
       expect(token.status).toBe(201);
       bearer = (await token.json()).plaintext;
     }
@@ -209,8 +220,7 @@ describe('crash drill: kill -9 under concurrent writes and deletes (embedded pai
     await restarted((base) => verify(base, 'after reindex'));
 
     console.log(
-      `crash drill: ${figures.rounds} rounds (kill -9), ${figures.acknowledged} acknowledged operations, ${figures.checked} checks, ` +
-        `lost ${figures.lost}, resurrected ${figures.resurrected}`,
+      `crash drill: ${figures.rounds} rounds (kill -9), ${figures.acknowledged} acknowledged operations, ${figures.checked} checks, ` + `lost ${figures.lost}, resurrected ${figures.resurrected}`,
     );
     expect(problems).toEqual([]);
     expect(figures.acknowledged).toBeGreaterThan(0);

@@ -17,14 +17,11 @@ import { Api, createMemory, fullAccessApi } from './memories.helpers';
 function post(port: number, path: string, body: Buffer | string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const buf = Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
-    const req = http.request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': String(buf.length), ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'Content-Type': 'application/json', 'Content-Length': String(buf.length), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
     req.on('error', reject);
     req.end(buf);
   });
@@ -53,8 +50,7 @@ async function postAndMeasure(port: number, path: string, text: string, headers:
 }
 
 /** CPU of the event-loop thread (Node 22.19+ and 24); the whole process's on older Node. */
-const mainThreadCpu = (prev?: NodeJS.CpuUsage): NodeJS.CpuUsage =>
-  (process as { threadCpuUsage?: (p?: NodeJS.CpuUsage) => NodeJS.CpuUsage }).threadCpuUsage?.(prev) ?? process.cpuUsage(prev);
+const mainThreadCpu = (prev?: NodeJS.CpuUsage): NodeJS.CpuUsage => (process as { threadCpuUsage?: (p?: NodeJS.CpuUsage) => NodeJS.CpuUsage }).threadCpuUsage?.(prev) ?? process.cpuUsage(prev);
 
 /** The body cost under 50 ms of CPU (a stall like the one before issue 10 cost seconds). */
 function expectCheap(r: { cpuMs: number }): void {
@@ -151,15 +147,24 @@ describe('hostile input: bounded work and 4xx answers', () => {
     });
 
     it('32 levels are accepted (under an unknown key, dropped); 33 are not; brackets inside strings do not count', async () => {
-      const ok = await api.post('/api/memories').set('Content-Type', 'application/json').send(`{"content":"[[[[{{{{ not nesting","a":${nested(31)}}`);
+      const ok = await api
+        .post('/api/memories')
+        .set('Content-Type', 'application/json')
+        .send(`{"content":"[[[[{{{{ not nesting","a":${nested(31)}}`);
       expect(ok.status).toBe(201);
       expect(ok.body.memory.content).toBe('[[[[{{{{ not nesting');
-      const deep = await api.post('/api/memories').set('Content-Type', 'application/json').send(`{"content":"x","a":${nested(32)}}`);
+      const deep = await api
+        .post('/api/memories')
+        .set('Content-Type', 'application/json')
+        .send(`{"content":"x","a":${nested(32)}}`);
       expect(deep.status).toBe(413);
     });
 
     it('deep nesting inside a known field is refused the same way', async () => {
-      const res = await api.post('/api/memories').set('Content-Type', 'application/json').send(`{"content":"x","tags":${nested(500, '"t"')}}`);
+      const res = await api
+        .post('/api/memories')
+        .set('Content-Type', 'application/json')
+        .send(`{"content":"x","tags":${nested(500, '"t"')}}`);
       expect(res.status).toBe(413);
     });
   });
@@ -311,11 +316,14 @@ describe('hostile input: bounded work and 4xx answers', () => {
   });
 
   describe('query parameters', () => {
-    it.each(['2026-02-31', '2026-02-30T10:00:00Z', '2026-13-01', '2026-04-31T00:00:00.000Z', '2025-02-29', '0086-02-30T10:00:00Z', '0100-02-29'])('since=%s (a date that does not exist) is 422', async (since) => {
-      const res = await api.get(`/api/memories?since=${encodeURIComponent(since)}`);
-      expect(res.status).toBe(422);
-      expect(res.body.detail[0]).toMatchObject({ loc: ['query', 'since'], type: 'datetime_parsing' });
-    });
+    it.each(['2026-02-31', '2026-02-30T10:00:00Z', '2026-13-01', '2026-04-31T00:00:00.000Z', '2025-02-29', '0086-02-30T10:00:00Z', '0100-02-29'])(
+      'since=%s (a date that does not exist) is 422',
+      async (since) => {
+        const res = await api.get(`/api/memories?since=${encodeURIComponent(since)}`);
+        expect(res.status).toBe(422);
+        expect(res.body.detail[0]).toMatchObject({ loc: ['query', 'since'], type: 'datetime_parsing' });
+      },
+    );
 
     it.each(['2024-02-29', '2026-02-28T23:59:59.999Z', '2026-11-01', '0086-01-09T23:01:38-13:35', '0004-02-29', '0000-01-01T00:00:00Z'])('since=%s is accepted', async (since) => {
       await api.get(`/api/memories?since=${encodeURIComponent(since)}`).expect(200);
@@ -376,17 +384,25 @@ describe.each(testBackends())('hostile text and names on $name', (backend) => {
     const found = (await api.get('/api/memories?q=zebu').expect(200)).body.rows.find((r: { id: string }) => r.id === m.id);
     expect(found).toMatchObject({ title: want.title, tags: want.tags, agent: want.agent, project: want.project });
 
-    const file = await api.get(`/api/memories/${m.id}/download`).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const file = await api
+      .get(`/api/memories/${m.id}/download`)
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(file.status).toBe(200);
     const text = (file.body as Buffer).toString('utf8');
     expect(text).toContain(want.content);
     expect(text).toContain('zebu\uFFFDtitle');
     // Exactly one replacement character per lone surrogate in the content (not three).
-    expect(text.split('\n---\n').pop()!.match(/\uFFFD/g)).toHaveLength(1);
+    expect(
+      text
+        .split('\n---\n')
+        .pop()!
+        .match(/\uFFFD/g),
+    ).toHaveLength(1);
 
     const patched = (await api.patch(`/api/memories/${m.id}`).set('Content-Type', 'application/json').send('{"title":"\\udbff!"}').expect(200)).body.memory;
     expect(patched.title).toBe('\uFFFD!');

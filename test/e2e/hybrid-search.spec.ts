@@ -122,7 +122,7 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     expect(JSON.stringify(copy.body)).not.toContain(ids.deploy);
   });
 
-  it('embeds a new memory once for its hints and its vector, and a create does not queue behind another request\'s embedding', async () => {
+  it("embeds a new memory once for its hints and its vector, and a create does not queue behind another request's embedding", async () => {
     const embeddings = t.app.get(EmbeddingsService);
     const provider = embeddings.provider;
     // A request's embedding (a search's query) makes the model busy for hints until it is done.
@@ -138,7 +138,12 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       // Twelve creates at once: one at a time gets hints from the model, the others skip them.
       // (One agent each: no memory has a previous one in its session, so the queue's job text is
       // the hint's text; with session context the queue embeds the longer text itself.)
-      const bodies = Array.from({ length: 12 }, (_, i) => ({ title: `Receipt ${i}`, content: `Receipt number ${i} of the tax folder: a parking ticket from stop ${i * 7}.`, project: 'hints', agent: `clerk-${i}` }));
+      const bodies = Array.from({ length: 12 }, (_, i) => ({
+        title: `Receipt ${i}`,
+        content: `Receipt number ${i} of the tax folder: a parking ticket from stop ${i * 7}.`,
+        project: 'hints',
+        agent: `clerk-${i}`,
+      }));
       const ownText = (b: { title: string; content: string }) => `${b.content}\n${b.title}`;
       const created = await Promise.all(bodies.map((b) => api.post('/api/memories', b).expect(201)));
       await settle();

@@ -142,7 +142,10 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       const got = await client.callTool({ name: 'get_memory', arguments: { id } });
       expect(((got.structuredContent as Structured).memory as Structured).content).toBe(memory.content);
 
-      const updated = await client.callTool({ name: 'update_memory', arguments: { id, content: 'We deploy the payments service on Wednesdays through the blue-green pipeline.', tags: ['ops', tag, 'changed'] } });
+      const updated = await client.callTool({
+        name: 'update_memory',
+        arguments: { id, content: 'We deploy the payments service on Wednesdays through the blue-green pipeline.', tags: ['ops', tag, 'changed'] },
+      });
       expect(updated.isError).toBeFalsy();
       expect((updated.structuredContent as Structured).memory).toMatchObject({ id, title: 'Deploy windows', tags: ['ops', tag, 'changed'] });
 
@@ -289,11 +292,15 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       [2, author],
       [1, author],
     ]);
-    const file = await request(t.http).get(`/api/memories/${id}/download`).set('Authorization', `Bearer ${tokens.read}`).buffer(true).parse((res, done) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-      res.on('end', () => done(null, text));
-    });
+    const file = await request(t.http)
+      .get(`/api/memories/${id}/download`)
+      .set('Authorization', `Bearer ${tokens.read}`)
+      .buffer(true)
+      .parse((res, done) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        res.on('end', () => done(null, text));
+      });
     expect(file.body).toMatch(new RegExp(`\nauthor:\n  kind: token\n  id: ${writer.id}\n  name: mcp author\n`));
 
     // The audit entries of an MCP delete (found, and not found) look like those of DELETE /api/memories/{id}.

@@ -25,7 +25,7 @@ describe.each(testBackends())('cursor pagination under concurrent writes on $nam
     const seen: string[] = [];
     const keys: string[] = [];
     let rng = 7;
-    const random = (n: number) => ((rng = (rng * 1103515245 + 12345) & 0x7fffffff) % n);
+    const random = (n: number) => (rng = (rng * 1103515245 + 12345) & 0x7fffffff) % n;
 
     let page = (await api.get('/api/memories?limit=37').expect(200)).body;
     for (;;) {

@@ -12,7 +12,8 @@ import { Api, createMemory, fullAccessApi } from './memories.helpers';
 const memoryFiles = (t: TestApp) => {
   const dir = path.join(t.dataDir, 'objects', 'memories');
   if (!fs.existsSync(dir)) return [];
-  return (fs.readdirSync(dir, { recursive: true, withFileTypes: true }))
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name)))
     .sort();
@@ -166,10 +167,14 @@ describe('memories: reindex from the object store alone', () => {
 
     // The same through the command line entry point (its own application context on the data dir).
     const out: string[] = [];
-    const code = await runCli(['reindex'], { MEMSTORE_DATA_DIR: t.dataDir, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_SECRET_KEY: 'test-secret-key-0123456789abcdef0123456789abcdef' }, {
-      out: (l) => out.push(l),
-      err: (l) => out.push(l),
-    });
+    const code = await runCli(
+      ['reindex'],
+      { MEMSTORE_DATA_DIR: t.dataDir, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_SECRET_KEY: 'test-secret-key-0123456789abcdef0123456789abcdef' },
+      {
+        out: (l) => out.push(l),
+        err: (l) => out.push(l),
+      },
+    );
     expect(code).toBe(1); // unreadable files make the exit code non-zero
     const text = out.join('\n');
     expect(text).toContain('memory files found: 2');
@@ -188,9 +193,17 @@ describe('memories: signed URL lifetime from objstore_presign_ttl', () => {
       const res = await api.get(`/api/memories/${m.id}/download?url=true`).expect(200);
       expect(res.body.expires_in).toBe(1);
       const u = new URL(res.body.url);
-      await request(t.http).get(u.pathname + u.search).expect(200);
+      await request(t.http)
+        .get(u.pathname + u.search)
+        .expect(200);
       await new Promise((r) => setTimeout(r, 2100));
-      expect((await request(t.http).get(u.pathname + u.search).expect(403)).body).toEqual({ ok: false, error: 'Download link expired' });
+      expect(
+        (
+          await request(t.http)
+            .get(u.pathname + u.search)
+            .expect(403)
+        ).body,
+      ).toEqual({ ok: false, error: 'Download link expired' });
     } finally {
       await t.close();
     }

@@ -66,7 +66,10 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     expect((await api.delete(`/api/memories/${id}`).set('If-Match', 'W/"1"').expect(412)).body.current_version).toBe(2);
     expect((await api.patch(`/api/memories/${id}`, { title: 'x' }).set('If-Match', 'nonsense').expect(422)).body.ok).toBe(false);
     // Bad input is refused as bad input even when the If-Match version is stale too (found by the fuzz step).
-    const both = await api.patch(`/api/memories/${id}`, { agent: 'a'.repeat(201) }).set('If-Match', '"1"').expect(422);
+    const both = await api
+      .patch(`/api/memories/${id}`, { agent: 'a'.repeat(201) })
+      .set('If-Match', '"1"')
+      .expect(422);
     expect(JSON.stringify(both.body)).toContain('agent');
 
     const hist = (await api.get(`/api/memories/${id}/versions`).expect(200)).body;
@@ -133,7 +136,10 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     const body = { content: 'idempotent create', tags: ['idem'] };
     const first = await api.post('/api/memories', body).set('Idempotency-Key', 'key-1').expect(201);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
-    const again = await api.post('/api/memories', { tags: ['idem'], content: 'idempotent create' }).set('Idempotency-Key', 'key-1').expect(201);
+    const again = await api
+      .post('/api/memories', { tags: ['idem'], content: 'idempotent create' })
+      .set('Idempotency-Key', 'key-1')
+      .expect(201);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body).toEqual(first.body);
     const other = await api.post('/api/memories', { content: 'something else' }).set('Idempotency-Key', 'key-1').expect(422);
@@ -150,8 +156,14 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     expect(second.body.memory.id).not.toBe(first.body.memory.id);
 
     const m = await createMemory(api, { content: 'to bulk delete' });
-    const del1 = await api.post('/api/memories/bulk-delete', { ids: [m.id] }).set('Idempotency-Key', 'bulk-1').expect(200);
-    const del2 = await api.post('/api/memories/bulk-delete', { ids: [m.id] }).set('Idempotency-Key', 'bulk-1').expect(200);
+    const del1 = await api
+      .post('/api/memories/bulk-delete', { ids: [m.id] })
+      .set('Idempotency-Key', 'bulk-1')
+      .expect(200);
+    const del2 = await api
+      .post('/api/memories/bulk-delete', { ids: [m.id] })
+      .set('Idempotency-Key', 'bulk-1')
+      .expect(200);
     expect(del2.body).toEqual(del1.body);
     expect(del2.headers['idempotent-replayed']).toBe('true');
   });
@@ -204,7 +216,11 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     const key = versionKey(ghostId, 1);
     const at = new Date(Date.now() - 3_600_000);
     await intents.add({ objectKey: key, memoryId: ghostId, createdAt: at });
-    await store.put(key, toMarkdown({ id: ghostId, title: 'ghost', type: 'note', scope: 'global', tags: [], agent: null, project: null, content: 'never acknowledged', createdAt: at, updatedAt: at, version: 1 }), 'text/markdown');
+    await store.put(
+      key,
+      toMarkdown({ id: ghostId, title: 'ghost', type: 'note', scope: 'global', tags: [], agent: null, project: null, content: 'never acknowledged', createdAt: at, updatedAt: at, version: 1 }),
+      'text/markdown',
+    );
     // An acknowledged write whose intent was left behind (died after the index write) is kept.
     const kept = await createMemory(api, { content: 'acknowledged' });
     const keptKey = (await t.app.get(MemoryIndex).get(kept.id))!.objectKey!;
@@ -426,7 +442,7 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
       }
     }, 300_000);
   }
-  it('issue 46 item 10: a losing write\'s object left in the store is never rebuilt: a reindex keeps the version the index acknowledged', async () => {
+  it("issue 46 item 10: a losing write's object left in the store is never rebuilt: a reindex keeps the version the index acknowledged", async () => {
     const m = await createMemory(api, { content: 'lynxword start', title: 'start' });
     const res = await Promise.all(Array.from({ length: 8 }, (_, i) => api.patch(`/api/memories/${m.id}`, { title: `w${i}`, content: `lynxword body of w${i}` })));
     expect(res.map((r) => r.status)).toEqual(Array(8).fill(200));
@@ -440,7 +456,19 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     const at = new Date(acked.updated_at);
     const loser = `memories/${m.id}.v${acked.version}-000000000000.md`;
     const stray = `memories/${m.id}.v3-000000000000.md`; // an earlier round's loser
-    const doc = (v: number, title: string) => ({ id: m.id, title, type: 'note' as const, scope: 'global' as const, tags: [], agent: null, project: null, content: `lynxword body of ${title}`, createdAt: new Date(m.created_at), updatedAt: at, version: v });
+    const doc = (v: number, title: string) => ({
+      id: m.id,
+      title,
+      type: 'note' as const,
+      scope: 'global' as const,
+      tags: [],
+      agent: null,
+      project: null,
+      content: `lynxword body of ${title}`,
+      createdAt: new Date(m.created_at),
+      updatedAt: at,
+      version: v,
+    });
     await store.put(loser, toMarkdown(doc(acked.version, loserTitle)), 'text/markdown');
     await store.put(stray, toMarkdown(doc(3, loserTitle)), 'text/markdown');
 

@@ -266,7 +266,9 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       const byToken = await api.get(`/api/memories/${m.id}/download?url=true`).expect(200);
       const u = new URL(byToken.body.url);
       expect(u.pathname).toMatch(/^\/api\/files\/memories\//);
-      const served = await request(t.http).get(u.pathname + u.search).expect(200);
+      const served = await request(t.http)
+        .get(u.pathname + u.search)
+        .expect(200);
       expect(served.headers['content-disposition']).toBe(`attachment; filename="${m.id}.md"`);
       expect(served.text.endsWith('Presigned body')).toBe(true);
     });
@@ -281,7 +283,9 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       expect(Date.parse(res.body.expires_at)).toBeGreaterThanOrEqual(before + 3600_000 - 1000);
       expect(Date.parse(res.body.expires_at)).toBeLessThanOrEqual(after + 3600_000 + 1000);
       const u = new URL(res.body.url);
-      const file = await request(t.http).get(u.pathname + u.search).expect(200);
+      const file = await request(t.http)
+        .get(u.pathname + u.search)
+        .expect(200);
       expect(file.headers['content-type']).toBe('text/markdown; charset=utf-8');
       expect(file.headers['content-disposition']).toBe(`attachment; filename="${m.id}.md"`);
       expect(file.text.endsWith('Signed body')).toBe(true);
@@ -312,7 +316,9 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       const key = `memories/${m.id}.md`;
       const past = Math.floor(Date.now() / 1000) - 5;
       const url = new URL(signFileUrl(t.app.get(SettingsService).serviceKey(), 'http://x', key, past));
-      const res = await request(t.http).get(url.pathname + url.search).expect(403);
+      const res = await request(t.http)
+        .get(url.pathname + url.search)
+        .expect(403);
       expect(res.body).toEqual({ ok: false, error: 'Download link expired' });
     });
   });
@@ -542,8 +548,30 @@ describe.each(testBackends())('memories API on $name', (backend) => {
 
     it('answers hostile query strings with 200 or 422, never 500', async () => {
       const hostile = [
-        '"', '"unbalanced', '(', ')', 'NEAR(', 'NEAR(a b, 3)', '*', 'a*', '-', '--x', 'title:secret', 'content:x', '{title content}:x', '^x', 'a AND', 'OR NOT',
-        "' OR 1=1 --", "'; DROP TABLE memories; --", 'SELECT * FROM memories', '%00', '\\', '🚀', '\u0000', 'x'.repeat(1000),
+        '"',
+        '"unbalanced',
+        '(',
+        ')',
+        'NEAR(',
+        'NEAR(a b, 3)',
+        '*',
+        'a*',
+        '-',
+        '--x',
+        'title:secret',
+        'content:x',
+        '{title content}:x',
+        '^x',
+        'a AND',
+        'OR NOT',
+        "' OR 1=1 --",
+        "'; DROP TABLE memories; --",
+        'SELECT * FROM memories',
+        '%00',
+        '\\',
+        '🚀',
+        '\u0000',
+        'x'.repeat(1000),
       ];
       for (const q of hostile) {
         const res = await api.get(`/api/memories?q=${encodeURIComponent(q)}`);
@@ -565,7 +593,10 @@ describe.each(testBackends())('memories API on $name', (backend) => {
     await admin.get(`/api/memories/${id}/download?url=true`).expect(200);
     await admin.get('/api/stats').expect(200);
     await admin.delete(`/api/memories/${id}`).expect(200);
-    await admin.post('/api/memories/bulk-delete').send({ ids: [id] }).expect(200);
+    await admin
+      .post('/api/memories/bulk-delete')
+      .send({ ids: [id] })
+      .expect(200);
   });
 
   it('refuses memory routes without credentials (401)', async () => {

@@ -120,7 +120,11 @@ describe('meta endpoints', () => {
     });
 
     it('JSON for a client that prefers JSON or asks for format=json; 422 for an unknown format', async () => {
-      for (const [query, accept] of [['', 'application/json, text/markdown;q=0.5'], ['?format=json', 'text/markdown'], ['', '*/*']]) {
+      for (const [query, accept] of [
+        ['', 'application/json, text/markdown;q=0.5'],
+        ['?format=json', 'text/markdown'],
+        ['', '*/*'],
+      ]) {
         const res = await request(t.http).get(`/api/guide${query}`).set('Accept', accept).expect(200);
         expect([query, accept, res.headers['content-type']]).toEqual([query, accept, expect.stringMatching(/^application\/json/)]);
         expect(res.body.guide).toMatch(/^# Memory Store API guide/);
@@ -138,7 +142,27 @@ describe('meta endpoints', () => {
 
     it('covers auth, scopes, errors, pagination, search syntax and limits', async () => {
       const { guide } = (await request(t.http).get('/api/guide').expect(200)).body as { guide: string };
-      for (const needle of ['Authorization: Bearer mem_tok_', 'memory:read', 'memory:write', 'memory:delete', '401', '403', '404', '413', '422', '429', '503', 'next_cursor', '`after`', '"a phrase"', '`-word`', 'json_invalid', '1 to 200', '1000 ids', 'curl ']) {
+      for (const needle of [
+        'Authorization: Bearer mem_tok_',
+        'memory:read',
+        'memory:write',
+        'memory:delete',
+        '401',
+        '403',
+        '404',
+        '413',
+        '422',
+        '429',
+        '503',
+        'next_cursor',
+        '`after`',
+        '"a phrase"',
+        '`-word`',
+        'json_invalid',
+        '1 to 200',
+        '1000 ids',
+        'curl ',
+      ]) {
         expect(guide).toContain(needle);
       }
     });
@@ -245,7 +269,9 @@ describe('meta endpoints', () => {
       expect(res.headers['content-type']).toBe('application/zip');
       expect(res.headers['content-disposition']).toBe('attachment; filename="memory-store-skill.zip"');
       const zip = await JSZip.loadAsync(res.body as Buffer);
-      const files = Object.keys(zip.files).filter((n) => !zip.files[n].dir).sort();
+      const files = Object.keys(zip.files)
+        .filter((n) => !zip.files[n].dir)
+        .sort();
       expect(files).toEqual(['memory-store/.env.example', 'memory-store/SKILL.md']);
 
       const skill = await zip.file('memory-store/SKILL.md')!.async('string');
@@ -280,7 +306,12 @@ describe('the skill prompt curl examples work against the running service', () =
     const re = /^### (.+)$|^```bash\n([\s\S]*?)^```$/gm;
     for (const m of prompt.matchAll(re)) {
       if (m[1]) section = m[1];
-      else for (const cmd of m[2].replace(/\\\n\s*/g, ' ').split('\n').filter((l) => l.trim())) out.push({ section, command: cmd });
+      else
+        for (const cmd of m[2]
+          .replace(/\\\n\s*/g, ' ')
+          .split('\n')
+          .filter((l) => l.trim()))
+          out.push({ section, command: cmd });
     }
     return out;
   }
@@ -296,7 +327,16 @@ describe('the skill prompt curl examples work against the running service', () =
 
     const cmds = examples(prompt);
     const sections = new Set(cmds.map((c) => c.section));
-    for (const s of ['Search or list memories (memory:read)', 'Fetch one memory (memory:read)', 'Create a memory (memory:write)', 'Update a memory (memory:write)', 'Delete a memory (memory:delete)', 'Delete several memories (memory:delete)', 'Download a memory as markdown (memory:read)', 'Statistics (memory:read)']) {
+    for (const s of [
+      'Search or list memories (memory:read)',
+      'Fetch one memory (memory:read)',
+      'Create a memory (memory:write)',
+      'Update a memory (memory:write)',
+      'Delete a memory (memory:delete)',
+      'Delete several memories (memory:delete)',
+      'Download a memory as markdown (memory:read)',
+      'Statistics (memory:read)',
+    ]) {
       expect(sections).toContain(s);
     }
     // Deletions last, so the other examples have their memory.

@@ -30,7 +30,10 @@ async function snapshot(t: TestApp, bearer: string): Promise<string[]> {
   const out: string[] = [];
   let after = '';
   for (;;) {
-    const res = await request(t.http).get(`/api/memories?limit=200${after ? `&after=${after}` : ''}`).set('Authorization', `Bearer ${bearer}`).expect(200);
+    const res = await request(t.http)
+      .get(`/api/memories?limit=200${after ? `&after=${after}` : ''}`)
+      .set('Authorization', `Bearer ${bearer}`)
+      .expect(200);
     for (const r of res.body.rows) out.push(JSON.stringify(r));
     if (!res.body.next_cursor) break;
     after = res.body.next_cursor;
@@ -164,8 +167,14 @@ if (!available) {
         // (FerretDB sorts without an index: a full listing over HTTP is slow there; the migration verified every memory.)
         expect((await request(b.http).get('/api/memories?limit=1').set('Authorization', `Bearer ${bearer}`).expect(200)).body.total).toBe(N);
         for (const s of sample) {
-          const x = await request(a.http).get(`/api/memories/${s.id as string}`).set('Authorization', `Bearer ${bearer}`).expect(200);
-          const y = await request(b.http).get(`/api/memories/${s.id as string}`).set('Authorization', `Bearer ${bearer}`).expect(200);
+          const x = await request(a.http)
+            .get(`/api/memories/${s.id as string}`)
+            .set('Authorization', `Bearer ${bearer}`)
+            .expect(200);
+          const y = await request(b.http)
+            .get(`/api/memories/${s.id as string}`)
+            .set('Authorization', `Bearer ${bearer}`)
+            .expect(200);
           expect(y.body).toEqual(x.body);
         }
         for (const s of sample.slice(0, 3)) {
@@ -220,8 +229,14 @@ if (!available) {
       expect(res.code).toBe(0);
       const d = await createTestApp({ MEMSTORE_DATA_DIR: tempDir(), MEMSTORE_SECRET_KEY: SECRET, ...target, ...second });
       try {
-        const x = await request(d.http).get(`/api/memories/${sample[1].id as string}/download`).set('Authorization', `Bearer ${bearer}`).expect(200);
-        const y = await request(a.http).get(`/api/memories/${sample[1].id as string}/download`).set('Authorization', `Bearer ${bearer}`).expect(200);
+        const x = await request(d.http)
+          .get(`/api/memories/${sample[1].id as string}/download`)
+          .set('Authorization', `Bearer ${bearer}`)
+          .expect(200);
+        const y = await request(a.http)
+          .get(`/api/memories/${sample[1].id as string}/download`)
+          .set('Authorization', `Bearer ${bearer}`)
+          .expect(200);
         expect(x.text).toBe(y.text);
       } finally {
         await d.close();

@@ -48,11 +48,7 @@ describe('JSON logs (MEMSTORE_LOG_FORMAT=json)', () => {
     const agent = await adminAgent(t);
     const token = await createToken(t, { name: 'logged', preset: 'full' });
     const content = 'The launch code is tangerine-4471';
-    const created = await request(t.http)
-      .post('/api/memories')
-      .set('Authorization', `Bearer ${token.plaintext}`)
-      .send({ title: 'secret plans', content })
-      .expect(201);
+    const created = await request(t.http).post('/api/memories').set('Authorization', `Bearer ${token.plaintext}`).send({ title: 'secret plans', content }).expect(201);
     const memoryId = created.body.memory.id as string;
     const res = await request(t.http).get(`/api/memories/${memoryId}`).set('Authorization', `Bearer ${token.plaintext}`).set('X-Request-Id', 'trace-42.a').expect(200);
     expect(res.headers['x-request-id']).toBe('trace-42.a');
@@ -63,9 +59,7 @@ describe('JSON logs (MEMSTORE_LOG_FORMAT=json)', () => {
     const access = parsed().filter((o) => o.context === 'http');
     const get = access.filter((o) => o.request_id === 'trace-42.a');
     expect(get).toHaveLength(1);
-    expect(get[0]).toEqual(
-      expect.objectContaining({ level: 'info', method: 'GET', route: '/api/memories/:memory_id', status: 200, token_id: token.id, request_id: 'trace-42.a' }),
-    );
+    expect(get[0]).toEqual(expect.objectContaining({ level: 'info', method: 'GET', route: '/api/memories/:memory_id', status: 200, token_id: token.id, request_id: 'trace-42.a' }));
     expect(typeof get[0].duration_ms).toBe('number');
     const searchLine = access.find((o) => o.request_id === search.headers['x-request-id']);
     expect(searchLine).toEqual(expect.objectContaining({ route: '/api/memories', status: 200, token_id: token.id }));
@@ -74,7 +68,10 @@ describe('JSON logs (MEMSTORE_LOG_FORMAT=json)', () => {
 
     const all = lines.join('');
     const cookie = (await request(t.http).post('/api/login').send({ username: 'admin', password: ADMIN_PASSWORD })).headers['set-cookie'] as unknown as string[];
-    const sid = cookie.find((c) => c.startsWith('memstore.sid='))!.split(';')[0].split('=')[1];
+    const sid = cookie
+      .find((c) => c.startsWith('memstore.sid='))!
+      .split(';')[0]
+      .split('=')[1];
     for (const secret of [ADMIN_PASSWORD, 'not the password', token.plaintext, parseToken(token.plaintext)!.secret, content, 'tangerine', sid, 'Bearer']) {
       expect(all).not.toContain(secret);
     }

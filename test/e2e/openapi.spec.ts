@@ -86,7 +86,13 @@ function absoluteUrls(text: string): string[] {
 
 describe('OpenAPI document', () => {
   let t: TestApp;
-  let doc: { openapi: string; info: { version: string; title: string }; paths: Record<string, Record<string, Op>>; components: { securitySchemes: Record<string, { type: string; scheme?: string }>; schemas: Record<string, unknown> }; tags?: Array<{ name: string }> };
+  let doc: {
+    openapi: string;
+    info: { version: string; title: string };
+    paths: Record<string, Record<string, Op>>;
+    components: { securitySchemes: Record<string, { type: string; scheme?: string }>; schemas: Record<string, unknown> };
+    tags?: Array<{ name: string }>;
+  };
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -155,9 +161,8 @@ describe('OpenAPI document', () => {
     }
   });
 
-  describe('error responses (generated from each route\'s access rule, method and parameters)', () => {
-    const ops = () =>
-      Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item).map(([m, op]) => ({ path: p, method: m, op: op })));
+  describe("error responses (generated from each route's access rule, method and parameters)", () => {
+    const ops = () => Object.entries(doc.paths).flatMap(([p, item]) => Object.entries(item).map(([m, op]) => ({ path: p, method: m, op: op })));
     const schemaOf = (op: Op, status: string) => (op.responses?.[status]?.content?.['application/json']?.schema as { $ref?: string } | undefined)?.$ref;
 
     it('every operation declares what the pipeline can answer, with the envelope schemas', () => {
@@ -236,9 +241,16 @@ describe('OpenAPI document', () => {
       const header = (doc.paths['/api/memories'].post.parameters as Array<{ name: string; schema: { pattern: string } }>).find((x) => x.name === 'Idempotency-Key')!;
       const pattern = new RegExp(header.schema.pattern);
       const admin = await adminAgent(t);
-      for (const [key, accepted] of [['retry-7f3a~!', true], ['two words', false], ['naïve', false]] as const) {
+      for (const [key, accepted] of [
+        ['retry-7f3a~!', true],
+        ['two words', false],
+        ['naïve', false],
+      ] as const) {
         expect([key, pattern.test(key)]).toEqual([key, accepted]);
-        const res = await admin.post('/api/memories').set('Idempotency-Key', key).send({ content: `Idempotency key ${key}` });
+        const res = await admin
+          .post('/api/memories')
+          .set('Idempotency-Key', key)
+          .send({ content: `Idempotency key ${key}` });
         expect([key, res.status]).toEqual([key, accepted ? 201 : 422]);
       }
     });
@@ -247,7 +259,11 @@ describe('OpenAPI document', () => {
       type Described = { description?: string; name?: string; in?: string; required?: boolean; content?: Record<string, { schema?: Record<string, unknown> }> };
       const op = (path: string, method: string) => doc.paths[path][method] as unknown as { parameters: Described[]; requestBody: Described; responses: Record<string, Described> };
       // If-Match carries a strong tag: a weak one never matches (RFC 9110), a stale one neither: 412.
-      for (const [path, method] of [['/api/memories/{memory_id}', 'patch'], ['/api/memories/{memory_id}', 'delete'], ['/api/memories/{memory_id}/versions/{version}/restore', 'post']]) {
+      for (const [path, method] of [
+        ['/api/memories/{memory_id}', 'patch'],
+        ['/api/memories/{memory_id}', 'delete'],
+        ['/api/memories/{memory_id}/versions/{version}/restore', 'post'],
+      ]) {
         expect(op(path, method).parameters.find((p) => p.name === 'If-Match')!.description).toMatch(/^The strong ETag of the version/);
         expect(op(path, method).responses['412'].description).toMatch(/a weak tag \(W\/"3"\) never matches \(RFC 9110/);
       }
@@ -281,7 +297,11 @@ describe('OpenAPI document', () => {
       ['/api/test', 'TestBackendsDto', 200],
     ])('the example body of POST %s (every property example) is accepted', async (path, dto, status) => {
       const props = component(dto).properties;
-      const body = Object.fromEntries(Object.entries(props).filter(([, v]) => v.example !== undefined).map(([k, v]) => [k, v.example]));
+      const body = Object.fromEntries(
+        Object.entries(props)
+          .filter(([, v]) => v.example !== undefined)
+          .map(([k, v]) => [k, v.example]),
+      );
       expect(Object.keys(body).length).toBeGreaterThan(0);
       const admin = await adminAgent(t);
       const res = await admin.post(path).send(body);
@@ -319,11 +339,14 @@ describe('/docs and /redoc load nothing from another host', () => {
   it.each(['/docs', '/redoc'])('%s references only same-origin assets, each served, none fetching another host', async (page) => {
     const refs = await assetsOf(page);
     for (const ref of refs) {
-      const res = await request(t.http).get(ref).buffer(true).parse((r, cb) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+      const res = await request(t.http)
+        .get(ref)
+        .buffer(true)
+        .parse((r, cb) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (c: Buffer) => chunks.push(c));
+          r.on('end', () => cb(null, Buffer.concat(chunks)));
+        });
       expect([ref, res.status]).toEqual([ref, 200]);
       const type = String(res.headers['content-type']);
       if (!/javascript|css|svg/.test(type)) continue;
@@ -345,7 +368,10 @@ describe('/docs and /redoc load nothing from another host', () => {
   it('the ReDoc logo is served locally', async () => {
     const res = await request(t.http).get('/redoc/redoc.standalone.js').expect(200);
     expect(res.text).toContain('"/redoc/logo-mini.svg"');
-    await request(t.http).get('/redoc/logo-mini.svg').expect(200).expect('Content-Type', /image\/svg\+xml/);
+    await request(t.http)
+      .get('/redoc/logo-mini.svg')
+      .expect(200)
+      .expect('Content-Type', /image\/svg\+xml/);
   });
 
   it('the pages are served under a CSP that allows only our origin', async () => {

@@ -32,7 +32,10 @@ function mib(): string {
 }
 
 async function exportZip(api: Api, query = ''): Promise<Buffer> {
-  const res = await api.get(`/api/export${query}`).buffer(true).parse(binaryParser as never);
+  const res = await api
+    .get(`/api/export${query}`)
+    .buffer(true)
+    .parse(binaryParser as never);
   expect(res.status).toBe(200);
   expect(res.headers['content-type']).toBe('application/zip');
   return res.body as Buffer;
@@ -79,7 +82,16 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     await createMemory(api, { title: 'big', content: mib(), tags: ['big'] });
     const before = await allMemories(api);
     const files = new Map<string, Buffer>();
-    for (const m of before) files.set(m.id, (await api.get(`/api/memories/${m.id}/download`).buffer(true).parse(binaryParser as never)).body);
+    for (const m of before)
+      files.set(
+        m.id,
+        (
+          await api
+            .get(`/api/memories/${m.id}/download`)
+            .buffer(true)
+            .parse(binaryParser as never)
+        ).body,
+      );
     expect(before).toHaveLength(AWKWARD.length + 1);
 
     const zip = await exportZip(api);
@@ -108,7 +120,12 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     const after = await allMemories(api);
     expect(after).toEqual(before); // ids, every field, timestamps, content
     for (const m of after) {
-      const body = (await api.get(`/api/memories/${m.id}/download`).buffer(true).parse(binaryParser as never)).body as Buffer;
+      const body = (
+        await api
+          .get(`/api/memories/${m.id}/download`)
+          .buffer(true)
+          .parse(binaryParser as never)
+      ).body as Buffer;
       // Byte for byte but the author: an imported version names its importer, the file's claim beside it (issue 46).
       expect(authorless(body)).toBe(authorless(files.get(m.id)!));
       expect(body.toString('utf8')).toMatch(/^author:\n(?: {2}.*\n)* {2}claimed:\n/m);
@@ -284,7 +301,18 @@ describe.each(testBackends())('export / import on $name', (backend) => {
 
   it('imports JSONL (our fields), one bad line reported, and streams NDJSON progress when asked', async () => {
     const lines = [
-      JSON.stringify({ id: 'aaaaaaaaaaaaaaaaaaaaaaa1', title: 'jsonl one', content: 'from jsonl', type: 'fact', scope: 'agent', tags: ['j'], agent: 'a', project: null, created_at: '2024-01-02T03:04:05.678Z', updated_at: '2024-02-02T03:04:05.678Z' }),
+      JSON.stringify({
+        id: 'aaaaaaaaaaaaaaaaaaaaaaa1',
+        title: 'jsonl one',
+        content: 'from jsonl',
+        type: 'fact',
+        scope: 'agent',
+        tags: ['j'],
+        agent: 'a',
+        project: null,
+        created_at: '2024-01-02T03:04:05.678Z',
+        updated_at: '2024-02-02T03:04:05.678Z',
+      }),
       '{not json',
       JSON.stringify({ content: 'no id, no dates' }),
       '',
@@ -292,7 +320,10 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     ].join('\n');
     const res = await importRaw(api, lines, '?progress=true&filename=batch.jsonl', 'application/x-ndjson').expect(200);
     expect(res.headers['content-type']).toMatch(/application\/x-ndjson/);
-    const events = (res.text).trim().split('\n').map((l) => JSON.parse(l));
+    const events = res.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(events.filter((e) => e.type === 'item').map((e) => [e.file, e.status])).toEqual([
       ['batch.jsonl:1', 'created'],
       ['batch.jsonl:2', 'invalid'],
@@ -310,7 +341,8 @@ describe.each(testBackends())('export / import on $name', (backend) => {
 
   it('writes several files at once but reports them in file order; the same id twice in one upload is imported once', async () => {
     const id = (i: number) => `bbbbbbbbbbbbbbbbbbbb${String(i).padStart(4, '0')}`;
-    const line = (i: number, content = `parallel ${i}`) => JSON.stringify({ id: id(i), content, project: 'parallel-p', created_at: '2024-03-01T00:00:00.000Z', updated_at: '2024-03-01T00:00:00.000Z' });
+    const line = (i: number, content = `parallel ${i}`) =>
+      JSON.stringify({ id: id(i), content, project: 'parallel-p', created_at: '2024-03-01T00:00:00.000Z', updated_at: '2024-03-01T00:00:00.000Z' });
     const lines: string[] = [];
     for (let i = 0; i < 40; i++) {
       lines.push(line(i));
@@ -341,7 +373,11 @@ describe.each(testBackends())('export / import on $name', (backend) => {
 
   it('the admin session exports everything', async () => {
     const agent = await adminAgent(t);
-    const res = await agent.get('/api/export').buffer(true).parse(binaryParser as never).expect(200);
+    const res = await agent
+      .get('/api/export')
+      .buffer(true)
+      .parse(binaryParser as never)
+      .expect(200);
     const entries = await unzip(res.body as Buffer);
     const total = (await api.get('/api/memories').expect(200)).body.total;
     expect(JSON.parse(entries.get('manifest.json')!.toString()).count).toBe(total);
@@ -396,14 +432,23 @@ describe('import bounds: hostile archives', () => {
     const res = await importRaw(api, zip, '?filename=notes.zip').expect(200);
     expect(res.body).toMatchObject({ format: 'zip', processed: 3, created: 3, invalid: 0 });
     const progress = await importRaw(api, zip, '?progress=true').expect(200);
-    expect((progress.text).trim().split('\n').map((l) => JSON.parse(l).type)).toEqual(['item', 'item', 'item', 'report']);
+    expect(
+      progress.text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).type),
+    ).toEqual(['item', 'item', 'item', 'report']);
 
     const dataDir = tempDir();
     const file = path.join(dataDir, 'notes.zip');
     fs.writeFileSync(file, zip);
     const out: string[] = [];
     const io = { out: (l: string) => out.push(l), err: (l: string) => out.push(l) };
-    const code = await runCli(['import', file], { MEMSTORE_DATA_DIR: dataDir, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_SECRET_KEY: 'cli-test-secret-key-0123456789abcdef', MEMSTORE_IMPORT_TMP_DIR: tmpDir }, io);
+    const code = await runCli(
+      ['import', file],
+      { MEMSTORE_DATA_DIR: dataDir, MEMSTORE_LOG_LEVEL: 'silent', MEMSTORE_SECRET_KEY: 'cli-test-secret-key-0123456789abcdef', MEMSTORE_IMPORT_TMP_DIR: tmpDir },
+      io,
+    );
     expect(out.join('\n')).toContain('zip: 3 files; created 3, updated 0, skipped 0, invalid 0');
     expect(code).toBe(0);
     expect(uploads()).toEqual([]);
@@ -456,7 +501,9 @@ describe('import bounds: hostile archives', () => {
     const socket = net.connect(port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     socket.pause(); // never reads the progress lines: the server's writes wait on `drain`
-    socket.write(`POST /api/import?progress=true&filename=${'f'.repeat(200)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.bearer}\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+    socket.write(
+      `POST /api/import?progress=true&filename=${'f'.repeat(200)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.bearer}\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`,
+    );
     socket.write(body);
     while ((await total('left-p')) === 0) await new Promise((r) => setTimeout(r, 20));
     socket.destroy();
@@ -476,7 +523,10 @@ describe('import bounds: hostile archives', () => {
     try {
       limits.tmpDir = path.join(file, 'sub'); // ENOTDIR, like EROFS on `docker run --read-only` without a tmpfs
       const res = await importRaw(api, '# x', '?filename=secret-name.md', 'text/markdown').expect(503);
-      expect(res.body).toEqual({ ok: false, error: expect.stringMatching(/^Import unavailable: the temporary directory for uploads cannot be written \(ENOTDIR\); the operator sets MEMSTORE_IMPORT_TMP_DIR/) });
+      expect(res.body).toEqual({
+        ok: false,
+        error: expect.stringMatching(/^Import unavailable: the temporary directory for uploads cannot be written \(ENOTDIR\); the operator sets MEMSTORE_IMPORT_TMP_DIR/),
+      });
       expect(res.headers['retry-after']).toBe('60');
       expect(JSON.stringify(res.body)).not.toContain(tmpDir);
       Object.assign(limits, saved);

@@ -208,9 +208,15 @@ describe('route permissions', () => {
     };
     /** A memory only the admin made, with stored fields no other caller sent (version 2 after one change). */
     const victim = async (): Promise<string> => {
-      const res = await admin.post('/api/memories').send({ title: SECRET.title, content: SECRET.content, tags: [SECRET.tag], project: SECRET.project, agent: SECRET.agent }).expect(201);
+      const res = await admin
+        .post('/api/memories')
+        .send({ title: SECRET.title, content: SECRET.content, tags: [SECRET.tag], project: SECRET.project, agent: SECRET.agent })
+        .expect(201);
       const id = res.body.memory.id as string;
-      await admin.patch(`/api/memories/${id}`).send({ content: `${SECRET.content} (edited)` }).expect(200);
+      await admin
+        .patch(`/api/memories/${id}`)
+        .send({ content: `${SECRET.content} (edited)` })
+        .expect(200);
       return id;
     };
     const expectNoSecrets = (who: Who, what: string, text: string) => {
@@ -224,7 +230,12 @@ describe('route permissions', () => {
       admin = await adminAgent(t);
       for (const who of WHO) {
         if (who === 'admin') continue;
-        bearer[who] = (await admin.post('/api/tokens').send({ name: `matrix ${who}`, scopes: SCOPES[who] }).expect(201)).body.plaintext;
+        bearer[who] = (
+          await admin
+            .post('/api/tokens')
+            .send({ name: `matrix ${who}`, scopes: SCOPES[who] })
+            .expect(201)
+        ).body.plaintext;
       }
     });
 
@@ -243,7 +254,15 @@ describe('route permissions', () => {
       ['empty patch', 'memory:write', (w, id) => call(w, 'patch', `/api/memories/${id}`).send({}), 200],
       ['patch tags', 'memory:write', (w, id) => call(w, 'patch', `/api/memories/${id}`).send({ tags: ['mine'] }), 200],
       ['restore', 'memory:write', (w, id) => call(w, 'post', `/api/memories/${id}/versions/1/restore`), 200],
-      ['import', 'memory:write', (w, id) => call(w, 'post', '/api/import?format=jsonl&on_conflict=skip').set('Content-Type', 'application/x-ndjson').send(`${JSON.stringify({ id, content: 'imported' })}\n`), 200],
+      [
+        'import',
+        'memory:write',
+        (w, id) =>
+          call(w, 'post', '/api/import?format=jsonl&on_conflict=skip')
+            .set('Content-Type', 'application/x-ndjson')
+            .send(`${JSON.stringify({ id, content: 'imported' })}\n`),
+        200,
+      ],
       ['delete', 'memory:delete', (w, id) => call(w, 'delete', `/api/memories/${id}`), 200],
       ['bulk delete', 'memory:delete', (w, id) => call(w, 'post', '/api/memories/bulk-delete').send({ ids: [id] }), 200],
       ['status', null, (w) => call(w, 'get', '/api/status'), 200],
@@ -295,7 +314,11 @@ describe('route permissions', () => {
           ['update_memory', 'memory:write', (id) => ({ id })],
           ['delete_memory', 'memory:delete', (id) => ({ id })],
         ];
-        expect(listed).toEqual(TOOLS.filter(([, scope]) => can(who, scope)).map(([n]) => n).sort());
+        expect(listed).toEqual(
+          TOOLS.filter(([, scope]) => can(who, scope))
+            .map(([n]) => n)
+            .sort(),
+        );
         for (const [name, scope, args] of TOOLS) {
           const id = await victim();
           const res = await client.callTool({ name, arguments: args(id) });
@@ -313,7 +336,15 @@ describe('route permissions', () => {
 
     it('memory ids are not derivable from one another (random after the 4-byte time)', async () => {
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await admin.post('/api/memories').send({ content: `id probe ${i}` }).expect(201)).body.memory.id);
+      for (let i = 0; i < 5; i++)
+        ids.push(
+          (
+            await admin
+              .post('/api/memories')
+              .send({ content: `id probe ${i}` })
+              .expect(201)
+          ).body.memory.id,
+        );
       const tails = ids.map((id) => id.slice(8));
       // ObjectId layout: bytes 4..8 were one constant per process and the last 3 a counter.
       expect(new Set(tails.map((x) => x.slice(0, 10))).size).toBe(5);

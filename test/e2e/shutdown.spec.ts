@@ -44,14 +44,11 @@ describe('process shutdown', () => {
     // A request whose body is still arriving when SIGTERM is sent.
     const body = JSON.stringify({ username: 'admin', password: 'wrong' });
     const inFlight = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request(
-        { host: '127.0.0.1', port, method: 'POST', path: '/api/login', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-        (res) => {
-          let data = '';
-          res.on('data', (d) => (data += d));
-          res.on('end', () => resolve({ status: res.statusCode!, body: data }));
-        },
-      );
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/api/login', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        let data = '';
+        res.on('data', (d) => (data += d));
+        res.on('end', () => resolve({ status: res.statusCode!, body: data }));
+      });
       req.on('error', reject);
       req.write(body.slice(0, 5));
       setTimeout(() => {
@@ -65,8 +62,6 @@ describe('process shutdown', () => {
     expect(JSON.parse(res.body)).toMatchObject({ ok: false });
     expect(await exited).toBe(0);
     expect(output()).toContain('SIGTERM received');
-    await expect(
-      new Promise((resolve, reject) => http.get({ host: '127.0.0.1', port, path: '/api/health' }, resolve).on('error', reject)),
-    ).rejects.toThrow(/ECONNREFUSED/);
+    await expect(new Promise((resolve, reject) => http.get({ host: '127.0.0.1', port, path: '/api/health' }, resolve).on('error', reject))).rejects.toThrow(/ECONNREFUSED/);
   });
 });

@@ -26,7 +26,10 @@ describe.each(testBackends())('token rate limits on $name', (backend) => {
 
   async function token(body: Record<string, unknown>): Promise<{ id: string; plaintext: string; record: Record<string, unknown> }> {
     const admin = await adminAgent(a);
-    const res = await admin.post('/api/tokens').send({ preset: 'read-only', ...body }).expect(201);
+    const res = await admin
+      .post('/api/tokens')
+      .send({ preset: 'read-only', ...body })
+      .expect(201);
     return { id: res.body.token.id, plaintext: res.body.plaintext, record: res.body.token };
   }
   const stats = (t: TestApp, bearer: string) => request(t.http).get('/api/stats').set('Authorization', `Bearer ${bearer}`);

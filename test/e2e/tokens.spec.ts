@@ -45,7 +45,10 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
 
   describe('create', () => {
     it('returns 201 with the record and the plaintext once', async () => {
-      const res = await admin.post('/api/tokens').send({ name: ' ci agent ', preset: 'read-write', allowed_ips: ['127.0.0.0/8'] }).expect(201);
+      const res = await admin
+        .post('/api/tokens')
+        .send({ name: ' ci agent ', preset: 'read-write', allowed_ips: ['127.0.0.0/8'] })
+        .expect(201);
       expect(res.body.ok).toBe(true);
       const { token, plaintext } = res.body;
       expect(Object.keys(token).sort()).toEqual(RECORD_KEYS);
@@ -144,7 +147,10 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
       ['name too long', { name: 'x'.repeat(201) }, ['body', 'name'], 'string_too_long'],
     ];
     it.each(cases)('%s', async (_label, body, loc, type) => {
-      const res = await admin.post('/api/tokens').send(body as object).expect(422);
+      const res = await admin
+        .post('/api/tokens')
+        .send(body as object)
+        .expect(422);
       expect(res.body.ok).toBe(false);
       expect(typeof res.body.error).toBe('string');
       expect(res.body.detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc, type })]));
@@ -162,7 +168,10 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
 
     it('creates nothing on a 422', async () => {
       const before = (await admin.get('/api/tokens')).body.tokens.length;
-      await admin.post('/api/tokens').send({ allowed_ips: ['bad'] }).expect(422);
+      await admin
+        .post('/api/tokens')
+        .send({ allowed_ips: ['bad'] })
+        .expect(422);
       expect((await admin.get('/api/tokens')).body.tokens.length).toBe(before);
     });
 
@@ -191,7 +200,10 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
   describe('patch, revoke, delete', () => {
     it('patch changes name, scopes and allow-list and keeps the secret', async () => {
       const { id, plaintext } = await create({ name: 'a', preset: 'read-only' });
-      const res = await admin.patch(`/api/tokens/${id}`).send({ name: 'b', scopes: ['memory:write'], allowed_ips: ['127.0.0.1'] }).expect(200);
+      const res = await admin
+        .patch(`/api/tokens/${id}`)
+        .send({ name: 'b', scopes: ['memory:write'], allowed_ips: ['127.0.0.1'] })
+        .expect(200);
       expect(res.body).toEqual({ ok: true, token: expect.objectContaining({ id, name: 'b', scopes: ['memory:write'], allowed_ips: ['127.0.0.1'] }) });
       expect(res.body.plaintext).toBeUndefined();
       // same plaintext still authenticates, with the new scopes
@@ -279,8 +291,12 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
     await follow().expect(200);
     // The token id is signed: a link cannot be moved to another token, nor stripped of it.
     const other = await create({ preset: 'read-only' });
-    await request(t.http).get(u.pathname + u.search.replace(id, other.id)).expect(403);
-    await request(t.http).get(u.pathname + u.search.replace(`&tok=${id}`, '')).expect(403);
+    await request(t.http)
+      .get(u.pathname + u.search.replace(id, other.id))
+      .expect(403);
+    await request(t.http)
+      .get(u.pathname + u.search.replace(`&tok=${id}`, ''))
+      .expect(403);
     await admin.delete(`/api/tokens/${id}`).expect(200);
     await follow().expect(403);
   });
@@ -425,7 +441,11 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
 
       const proxied = await createTestApp({ ...(await backend.env()), MEMSTORE_TRUST_PROXY: 'true' });
       try {
-        const res = await request(proxied.http).post('/api/tokens').set('Cookie', await sessionCookieFor(proxied)).send({ allowed_ips: ['10.0.0.0/8'] }).expect(201);
+        const res = await request(proxied.http)
+          .post('/api/tokens')
+          .set('Cookie', await sessionCookieFor(proxied))
+          .send({ allowed_ips: ['10.0.0.0/8'] })
+          .expect(201);
         const via = (xff: string) => request(proxied.http).get('/api/memories').set('Authorization', `Bearer ${res.body.plaintext}`).set('X-Forwarded-For', xff);
         await via('10.0.0.5').expect(200); // the proxy saw 10.0.0.5
         await via('10.0.0.5, 203.0.113.7').expect(403); // a client-sent 10.0.0.5, the proxy saw 203.0.113.7

@@ -120,7 +120,10 @@ function makeS3rverPutsAtomic(): void {
  */
 function makeS3rverContinuationTokensWork(): void {
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const Module = require('node:module') as { _resolveFilename(r: string, p: unknown): string; new (id: string, parent?: unknown): NodeModule & { _compile(src: string, file: string): void; paths: string[] } } & { _nodeModulePaths(dir: string): string[] };
+  const Module = require('node:module') as {
+    _resolveFilename(r: string, p: unknown): string;
+    new (id: string, parent?: unknown): NodeModule & { _compile(src: string, file: string): void; paths: string[] };
+  } & { _nodeModulePaths(dir: string): string[] };
   /* eslint-enable @typescript-eslint/no-require-imports */
   const file = require.resolve('s3rver/lib/controllers/bucket');
   if (require.cache[file]) return;

@@ -4,8 +4,4 @@ const transformer = require('@nestjs/swagger/plugin');
 
 module.exports.name = 'nestjs-swagger-transformer';
 module.exports.version = 1;
-module.exports.factory = (cs) =>
-  transformer.before(
-    { classValidatorShim: true, introspectComments: true, dtoFileNameSuffix: ['.dto.ts'] },
-    cs.program,
-  );
+module.exports.factory = (cs) => transformer.before({ classValidatorShim: true, introspectComments: true, dtoFileNameSuffix: ['.dto.ts'] }, cs.program);

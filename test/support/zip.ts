@@ -3,9 +3,7 @@ import { ZipFile } from 'yazl';
 
 /** Every entry of a zip held in memory (tests only). */
 export async function unzip(buf: Buffer): Promise<Map<string, Buffer>> {
-  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.fromBuffer(buf, { lazyEntries: true }, (err, z) => (err || !z ? reject(err ?? new Error('unreadable zip')) : resolve(z))),
-  );
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) => yauzl.fromBuffer(buf, { lazyEntries: true }, (err, z) => (err || !z ? reject(err ?? new Error('unreadable zip')) : resolve(z))));
   const out = new Map<string, Buffer>();
   await new Promise<void>((resolve, reject) => {
     zip.on('error', reject);

@@ -111,11 +111,7 @@ export function openDialog(
 ): Promise<string> {
   const titleId = nextId('dlg');
   const form = h('form', { method: 'dialog' });
-  const dlg = h(
-    'dialog',
-    { class: 'modal', 'aria-labelledby': titleId },
-    form,
-  );
+  const dlg = h('dialog', { class: 'modal', 'aria-labelledby': titleId }, form);
   append(
     form,
     h('h2', { id: titleId }, title),
@@ -152,10 +148,14 @@ export function openDialog(
 }
 
 export async function confirmDialog(title: string, message: string, confirmLabel: string): Promise<boolean> {
-  const v = await openDialog(title, [h('p', null, message)], [
-    { label: 'Cancel', value: 'cancel' },
-    { label: confirmLabel, value: 'ok', tone: 'danger' },
-  ]);
+  const v = await openDialog(
+    title,
+    [h('p', null, message)],
+    [
+      { label: 'Cancel', value: 'cancel' },
+      { label: confirmLabel, value: 'ok', tone: 'danger' },
+    ],
+  );
   return v === 'ok';
 }
 

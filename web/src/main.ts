@@ -184,11 +184,7 @@ function showShell(username: string): void {
   panels = new Map();
   tabButtons = new Map();
   for (const tab of TABS) {
-    const btn = h(
-      'button',
-      { type: 'button', role: 'tab', id: `tab-${tab.id}`, 'aria-controls': `panel-${tab.id}`, 'aria-selected': 'false', tabindex: '-1', 'data-tab': tab.id },
-      tab.label,
-    );
+    const btn = h('button', { type: 'button', role: 'tab', id: `tab-${tab.id}`, 'aria-controls': `panel-${tab.id}`, 'aria-selected': 'false', tabindex: '-1', 'data-tab': tab.id }, tab.label);
     btn.addEventListener('click', () => selectTab(tab.id, true));
     btn.addEventListener('keydown', (ev) => onTabKey(ev, tab.id));
     tablist.appendChild(btn);
@@ -294,4 +290,3 @@ async function boot(typedPassword?: string): Promise<void> {
 }
 
 void boot();
-

@@ -83,7 +83,8 @@ export interface ConnectorGuide {
 export function connectorGuides(url: string): ConnectorGuide[] {
   const consent = (host: string) =>
     `A Memory Store page opens: sign in with the administrator password, check the app’s name and that it will send you back to ${host}, tick the permissions it may have (delete is off unless you tick it) and click Allow.`;
-  const after = 'Back in the app, Memory Store shows as connected. Its token appears on the API tokens tab as “<app name> (OAuth)”; it renews itself every hour, and revoking it there disconnects the app.';
+  const after =
+    'Back in the app, Memory Store shows as connected. Its token appears on the API tokens tab as “<app name> (OAuth)”; it renews itself every hour, and revoking it there disconnects the app.';
   return [
     {
       id: 'claude-ai',

@@ -375,7 +375,10 @@ export class MemoryStore {
     } catch (e) {
       if (c.signal?.aborted) throw e;
       const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
-      return new MemoryStoreError(timedOut ? `${c.method} ${c.path}: no answer within ${this.timeoutMs} ms` : `${c.method} ${c.path}: ${e instanceof Error ? e.message : String(e)}`, { status: 0, cause: e });
+      return new MemoryStoreError(timedOut ? `${c.method} ${c.path}: no answer within ${this.timeoutMs} ms` : `${c.method} ${c.path}: ${e instanceof Error ? e.message : String(e)}`, {
+        status: 0,
+        cause: e,
+      });
     }
     let parsed: unknown;
     try {

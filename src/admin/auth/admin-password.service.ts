@@ -75,13 +75,7 @@ export function adminPasswordEnv(cfg: AppConfig): string | null {
  * admin session but `keepSid`. Used by POST /api/admin/password and `memstore admin set-password`.
  * Refused (409) while the environment sets the password, which would win at the next start.
  */
-export async function storeAdminPassword(
-  cfg: AppConfig,
-  settings: SettingsService,
-  sessions: SessionRepository,
-  password: string,
-  keepSid?: string,
-): Promise<{ hash: string; signedOut: number }> {
+export async function storeAdminPassword(cfg: AppConfig, settings: SettingsService, sessions: SessionRepository, password: string, keepSid?: string): Promise<{ hash: string; signedOut: number }> {
   const env = adminPasswordEnv(cfg);
   if (env) throw new ConflictError(`The admin password is set by ${env}; change it there and restart the service`);
   const problem = adminPasswordProblem(password);

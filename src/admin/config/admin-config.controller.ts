@@ -43,7 +43,10 @@ export class AdminConfigController {
   @Get('config')
   @AdminOnly()
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Settings in effect (secrets masked)', description: 'Values in effect with secrets masked, where each comes from (env, file, credentials, default), completeness, a one-line status and the active adapters.' })
+  @ApiOperation({
+    summary: 'Settings in effect (secrets masked)',
+    description: 'Values in effect with secrets masked, where each comes from (env, file, credentials, default), completeness, a one-line status and the active adapters.',
+  })
   @ApiOkResponse({ type: ConfigResponseDto })
   async getConfig() {
     return { ok: true, ...(await this.service.config()) };
@@ -55,7 +58,8 @@ export class AdminConfigController {
   @Audited('settings.update', { target: () => null, detail: (req) => ({ keys: bodyFields(req).filter((k) => (SETTING_KEYS as readonly string[]).includes(k)) }) })
   @ApiOperation({
     summary: 'Save settings (partial)',
-    description: 'Absent or null = unchanged, "" = cleared. Credentials go to the encrypted credential store, the rest to the config file. Takes effect without a restart; incomplete settings are saved anyway and reported in `missing`.',
+    description:
+      'Absent or null = unchanged, "" = cleared. Credentials go to the encrypted credential store, the rest to the config file. Takes effect without a restart; incomplete settings are saved anyway and reported in `missing`.',
   })
   @ApiOkResponse({ type: SaveConfigResponseDto })
   @ApiUnprocessableEntityResponse({ description: 'A value has the wrong type or format' })
@@ -88,7 +92,10 @@ export class AdminConfigController {
     detail: (_, r) => backendTestDetail(r),
     outcome: (r) => (Object.values(backendTestDetail(r)).every((ok) => ok) ? 'success' : 'failure'),
   })
-  @ApiOperation({ summary: 'Test the backends', description: 'Writes, reads and deletes a probe on the active document database and/or object store. target: all, docdb (alias mongodb), objstore (aliases s3, r2).' })
+  @ApiOperation({
+    summary: 'Test the backends',
+    description: 'Writes, reads and deletes a probe on the active document database and/or object store. target: all, docdb (alias mongodb), objstore (aliases s3, r2).',
+  })
   @ApiOkResponse({ type: TestBackendsResponseDto })
   @ApiUnprocessableEntityResponse({ description: 'Unknown target' })
   async test(@Body() body: TestBackendsDto) {
@@ -126,7 +133,8 @@ export class AdminConfigController {
   @Authenticated()
   @ApiOperation({
     summary: 'Backend health summary',
-    description: 'Document database and object store health, the public URL, memory count, search mode and embeddings (provider, model, pending). Admin session or any valid API token; token holders see "reachable" instead of adapter details.',
+    description:
+      'Document database and object store health, the public URL, memory count, search mode and embeddings (provider, model, pending). Admin session or any valid API token; token holders see "reachable" instead of adapter details.',
   })
   @ApiOkResponse({ type: StatusResponseDto })
   async status(@Req() req: Request, @CurrentPrincipal() principal: Principal | undefined) {
@@ -138,5 +146,9 @@ export class AdminConfigController {
 /** Which backends a test reached (true) or not (false); never their descriptions or errors with hosts. */
 function backendTestDetail(result: unknown): Record<string, boolean> {
   const results = (result as { results?: Record<string, { ok: boolean } | undefined> }).results ?? {};
-  return Object.fromEntries(Object.entries(results).filter(([, r]) => r).map(([k, r]) => [k, r!.ok]));
+  return Object.fromEntries(
+    Object.entries(results)
+      .filter(([, r]) => r)
+      .map(([k, r]) => [k, r!.ok]),
+  );
 }

@@ -93,11 +93,25 @@ export class AdminConfigService {
     const jobs: Promise<void>[] = [];
     if (which === 'all' || which === 'docdb') {
       const db = this.backends.docdb;
-      jobs.push(this.timed(db.kind, 'Document database', () => db.probe(), () => `${db.describe()}: wrote, read and deleted a probe document`).then((r) => void (results.docdb = r)));
+      jobs.push(
+        this.timed(
+          db.kind,
+          'Document database',
+          () => db.probe(),
+          () => `${db.describe()}: wrote, read and deleted a probe document`,
+        ).then((r) => void (results.docdb = r)),
+      );
     }
     if (which === 'all' || which === 'objstore') {
       const store = this.backends.objstore;
-      jobs.push(this.timed(store.kind, 'Object store', () => store.probe(), () => `${store.describe()}: wrote, read and deleted a probe object`).then((r) => void (results.objstore = r)));
+      jobs.push(
+        this.timed(
+          store.kind,
+          'Object store',
+          () => store.probe(),
+          () => `${store.describe()}: wrote, read and deleted a probe object`,
+        ).then((r) => void (results.objstore = r)),
+      );
     }
     await Promise.all(jobs);
     return { results };
@@ -120,12 +134,7 @@ export class AdminConfigService {
     await this.backends.settled();
     const db = this.backends.docdb;
     const store = this.backends.objstore;
-    const [dbCheck, storeCheck, memories, embeddings] = await Promise.all([
-      this.check('Document database', () => db.ping()),
-      this.checkObjstore(),
-      this.memoryStatus(),
-      this.embeddings.status(),
-    ]);
+    const [dbCheck, storeCheck, memories, embeddings] = await Promise.all([this.check('Document database', () => db.ping()), this.checkObjstore(), this.memoryStatus(), this.embeddings.status()]);
     const view = (kind: string, describe: () => string, c: { ok: boolean; error?: string }): BackendStatus => ({
       backend: kind,
       ok: c.ok,

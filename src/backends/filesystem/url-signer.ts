@@ -9,7 +9,9 @@ export const FILES_ROUTE_PREFIX = '/api/files/';
 
 /** The MAC covers the key, the expiry and (for a link a token made) the token id, so none can be changed. */
 function mac(secret: Buffer, key: string, expires: number, tokenId?: string): string {
-  return createHmac('sha256', secret).update(`GET\n${key}\n${expires}${tokenId ? `\n${tokenId}` : ''}`).digest('base64url');
+  return createHmac('sha256', secret)
+    .update(`GET\n${key}\n${expires}${tokenId ? `\n${tokenId}` : ''}`)
+    .digest('base64url');
 }
 
 /** Path part of a key for a URL: each segment percent-encoded. */

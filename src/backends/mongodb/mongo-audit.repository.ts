@@ -99,7 +99,12 @@ export class MongoAuditRepository extends AuditRepository {
       if (q.actor !== undefined) filter.actorId = String(q.actor);
       if (q.since !== undefined) filter.at = { $gte: q.since };
       if (q.before !== undefined) filter._id = { $lt: String(q.before) };
-      const rows = await audit.find(filter).sort({ _id: -1 }).limit(q.limit + 1).lean<AuditRecord[]>().exec();
+      const rows = await audit
+        .find(filter)
+        .sort({ _id: -1 })
+        .limit(q.limit + 1)
+        .lean<AuditRecord[]>()
+        .exec();
       return { entries: rows.slice(0, q.limit).map(toEntry), hasMore: rows.length > q.limit };
     });
   }

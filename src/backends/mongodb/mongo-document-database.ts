@@ -19,15 +19,7 @@ import {
 } from './mongo.schemas';
 import { redactMongoUri, toAppError } from './mongo-errors';
 import { IDEMPOTENCY_TTL_SECONDS, MongoIdempotencyRepository } from './mongo-idempotency.repository';
-import {
-  IdempotencyKeyRecord,
-  IdempotencyKeyRecordSchema,
-  VERSION_INDEX,
-  VersionRecord,
-  VersionRecordSchema,
-  WriteIntentRecord,
-  WriteIntentRecordSchema,
-} from './mongo-integrity.schemas';
+import { IdempotencyKeyRecord, IdempotencyKeyRecordSchema, VERSION_INDEX, VersionRecord, VersionRecordSchema, WriteIntentRecord, WriteIntentRecordSchema } from './mongo-integrity.schemas';
 import { MongoAuditRepository } from './mongo-audit.repository';
 import { MongoMemoryIndex } from './mongo-memory-index';
 import { MongoRateLimitRepository, RATE_LIMIT_GRACE_SECONDS } from './mongo-rate-limit.repository';
@@ -208,7 +200,10 @@ export class MongoDocumentDatabase extends DocumentDatabase {
     const { key, ...options } = MEMORY_TEXT_INDEX;
     try {
       if (!(await existingIndexes(memories)).has(options.name)) await memories.collection.createIndex(key, options);
-      await memories.collection.find({ $text: { $search: 'probe' } }, { projection: { _id: 1 } }).limit(1).toArray();
+      await memories.collection
+        .find({ $text: { $search: 'probe' } }, { projection: { _id: 1 } })
+        .limit(1)
+        .toArray();
       return true;
     } catch (e) {
       if (isNetworkError(e)) throw e;

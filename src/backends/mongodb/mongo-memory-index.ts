@@ -178,7 +178,10 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   override getMany(ids: string[]): Promise<MemoryDoc[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return this.run(async (m) => {
-      const rows = await m.memories.find({ _id: { $in: ids.map(String) } }).lean<MemoryRecord[]>().exec();
+      const rows = await m.memories
+        .find({ _id: { $in: ids.map(String) } })
+        .lean<MemoryRecord[]>()
+        .exec();
       return rows.map(toDoc);
     });
   }
@@ -195,7 +198,10 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     return this.run(async (m) => {
       const wanted = [...new Set(ids.map(String))];
       if (wanted.length === 0) return [];
-      const found = await m.memories.find({ _id: { $in: wanted } }, { _id: 1 }).lean<Array<{ _id: string }>>().exec();
+      const found = await m.memories
+        .find({ _id: { $in: wanted } }, { _id: 1 })
+        .lean<Array<{ _id: string }>>()
+        .exec();
       const present = found.map((r) => r._id);
       if (present.length === 0) return [];
       await m.memories.deleteMany({ _id: { $in: present } }).exec();
@@ -208,9 +214,7 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   override list(query: ListQuery): Promise<MemoryPage> {
     return this.run(async (m) => {
       const base = filterQuery(query.filter);
-      const cursor = query.after
-        ? { $or: [{ createdAt: { $lt: new Date(query.after.createdAt) } }, { createdAt: new Date(query.after.createdAt), _id: { $lt: String(query.after.id) } }] }
-        : null;
+      const cursor = query.after ? { $or: [{ createdAt: { $lt: new Date(query.after.createdAt) } }, { createdAt: new Date(query.after.createdAt), _id: { $lt: String(query.after.id) } }] } : null;
       let find = m.memories.find(and(base, cursor), NO_VECTOR).sort(NEWEST_FIRST);
       if (!query.after && query.offset > 0) find = find.skip(query.offset);
       const [rows, total] = await Promise.all([find.limit(query.limit).lean<MemoryRecord[]>().exec(), m.memories.countDocuments(base).exec()]);
@@ -221,11 +225,21 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   override search(query: SearchQuery): Promise<MemoryPage> {
     if (query.vector && query.vectorKey && query.mode !== 'keyword') {
       return this.run((m) =>
-        vectors.vectorSearch(m, this.vectorCache, query, filterQuery(query.filter), (q) => this.search(q), async (ids) => {
-          const docs = await m.memories.find({ _id: { $in: ids } }, NO_VECTOR).lean<MemoryRecord[]>().exec();
-          const patterns = snippetPatterns(parseSearchQuery(query.text));
-          return new Map(docs.map((d) => [d._id, toRow(d, makeSnippet(d.content, patterns))]));
-        }),
+        vectors.vectorSearch(
+          m,
+          this.vectorCache,
+          query,
+          filterQuery(query.filter),
+          (q) => this.search(q),
+          async (ids) => {
+            const docs = await m.memories
+              .find({ _id: { $in: ids } }, NO_VECTOR)
+              .lean<MemoryRecord[]>()
+              .exec();
+            const patterns = snippetPatterns(parseSearchQuery(query.text));
+            return new Map(docs.map((d) => [d._id, toRow(d, makeSnippet(d.content, patterns))]));
+          },
+        ),
       );
     }
     const parsed = parseSearchQuery(query.text);
@@ -421,7 +435,10 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
           continue;
         }
         this.vectorCache.drop([String(id)]);
-        const claims = await m.versions.find({ memoryId: String(id) }, { objectKey: 1 }).lean<Array<Pick<VersionRecord, 'objectKey'>>>().exec();
+        const claims = await m.versions
+          .find({ memoryId: String(id) }, { objectKey: 1 })
+          .lean<Array<Pick<VersionRecord, 'objectKey'>>>()
+          .exec();
         await m.versions.deleteMany({ memoryId: String(id) }).exec();
         const keys = [...claims.map((c) => c.objectKey), (r.objectKey as string | null | undefined) ?? null, `memories/${id}.md`];
         return { status: 'ok', released: [...new Set(keys.filter((k): k is string => !!k))] };
@@ -474,10 +491,7 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   override history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
     return this.run(async (m) => {
       const q = { memoryId: String(id), kind: 'write' };
-      const [rows, total] = await Promise.all([
-        m.versions.find(q).sort({ version: -1 }).skip(offset).limit(limit).lean<VersionRecord[]>().exec(),
-        m.versions.countDocuments(q).exec(),
-      ]);
+      const [rows, total] = await Promise.all([m.versions.find(q).sort({ version: -1 }).skip(offset).limit(limit).lean<VersionRecord[]>().exec(), m.versions.countDocuments(q).exec()]);
       return { rows: rows.map(toEntry), total };
     });
   }
@@ -486,7 +500,10 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     if (entries.length === 0) return Promise.resolve();
     return this.run(async (m) => {
       if ((await this.currentVersion(m, id)) === null) return;
-      const recs = entries.map((e) => ({ ...this.claimRecord({ id, version: e.version, objectKey: e.objectKey, title: e.title, content: '', updatedAt: e.updatedAt, author: e.author } as MemoryDoc, 'write'), size: e.size }));
+      const recs = entries.map((e) => ({
+        ...this.claimRecord({ id, version: e.version, objectKey: e.objectKey, title: e.title, content: '', updatedAt: e.updatedAt, author: e.author } as MemoryDoc, 'write'),
+        size: e.size,
+      }));
       await m.versions.collection.insertMany(recs as never[], { ordered: false }).catch((e: { code?: number; writeErrors?: unknown }) => {
         if (e.code !== 11000 && !e.writeErrors) throw e;
       });

@@ -27,9 +27,7 @@ export class MongoSessionRepository extends SessionRepository {
   private readonly logger = new Logger('MongoDB');
   private lastWarning = 0;
 
-  constructor(
-    private readonly exec: MongoExec,
-  ) {
+  constructor(private readonly exec: MongoExec) {
     super();
   }
 
@@ -69,7 +67,12 @@ export class MongoSessionRepository extends SessionRepository {
 
   override async get(sid: string): Promise<StoredSession | null> {
     try {
-      const r = await this.run((m) => m.sessions.findOne({ _id: String(sid), expiresAt: { $gt: new Date() } }).lean<SessionRecord>().exec());
+      const r = await this.run((m) =>
+        m.sessions
+          .findOne({ _id: String(sid), expiresAt: { $gt: new Date() } })
+          .lean<SessionRecord>()
+          .exec(),
+      );
       const s = r ? toStored(r) : null;
       if (s) this.remember(s);
       else this.cache.delete(String(sid));
@@ -110,7 +113,10 @@ export class MongoSessionRepository extends SessionRepository {
 
   override all(): Promise<StoredSession[]> {
     return this.run(async (m) => {
-      const rows = await m.sessions.find({ expiresAt: { $gt: new Date() } }).lean<SessionRecord[]>().exec();
+      const rows = await m.sessions
+        .find({ expiresAt: { $gt: new Date() } })
+        .lean<SessionRecord[]>()
+        .exec();
       return rows.map(toStored);
     });
   }

@@ -20,9 +20,7 @@ function toRecord(r: TokenDocRecord): TokenRecord {
 
 /** API tokens in the `tokens` collection (`_id` = token id, unique). */
 export class MongoTokenRepository extends TokenRepository {
-  constructor(
-    private readonly exec: MongoExec,
-  ) {
+  constructor(private readonly exec: MongoExec) {
     super();
   }
 

@@ -48,9 +48,17 @@ describe('MongoVectorCache.top (the in-process vector index)', () => {
       asked.push(ids.length);
       return new Set(ids.filter((id) => only.has(id)));
     };
-    close(await cache.top(q, 4, accept), expected([...only].filter((id) => vectors.has(id)), 4));
+    close(
+      await cache.top(q, 4, accept),
+      expected(
+        [...only].filter((id) => vectors.has(id)),
+        4,
+      ),
+    );
     // The worst-ranked memories: found by asking the graph for more.
-    const worst = expected([...vectors.keys()], 500).slice(-3).map((h) => h.id);
+    const worst = expected([...vectors.keys()], 500)
+      .slice(-3)
+      .map((h) => h.id);
     const hits = await cache.top(q, 3, async (ids) => new Set(ids.filter((id) => worst.includes(id))));
     expect(hits.map((h) => h.id).sort()).toEqual([...worst].sort());
     expect(asked[0]).toBeLessThan(vectors.size - gone.length); // the first round did not take the whole index

@@ -120,7 +120,11 @@ export class MongoVectorCache {
     if (batch.length === 0) return;
     const labels = batch.map((b) => this.label(b.id));
     batch.forEach((b, i) => (this.at[labels[i]] = b.at));
-    this.index.addMany(labels, batch.map((b) => b.v), 0);
+    this.index.addMany(
+      labels,
+      batch.map((b) => b.v),
+      0,
+    );
   }
 
   /** Adds or replaces one memory's vector (one of another length than the space's is ignored). */
@@ -148,9 +152,7 @@ export class MongoVectorCache {
         }
       : undefined;
     const hits = await this.index.search(q, k, byLabel);
-    return hits
-      .map((h) => ({ id: this.ids[h.label], score: h.score, order: this.at[h.label] }))
-      .sort((a, b) => b.score - a.score || b.order - a.order);
+    return hits.map((h) => ({ id: this.ids[h.label], score: h.score, order: this.at[h.label] })).sort((a, b) => b.score - a.score || b.order - a.order);
   }
 }
 

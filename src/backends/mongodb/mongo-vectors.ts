@@ -83,10 +83,11 @@ export async function storeVector(m: MongoModels, job: EmbeddingJob, key: string
 }
 
 export async function failJob(m: MongoModels, job: EmbeddingJob, error: string, retryAt: Date): Promise<void> {
-  await m.memories.collection.updateOne(
-    { _id: job.id, emb_gen: job.gen } as never,
-    { $set: { emb_next_at: retryAt.getTime(), emb_lease_until: 0, emb_error: error.slice(0, 500) }, $inc: { emb_attempts: 1 }, $unset: { emb_owner: '' } },
-  );
+  await m.memories.collection.updateOne({ _id: job.id, emb_gen: job.gen } as never, {
+    $set: { emb_next_at: retryAt.getTime(), emb_lease_until: 0, emb_error: error.slice(0, 500) },
+    $inc: { emb_attempts: 1 },
+    $unset: { emb_owner: '' },
+  });
 }
 
 export async function progress(m: MongoModels, key: string | null): Promise<EmbeddingProgress> {
@@ -97,7 +98,7 @@ export async function progress(m: MongoModels, key: string | null): Promise<Embe
     key === null ? Promise.resolve(0) : c.countDocuments({ vec_model: key }),
     c.findOne({ emb_pending: true, emb_error: { $exists: true } } as never, { projection: { emb_error: 1 }, sort: { emb_next_at: -1 } }),
   ]);
-  return { pending, failing, embedded, lastError: ((last as { emb_error?: string } | null)?.emb_error) ?? null };
+  return { pending, failing, embedded, lastError: (last as { emb_error?: string } | null)?.emb_error ?? null };
 }
 
 /** Candidates asked of the copy beyond those needed: memories another instance deleted are dropped from a page. */
@@ -118,9 +119,9 @@ async function scan(m: MongoModels, cache: MongoVectorCache, q: Float32Array, ke
   }
   const [, few] = await Promise.all([
     cache.sync(m, key),
-    m.memories.collection
-      .find({ ...filter, vec_model: key } as never, { projection: { _id: 1, vec: 1, createdAt: 1 }, limit: EXACT_FILTERED_MAX + 1 })
-      .toArray() as unknown as Promise<Array<{ _id: string; vec: unknown; createdAt: Date }>>,
+    m.memories.collection.find({ ...filter, vec_model: key } as never, { projection: { _id: 1, vec: 1, createdAt: 1 }, limit: EXACT_FILTERED_MAX + 1 }).toArray() as unknown as Promise<
+      Array<{ _id: string; vec: unknown; createdAt: Date }>
+    >,
   ]);
   if (few.length <= EXACT_FILTERED_MAX) {
     const hits: VectorHit[] = [];
@@ -151,10 +152,13 @@ async function storedScores(m: MongoModels, q: Float32Array, key: string, ids: s
 export async function similar(m: MongoModels, cache: MongoVectorCache, q: Float32Array, key: string, limit: number, filter: FilterQuery<MemoryRecord>) {
   const hits = await scan(m, cache, q, key, filter, limit + SPARE);
   const out: SimilarHit[] = [];
-  for (let from = 0; from < hits.length && out.length < limit; ) {
+  for (let from = 0; from < hits.length && out.length < limit;) {
     const slice = hits.slice(from, from + (limit - out.length));
     from += slice.length;
-    const docs = (await m.memories.collection.find({ _id: { $in: slice.map((h) => h.id) } } as never, { projection: { title: 1 } }).toArray()) as unknown as Array<{ _id: string; title?: string | null }>;
+    const docs = (await m.memories.collection.find({ _id: { $in: slice.map((h) => h.id) } } as never, { projection: { title: 1 } }).toArray()) as unknown as Array<{
+      _id: string;
+      title?: string | null;
+    }>;
     const titles = new Map(docs.map((d) => [d._id, d.title ?? null]));
     cache.drop(slice.filter((h) => !titles.has(h.id)).map((h) => h.id));
     for (const h of slice) if (titles.has(h.id)) out.push({ id: h.id, title: titles.get(h.id) ?? null, score: Number(h.score.toPrecision(4)) });
@@ -187,7 +191,12 @@ export async function vectorSearch(
   ]);
   const candidates = new Map<string, FusionCandidate<string>>();
   const inScan = new Set(scanned.slice(0, K).map((s) => s.id));
-  const cosines = await storedScores(m, q, key, keyword.rows.map((r) => r.id).filter((id) => !inScan.has(id)));
+  const cosines = await storedScores(
+    m,
+    q,
+    key,
+    keyword.rows.map((r) => r.id).filter((id) => !inScan.has(id)),
+  );
   const scannedScore = new Map(scanned.map((s) => [s.id, s.score]));
   for (const r of keyword.rows) {
     candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: scannedScore.get(r.id) ?? cosines.get(r.id), order: r.createdAt.getTime() });

@@ -19,10 +19,7 @@ export class MongoWriteIntentRepository extends WriteIntentRepository {
   override addMany(intents: WriteIntent[]): Promise<void> {
     if (intents.length === 0) return Promise.resolve();
     return this.exec(async (m) => {
-      await m.writeIntents.collection.bulkWrite(
-        intents.map((i) => ({ replaceOne: { filter: { _id: String(i.objectKey) }, replacement: record(i), upsert: true } })) as never,
-        { ordered: false },
-      );
+      await m.writeIntents.collection.bulkWrite(intents.map((i) => ({ replaceOne: { filter: { _id: String(i.objectKey) }, replacement: record(i), upsert: true } })) as never, { ordered: false });
     });
   }
 
@@ -34,7 +31,12 @@ export class MongoWriteIntentRepository extends WriteIntentRepository {
 
   override olderThan(before: Date, limit: number): Promise<WriteIntent[]> {
     return this.exec(async (m) => {
-      const rows = await m.writeIntents.find({ createdAt: { $lt: before } }).sort({ createdAt: 1 }).limit(limit).lean<WriteIntentRecord[]>().exec();
+      const rows = await m.writeIntents
+        .find({ createdAt: { $lt: before } })
+        .sort({ createdAt: 1 })
+        .limit(limit)
+        .lean<WriteIntentRecord[]>()
+        .exec();
       return rows.map((r) => ({ objectKey: r._id, memoryId: r.memoryId, createdAt: new Date(r.createdAt), kind: r.kind === 'delete' ? 'delete' : 'write' }));
     });
   }

@@ -79,9 +79,7 @@ export interface VersionEntry {
 
 /** Outcome of a compare-and-swap write or delete. */
 export type CasResult =
-  | { status: 'ok'; /** Object keys no longer referenced (pruned or deleted versions): the caller removes them. */ released: string[] }
-  | { status: 'missing' }
-  | { status: 'conflict'; current: number };
+  { status: 'ok'; /** Object keys no longer referenced (pruned or deleted versions): the caller removes them. */ released: string[] } | { status: 'missing' } | { status: 'conflict'; current: number };
 
 /** Filters shared by list and search (CONTRACT §3). All given filters must match. */
 export interface MemoryFilter {

@@ -1,12 +1,4 @@
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  ListObjectsV2Command,
-  ListObjectsV2CommandOutput,
-  PutObjectCommand,
-  S3Client,
-  S3ServiceException,
-} from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, ListObjectsV2CommandOutput, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { randomBytes } from 'node:crypto';
 import { AppError, BackendUnavailableError, NotFoundError } from '../../common/errors';
@@ -73,8 +65,7 @@ export class S3ObjectStore extends ObjectStore {
       region: this.region,
       endpoint: endpoint ?? undefined,
       forcePathStyle: endpoint !== null,
-      credentials:
-        opts.accessKeyId && opts.secretAccessKey ? { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey } : undefined,
+      credentials: opts.accessKeyId && opts.secretAccessKey ? { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey } : undefined,
       maxAttempts: opts.maxAttempts ?? 2,
       requestHandler: {
         connectionTimeout: opts.connectionTimeoutMs ?? 3_000,

@@ -57,7 +57,10 @@ function tagIndexFor(stmt: Stmt, f: MemoryFilter): string {
 export function rarestFirst(stmt: Stmt, tags: string[]): string[] {
   if (tags.length < 2) return tags;
   const count = stmt('SELECT count(*) FROM memory_tags WHERE tag = ?').pluck();
-  return tags.map((t) => ({ t, n: count.get(t) as number })).sort((a, b) => a.n - b.n).map((x) => x.t);
+  return tags
+    .map((t) => ({ t, n: count.get(t) as number }))
+    .sort((a, b) => a.n - b.n)
+    .map((x) => x.t);
 }
 
 export function hasFilter(f: MemoryFilter): boolean {

@@ -18,7 +18,22 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
 
   const doc = (i: number, content: string, extra: Partial<MemoryDoc> = {}): MemoryDoc => {
     const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
-    return { id: (0x65000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16), title: null, type: 'note', scope: 'global', tags: [], agent: null, project: null, content, createdAt: at, updatedAt: at, version: 1, objectKey: null, author: null, ...extra };
+    return {
+      id: (0x65000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16),
+      title: null,
+      type: 'note',
+      scope: 'global',
+      tags: [],
+      agent: null,
+      project: null,
+      content,
+      createdAt: at,
+      updatedAt: at,
+      version: 1,
+      objectKey: null,
+      author: null,
+      ...extra,
+    };
   };
 
   beforeEach(async () => {
@@ -34,7 +49,14 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
   afterEach(() => db.close());
 
   it('gives every row its own snippet, on single-row pages too', async () => {
-    for (const [limit, offset] of [[1, 0], [1, 7], [1, 29], [3, 5], [20, 0], [20, 20]]) {
+    for (const [limit, offset] of [
+      [1, 0],
+      [1, 7],
+      [1, 29],
+      [3, 5],
+      [20, 0],
+      [20, 20],
+    ]) {
       const page = await index.search({ text: 'quota', filter: {}, limit, offset });
       expect(page.total).toBe(30);
       expect(page.rows.length).toBe(Math.min(limit, 30 - offset));
@@ -68,7 +90,10 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
     const stmt = (sql: string) => statements.get(sql);
     const seqOf = new Map((db.prepare('SELECT id, seq FROM memories').all() as Array<{ id: string; seq: number }>).map((r) => [r.id, r.seq]));
     // bm25 over every match (the defaults, 31 memories), and the term windows (5 rows a term).
-    for (const ranking of [{ termWindow: 500, exactRankingBudget: 2000 }, { termWindow: 5, exactRankingBudget: 1 }]) {
+    for (const ranking of [
+      { termWindow: 500, exactRankingBudget: 2000 },
+      { termWindow: 5, exactRankingBudget: 1 },
+    ]) {
       for (const [text, filter, limit, offset] of [
         ['quota marker3 raised', {}, 10, 0],
         ['quota', { type: 'fact' }, 5, 2],

@@ -175,8 +175,9 @@ describe('SqliteMemoryIndex', () => {
     }
     const newestFirst = [...docs].sort((x, y) => y.createdAt.getTime() - x.createdAt.getTime() || (x.id < y.id ? 1 : -1));
     const filters: Array<Record<string, unknown>> = [];
-    for (const type of [undefined, 'fact']) for (const scope of [undefined, 'project']) for (const agent of [undefined, 'a1']) for (const project of [undefined, 'p2'])
-      for (const tags of [undefined, ['t1'], ['t2', 't3']]) filters.push({ type, scope, agent, project, tags });
+    for (const type of [undefined, 'fact'])
+      for (const scope of [undefined, 'project'])
+        for (const agent of [undefined, 'a1']) for (const project of [undefined, 'p2']) for (const tags of [undefined, ['t1'], ['t2', 't3']]) filters.push({ type, scope, agent, project, tags });
     for (const f of filters) {
       const filter = Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined));
       const want = newestFirst.filter(

@@ -1,7 +1,21 @@
 import type Database from 'better-sqlite3';
 import type { EmbeddingQueue } from '../ports/embedding-queue.port';
 import { MemoryIndex } from '../ports/memory-index.port';
-import { CasResult, EmbeddingJob, EmbeddingProgress, ListQuery, MEMORY_SCOPES, MEMORY_TYPES, MemoryDoc, MemoryFilter, MemoryPage, MemoryStats, SearchQuery, SimilarHit, VersionEntry } from '../ports/memory.model';
+import {
+  CasResult,
+  EmbeddingJob,
+  EmbeddingProgress,
+  ListQuery,
+  MEMORY_SCOPES,
+  MEMORY_TYPES,
+  MemoryDoc,
+  MemoryFilter,
+  MemoryPage,
+  MemoryStats,
+  SearchQuery,
+  SimilarHit,
+  VersionEntry,
+} from '../ports/memory.model';
 import { translateSqliteError } from './sqlite-errors';
 import { FtsMaintenance } from './sqlite-fts-maintenance';
 import { listPage } from './sqlite-list-planner';
@@ -355,9 +369,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
 
   /** The search itself, synchronously on this index's connection (what a search worker runs); `semantic` for a vector search. */
   searchNow(query: SearchQuery, semantic: VectorHit[] | null = null): MemoryPage {
-    return this.guard(() =>
-      isVectorSearch(query) ? vectorSearch(this.stmt, this.ranking, query, semantic ?? []) : rankedFullTextSearch(this.stmt, this.ranking, query),
-    );
+    return this.guard(() => (isVectorSearch(query) ? vectorSearch(this.stmt, this.ranking, query, semantic ?? []) : rankedFullTextSearch(this.stmt, this.ranking, query)));
   }
 
   // --- vectors and the embedding queue (sqlite-vectors.ts) ---

@@ -126,9 +126,7 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
   const page = scored.best(query.offset + query.limit).slice(query.offset);
   if (seqsOnly) return { seqs: page.map((p) => ({ seq: p.seq, score: rounded(p.score) })) };
   if (page.length === 0) return { rows: [], total, reachable: scored.count };
-  const details = stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(
-    JSON.stringify(page.map((p) => p.seq)),
-  ) as DbRow[];
+  const details = stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(JSON.stringify(page.map((p) => p.seq))) as DbRow[];
   const bySeq = new Map(details.map((d) => [d.seq, d]));
   const snippet = snippetMaker(parsed);
   const rows: MemoryRow[] = [];

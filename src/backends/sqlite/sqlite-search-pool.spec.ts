@@ -19,8 +19,7 @@ describe('SqliteSearchPool', () => {
   // The pool's warnings (a worker that dies or cannot open the file) are expected here.
   beforeAll(() => jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined));
   afterAll(() => jest.restoreAllMocks());
-  const doc = (i: number, extra: Partial<MemoryDoc> = {}): MemoryDoc =>
-    wheelDoc(i, { idBase: 0x67000000, stride: 5, titleEvery: 4 }, { project: i % 2 ? 'atlas' : null, ...extra });
+  const doc = (i: number, extra: Partial<MemoryDoc> = {}): MemoryDoc => wheelDoc(i, { idBase: 0x67000000, stride: 5, titleEvery: 4 }, { project: i % 2 ? 'atlas' : null, ...extra });
   const queries: SearchQuery[] = [
     { text: 'deploy', filter: {}, limit: 5, offset: 0 },
     { text: 'cache schema', filter: {}, limit: 5, offset: 5 },
@@ -74,7 +73,7 @@ describe('SqliteSearchPool', () => {
     expect((await database.memories.search({ text: 'zyzzyva', filter: {}, limit: 5, offset: 0 })).total).toBe(0);
   });
 
-  it('runs vector searches on the workers with the hits of the main thread\'s one vector index, new vectors included', async () => {
+  it("runs vector searches on the workers with the hits of the main thread's one vector index, new vectors included", async () => {
     const KEY = 'local:test-4';
     const unit = (...xs: number[]) => {
       const n = Math.hypot(...xs);
@@ -99,7 +98,10 @@ describe('SqliteSearchPool', () => {
     }
     expect(onPool.mock.results.map((r) => r.value === null)).toEqual([false, false, false]);
     // Duplicate hints (on the main thread): the closest memories, filtered like a search.
-    for (const [vector, filter] of [[unit(1, 0.5, 0.2, 0.1), {}], [unit(1, 0, 1, 0), { project: 'atlas' }]] as const) {
+    for (const [vector, filter] of [
+      [unit(1, 0.5, 0.2, 0.1), {}],
+      [unit(1, 0, 1, 0), { project: 'atlas' }],
+    ] as const) {
       const hits = await database.memories.similar(vector, KEY, 3, filter);
       expect(hits).toHaveLength(3);
       for (const h of hits) if ('project' in filter) expect((await database.memories.get(h.id))?.project).toBe('atlas');
@@ -189,7 +191,7 @@ describe('SqliteSearchPool', () => {
     const settled = await Promise.allSettled(sent);
     const failed = settled.filter((r) => r.status === 'rejected');
     expect(failed.length).toBeLessThanOrEqual(IN_FLIGHT);
-    for (const r of failed) expect((r).reason).toBeInstanceOf(BackendUnavailableError);
+    for (const r of failed) expect(r.reason).toBeInstanceOf(BackendUnavailableError);
     settled.forEach((r, i) => {
       if (r.status === 'fulfilled') expect(r.value).toEqual(database.memories.searchNow(many[i]));
     });

@@ -31,9 +31,7 @@ export class SqliteSessionRepository extends SessionRepository {
       `),
     );
     this.getStmt = db.prepare('SELECT sid, data, expires_at FROM admin_sessions WHERE sid = ? AND expires_at > ?');
-    this.upsertStmt = db.prepare(
-      'INSERT INTO admin_sessions (sid, data, expires_at) VALUES (?, ?, ?) ON CONFLICT(sid) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at',
-    );
+    this.upsertStmt = db.prepare('INSERT INTO admin_sessions (sid, data, expires_at) VALUES (?, ?, ?) ON CONFLICT(sid) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at');
     this.destroyStmt = db.prepare('DELETE FROM admin_sessions WHERE sid = ?');
     this.allStmt = db.prepare('SELECT sid, data, expires_at FROM admin_sessions WHERE expires_at > ? ORDER BY sid');
     this.pruneStmt = db.prepare('DELETE FROM admin_sessions WHERE expires_at <= ?');

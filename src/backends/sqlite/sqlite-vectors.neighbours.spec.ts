@@ -37,8 +37,18 @@ describe('hybrid session neighbours', () => {
   function doc(i: number, when: Date, agent: string | null, project: string | null): MemoryDoc {
     return {
       id: (0x6a000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16),
-      title: null, type: 'note', scope: 'global', tags: [], agent, project,
-      content: `memory ${i}`, createdAt: when, updatedAt: when, version: 1, objectKey: null, author: null,
+      title: null,
+      type: 'note',
+      scope: 'global',
+      tags: [],
+      agent,
+      project,
+      content: `memory ${i}`,
+      createdAt: when,
+      updatedAt: when,
+      version: 1,
+      objectKey: null,
+      author: null,
     };
   }
 
@@ -49,7 +59,11 @@ describe('hybrid session neighbours', () => {
       const jobs = await index.claimEmbeddingJobs('spec', 50, 60_000);
       if (jobs.length === 0) return ran;
       for (const job of jobs) {
-        await index.storeVector(job, KEY, Float32Array.from({ length: 8 }, () => r() - 0.5));
+        await index.storeVector(
+          job,
+          KEY,
+          Float32Array.from({ length: 8 }, () => r() - 0.5),
+        );
         ran.push(job);
       }
     }
@@ -90,7 +104,11 @@ describe('hybrid session neighbours', () => {
   function reference(keys: number[]): Map<number, number[]> {
     const set = new Set(keys);
     const out = new Map<number, number[]>();
-    const add = (a: number, b: number) => out.set(a, [...(out.get(a) ?? []), b].sort((x, y) => x - y));
+    const add = (a: number, b: number) =>
+      out.set(
+        a,
+        [...(out.get(a) ?? []), b].sort((x, y) => x - y),
+      );
     for (const [seq, prev] of predecessors()) {
       if (set.has(seq) && set.has(prev)) {
         add(seq, prev);

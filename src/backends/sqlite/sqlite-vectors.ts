@@ -33,9 +33,15 @@ export function vectorFilter(stmt: Stmt, filter: MemoryFilter | undefined, text:
   }
   const cond = where.join(' AND ');
   const accept: Accept = (labels) =>
-    new Set(stmt(`SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(@v_labels)) AND ${cond}`).pluck().all({ ...params, v_labels: JSON.stringify(labels) }) as number[]);
+    new Set(
+      stmt(`SELECT m.seq FROM memories m WHERE m.seq IN (SELECT value FROM json_each(@v_labels)) AND ${cond}`)
+        .pluck()
+        .all({ ...params, v_labels: JSON.stringify(labels) }) as number[],
+    );
   const allowed = () => {
-    const seqs = stmt(`SELECT m.seq FROM memories m WHERE ${cond} LIMIT @v_max`).pluck().all({ ...params, v_max: max + 1 }) as number[];
+    const seqs = stmt(`SELECT m.seq FROM memories m WHERE ${cond} LIMIT @v_max`)
+      .pluck()
+      .all({ ...params, v_max: max + 1 }) as number[];
     return seqs.length > max ? null : seqs;
   };
   return { accept, allowed };
@@ -62,7 +68,12 @@ export function vectorSearch(stmt: Stmt, ranking: RankingOptions, query: SearchQ
   // Every candidate's cosine: the vector list's own, computed for the keyword list's others.
   const candidates = new Map<number, FusionCandidate<number>>();
   for (const s of semantic.slice(0, K)) candidates.set(s.label, { key: s.label, cosine: s.score, semanticHit: true, order: s.label });
-  const cosines = storedCosines(stmt, q, query.vectorKey as string, [...keyword.keys()].filter((seq) => !candidates.has(seq)));
+  const cosines = storedCosines(
+    stmt,
+    q,
+    query.vectorKey as string,
+    [...keyword.keys()].filter((seq) => !candidates.has(seq)),
+  );
   for (const [seq, score] of keyword) {
     const c = candidates.get(seq);
     if (c) c.keyword = score;
@@ -129,7 +140,11 @@ function pageRows(stmt: Stmt, page: Array<{ key: number; score: number; matched:
 /** The memories of `top` with their titles (duplicate hints), in its order. */
 export function similarRows(stmt: Stmt, top: VectorHit[]): SimilarHit[] {
   if (top.length === 0) return [];
-  const rows = stmt('SELECT seq, id, title FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify(top.map((t) => t.label))) as Array<{ seq: number; id: string; title: string | null }>;
+  const rows = stmt('SELECT seq, id, title FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify(top.map((t) => t.label))) as Array<{
+    seq: number;
+    id: string;
+    title: string | null;
+  }>;
   const bySeq = new Map(rows.map((r) => [r.seq, r]));
   return top.flatMap((t) => {
     const r = bySeq.get(t.label);
@@ -140,34 +155,38 @@ export function similarRows(stmt: Stmt, top: VectorHit[]): SimilarHit[] {
 // --- the embedding queue (main connection) ---
 
 export function useVectorSpace(db: Database.Database, stmt: Stmt, key: string): boolean {
-  return db.transaction(() => {
-    const current = stmt("SELECT value FROM embedding_meta WHERE key = 'vector_space'").pluck().get() as string | undefined;
-    if (current === key) return false;
-    stmt("INSERT INTO embedding_meta (key, value) VALUES ('vector_space', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key);
-    // Memories without a vector of this space are queued (a first start queues only those missing).
-    stmt(
-      `INSERT INTO embedding_queue (seq) SELECT m.seq FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.seq = m.seq AND v.model = ?)
+  return db
+    .transaction(() => {
+      const current = stmt("SELECT value FROM embedding_meta WHERE key = 'vector_space'").pluck().get() as string | undefined;
+      if (current === key) return false;
+      stmt("INSERT INTO embedding_meta (key, value) VALUES ('vector_space', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(key);
+      // Memories without a vector of this space are queued (a first start queues only those missing).
+      stmt(
+        `INSERT INTO embedding_queue (seq) SELECT m.seq FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.seq = m.seq AND v.model = ?)
        ${REQUEUE}`,
-    ).run(key);
-    return current !== undefined;
-  }).immediate();
+      ).run(key);
+      return current !== undefined;
+    })
+    .immediate();
 }
 
 export function claimJobs(db: Database.Database, stmt: Stmt, owner: string, max: number, leaseMs: number): EmbeddingJob[] {
-  return db.transaction(() => {
-    const now = Date.now();
-    const due = stmt('SELECT seq FROM embedding_queue WHERE next_at <= ? AND lease_until <= ? ORDER BY next_at, seq LIMIT ?').pluck().all(now, now, max) as number[];
-    if (due.length === 0) return [];
-    const lease = stmt('UPDATE embedding_queue SET lease_owner = ?, lease_until = ? WHERE seq = ?');
-    for (const seq of due) lease.run(owner, now + leaseMs, seq);
-    // With the content of the memory just before it in its session (memoryEmbeddingText).
-    const rows = stmt(
-      `SELECT m.id, m.title, m.content, q.gen, q.attempts, p.seq AS previous, p.content AS context
+  return db
+    .transaction(() => {
+      const now = Date.now();
+      const due = stmt('SELECT seq FROM embedding_queue WHERE next_at <= ? AND lease_until <= ? ORDER BY next_at, seq LIMIT ?').pluck().all(now, now, max) as number[];
+      if (due.length === 0) return [];
+      const lease = stmt('UPDATE embedding_queue SET lease_owner = ?, lease_until = ? WHERE seq = ?');
+      for (const seq of due) lease.run(owner, now + leaseMs, seq);
+      // With the content of the memory just before it in its session (memoryEmbeddingText).
+      const rows = stmt(
+        `SELECT m.id, m.title, m.content, q.gen, q.attempts, p.seq AS previous, p.content AS context
        FROM embedding_queue q JOIN memories m ON m.seq = q.seq LEFT JOIN memories p ON p.seq = ${PREVIOUS_SEQ}
        WHERE q.seq IN (SELECT value FROM json_each(?))`,
-    ).all(JSON.stringify(due)) as Array<{ id: string; title: string | null; content: string; previous: number | null; context: string | null; gen: number; attempts: number }>;
-    return rows.map((r) => ({ id: r.id, text: memoryEmbeddingText(r.title, r.content, r.context), gen: r.gen, attempts: r.attempts, previous: r.previous }));
-  }).immediate();
+      ).all(JSON.stringify(due)) as Array<{ id: string; title: string | null; content: string; previous: number | null; context: string | null; gen: number; attempts: number }>;
+      return rows.map((r) => ({ id: r.id, text: memoryEmbeddingText(r.title, r.content, r.context), gen: r.gen, attempts: r.attempts, previous: r.previous }));
+    })
+    .immediate();
 }
 
 /**

@@ -141,7 +141,11 @@ export class VectorIndex {
       rows.push(v);
     }
     if (fresh.length === 0) return;
-    (this.index as Index).add(BigUint64Array.from(fresh, (l) => BigInt(l)), rows, threads);
+    (this.index as Index).add(
+      BigUint64Array.from(fresh, (l) => BigInt(l)),
+      rows,
+      threads,
+    );
     for (const l of fresh) this.labels.add(l);
     this.changes += fresh.length;
   }

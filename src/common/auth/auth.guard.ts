@@ -98,7 +98,7 @@ export class AuthGuard implements CanActivate {
       return await this.tokens.authenticate(m[1], req.ip ?? req.socket.remoteAddress ?? '');
     } catch (e) {
       // A refused token is an audit entry (aggregated per address, never the secret: AuditService.recordRefusal).
-      if (e instanceof UnauthorizedError || e instanceof ForbiddenError) this.audit?.recordRefusal(req, (e).status, e.message, parseToken(m[1])?.id ?? null);
+      if (e instanceof UnauthorizedError || e instanceof ForbiddenError) this.audit?.recordRefusal(req, e.status, e.message, parseToken(m[1])?.id ?? null);
       throw e;
     }
   }

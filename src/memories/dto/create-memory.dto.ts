@@ -42,7 +42,13 @@ export class CreateMemoryDto {
   project?: string | null;
 
   /** Trimmed; empty and duplicate tags are dropped, order kept. */
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string', maxLength: 64 }, nullable: true, example: ['deploy', 'policy'], description: 'At most 50 after dropping empty and duplicate tags; each at most 64 characters after trimming' })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', maxLength: 64 },
+    nullable: true,
+    example: ['deploy', 'policy'],
+    description: 'At most 50 after dropping empty and duplicate tags; each at most 64 characters after trimming',
+  })
   @IsOptional()
   @IsArray(LIST)
   @IsString({ each: true, ...STRING })

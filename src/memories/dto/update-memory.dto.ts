@@ -12,7 +12,14 @@ const LIST = { message: 'Input should be a valid list', context: { type: 'list_t
  * "" clears title, agent and project; [] clears tags; content cannot be emptied.
  */
 export class UpdateMemoryDto {
-  @ApiPropertyOptional({ type: String, nullable: true, minLength: 1, maxLength: 1048576, pattern: NOT_ONLY_WHITESPACE, description: 'Cannot be emptied: 1 byte to 1 MiB of UTF-8, not only whitespace' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    minLength: 1,
+    maxLength: 1048576,
+    pattern: NOT_ONLY_WHITESPACE,
+    description: 'Cannot be emptied: 1 byte to 1 MiB of UTF-8, not only whitespace',
+  })
   @IsOptional()
   @IsString(STRING)
   content?: string | null;

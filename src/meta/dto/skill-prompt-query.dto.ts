@@ -20,7 +20,12 @@ export class SkillPromptQueryDto {
   @IsString(STRING) // bottom decorator runs first: a repeated parameter (an array) is a string_type error
   format?: PromptFormat = 'json';
 
-  @ApiPropertyOptional({ default: DEFAULT_TOKEN_ENV, example: 'MEMORY_API_TOKEN', pattern: ENV_NAME.source, description: 'Name of the environment variable the prompt tells the model to read the token from.' })
+  @ApiPropertyOptional({
+    default: DEFAULT_TOKEN_ENV,
+    example: 'MEMORY_API_TOKEN',
+    pattern: ENV_NAME.source,
+    description: 'Name of the environment variable the prompt tells the model to read the token from.',
+  })
   @IsOptional()
   @Matches(ENV_NAME, ENV_NAME_RULE)
   @IsString(STRING)

@@ -49,7 +49,12 @@ export const auditTab: Tab = {
   async render(panel) {
     const stale = beginRender(panel);
     clear(panel);
-    const action = h('select', { name: 'action' }, h('option', { value: '' }, 'Any action'), AUDIT_ACTIONS.map((a) => h('option', { value: a }, a)));
+    const action = h(
+      'select',
+      { name: 'action' },
+      h('option', { value: '' }, 'Any action'),
+      AUDIT_ACTIONS.map((a) => h('option', { value: a }, a)),
+    );
     const actor = h('input', { name: 'actor', placeholder: 'token id or admin', autocapitalize: 'off', spellcheck: 'false' });
     const since = h('input', { name: 'since', type: 'date' });
     const apply = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Filter');
@@ -86,7 +91,13 @@ export const auditTab: Tab = {
           }
           tbody = h('tbody', null);
           const header = ['When', 'Action', 'Outcome', 'Who', 'Target', 'Address', 'Detail'].map((c) => h('th', { scope: 'col' }, c));
-          list.appendChild(h('div', { class: 'table-wrap' }, h('table', { class: 'table audit-table' }, h('caption', { class: 'visually-hidden' }, 'Audit log, newest first'), h('thead', null, h('tr', null, header)), tbody)));
+          list.appendChild(
+            h(
+              'div',
+              { class: 'table-wrap' },
+              h('table', { class: 'table audit-table' }, h('caption', { class: 'visually-hidden' }, 'Audit log, newest first'), h('thead', null, h('tr', null, header)), tbody),
+            ),
+          );
         }
         res.entries.forEach((e) => tbody!.appendChild(row(e)));
         cursor = res.next_cursor;

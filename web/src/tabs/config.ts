@@ -43,7 +43,12 @@ const OPTIONAL_BACKENDS: Record<string, { kind: string; name: string; instead: s
 function inputFor(def: SchemaField, value: string, fromEnv: boolean, hasValue: boolean): HTMLInputElement | HTMLSelectElement {
   const common = { id: `cfg-${def.key}`, name: def.key, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' };
   if (Array.isArray(def.options) && def.options.length) {
-    const sel = h('select', common, h('option', { value: '' }, '(not set)'), def.options.map((o) => h('option', { value: o }, o)));
+    const sel = h(
+      'select',
+      common,
+      h('option', { value: '' }, '(not set)'),
+      def.options.map((o) => h('option', { value: o }, o)),
+    );
     sel.value = value;
     sel.disabled = fromEnv;
     return sel;
@@ -165,7 +170,7 @@ export const configTab: Tab = {
           h('label', { for: input.id }, def.label),
           def.required && (inUse || !BACKEND_ONLY.has(def.key)) ? h('span', { class: 'req', title: 'Required for this backend' }, 'required') : null,
           missing.has(def.key) ? badge('missing', 'warn') : null,
-          badge(fromEnv ? `from environment: MEMSTORE_${def.key.toUpperCase()}` : SOURCE_LABEL[source] ?? source, fromEnv ? 'info' : 'muted'),
+          badge(fromEnv ? `from environment: MEMSTORE_${def.key.toUpperCase()}` : (SOURCE_LABEL[source] ?? source), fromEnv ? 'info' : 'muted'),
         );
         const help = h('p', { class: 'help', id: helpId }, def.help ?? '', fromEnv ? ' Set in the environment, so it is read-only here.' : '');
         const wrap = h('div', { class: 'field' }, labelRow, input, errLine);

@@ -27,7 +27,13 @@ function describe(err: unknown): string {
 }
 
 function tags(list: string[]): HTMLElement | null {
-  return list.length ? h('ul', { class: 'chips' }, list.map((t) => h('li', { class: 'chip' }, `#${t}`))) : null;
+  return list.length
+    ? h(
+        'ul',
+        { class: 'chips' },
+        list.map((t) => h('li', { class: 'chip' }, `#${t}`)),
+      )
+    : null;
 }
 
 function meta(m: { type: string; scope: string; agent: string | null; project: string | null }): HTMLElement {
@@ -76,7 +82,12 @@ function whyMatched(row: MemoryRow): HTMLElement | null {
 }
 
 function select(name: string, label: string, values: readonly string[], value: string): HTMLSelectElement {
-  const el = h('select', { name }, h('option', { value: '' }, `Any ${label}`), values.map((v) => h('option', { value: v }, v)));
+  const el = h(
+    'select',
+    { name },
+    h('option', { value: '' }, `Any ${label}`),
+    values.map((v) => h('option', { value: v }, v)),
+  );
   el.value = value;
   return el;
 }
@@ -140,7 +151,10 @@ export const memoriesTab: Tab = {
             scope: state.scope,
             agent: state.agent,
             project: state.project,
-            tag: state.tag.split(',').map((t) => t.trim()).filter(Boolean),
+            tag: state.tag
+              .split(',')
+              .map((t) => t.trim())
+              .filter(Boolean),
             limit: PAGE_SIZE,
             page: state.page,
           })}`,
@@ -170,11 +184,21 @@ export const memoriesTab: Tab = {
       results.appendChild(h('p', { class: 'result-summary' }, summary + ranking));
       if (!r.rows.length) {
         results.appendChild(
-          h('p', { class: 'empty' }, state.q ? 'Nothing matches this search.' : activeFilters() ? 'Nothing matches these filters.' : 'No memories yet. Agents create them through the API; New memory writes one here.'),
+          h(
+            'p',
+            { class: 'empty' },
+            state.q ? 'Nothing matches this search.' : activeFilters() ? 'Nothing matches these filters.' : 'No memories yet. Agents create them through the API; New memory writes one here.',
+          ),
         );
         return;
       }
-      results.appendChild(h('ol', { class: 'mem-list' }, r.rows.map((row) => rowItem(row))));
+      results.appendChild(
+        h(
+          'ol',
+          { class: 'mem-list' },
+          r.rows.map((row) => rowItem(row)),
+        ),
+      );
       if (r.total_pages > 1) {
         const prev = h('button', { type: 'button', class: 'btn btn-plain', disabled: !r.has_prev }, '← Previous');
         const next = h('button', { type: 'button', class: 'btn btn-plain', disabled: !r.has_next }, 'Next →');
@@ -297,9 +321,17 @@ export const memoriesTab: Tab = {
       const title = h('input', { name: 'title', value: m?.title ?? '', maxlength: '300', autocomplete: 'off' });
       const content = h('textarea', { name: 'content', rows: '14', required: true, spellcheck: 'true' });
       content.value = m?.content ?? '';
-      const type = h('select', { name: 'type' }, MEMORY_TYPES.map((v) => h('option', { value: v }, v)));
+      const type = h(
+        'select',
+        { name: 'type' },
+        MEMORY_TYPES.map((v) => h('option', { value: v }, v)),
+      );
       type.value = m?.type ?? 'note';
-      const scope = h('select', { name: 'scope' }, MEMORY_SCOPES.map((v) => h('option', { value: v }, v)));
+      const scope = h(
+        'select',
+        { name: 'scope' },
+        MEMORY_SCOPES.map((v) => h('option', { value: v }, v)),
+      );
       scope.value = m?.scope ?? 'global';
       const tagsIn = h('input', { name: 'tags', value: m?.tags.join(', ') ?? '', autocomplete: 'off', spellcheck: 'false' });
       const projectIn = h('input', { name: 'project', value: m?.project ?? '', maxlength: '200', autocomplete: 'off', spellcheck: 'false' });
@@ -374,12 +406,7 @@ export const memoriesTab: Tab = {
         'form',
         { class: 'card mem-editor', 'aria-label': m ? 'Edit memory' : 'New memory' },
         field('Title', title),
-        h(
-          'div',
-          { class: 'editor-panes' },
-          field('Content (markdown)', content),
-          h('div', { class: 'field' }, h('span', { class: 'label', id: 'editor-preview-label' }, 'Preview'), preview),
-        ),
+        h('div', { class: 'editor-panes' }, field('Content (markdown)', content), h('div', { class: 'field' }, h('span', { class: 'label', id: 'editor-preview-label' }, 'Preview'), preview)),
         h('div', { class: 'filter-grid' }, field('Type', type), field('Scope', scope), field('Tags', tagsIn, 'Separate with commas.'), field('Project', projectIn)),
         problem,
         h('div', { class: 'form-actions actions' }, save, cancel),
@@ -393,7 +420,10 @@ export const memoriesTab: Tab = {
           content: content.value,
           type: type.value,
           scope: scope.value,
-          tags: tagsIn.value.split(',').map((t) => t.trim()).filter(Boolean),
+          tags: tagsIn.value
+            .split(',')
+            .map((t) => t.trim())
+            .filter(Boolean),
           project: projectIn.value.trim(),
         };
         save.disabled = true;
@@ -426,7 +456,13 @@ export const memoriesTab: Tab = {
           const list = await get<MemoryVersionList>(`/api/memories/${encodeURIComponent(m.id)}/versions?limit=100`);
           clear(body);
           body.appendChild(h('p', { class: 'muted' }, `${list.total} ${list.total === 1 ? 'version' : 'versions'} kept, newest first.`));
-          body.appendChild(h('ol', null, list.rows.map((v) => versionItem(m, v))));
+          body.appendChild(
+            h(
+              'ol',
+              null,
+              list.rows.map((v) => versionItem(m, v)),
+            ),
+          );
         } catch (err) {
           clear(body);
           body.appendChild(errorBox(describe(err)));
@@ -469,7 +505,8 @@ export const memoriesTab: Tab = {
         }
       });
       restore.addEventListener('click', async () => {
-        if (!(await confirmDialog(`Restore version ${v.version}?`, `Version ${v.version} becomes the current content as a new version; the versions in between stay in the history.`, 'Restore'))) return;
+        if (!(await confirmDialog(`Restore version ${v.version}?`, `Version ${v.version} becomes the current content as a new version; the versions in between stay in the history.`, 'Restore')))
+          return;
         try {
           await post(`/api/memories/${encodeURIComponent(m.id)}/versions/${v.version}/restore`);
           toast(`Version ${v.version} restored`);

@@ -39,7 +39,12 @@ interface MigrationOffer {
 }
 
 function select(name: string, values: readonly string[], empty: string): HTMLSelectElement {
-  return h('select', { name }, h('option', { value: '' }, empty), values.map((v) => h('option', { value: v }, v)));
+  return h(
+    'select',
+    { name },
+    h('option', { value: '' }, empty),
+    values.map((v) => h('option', { value: v }, v)),
+  );
 }
 
 function exportSection(): HTMLElement {
@@ -56,7 +61,10 @@ function exportSection(): HTMLElement {
       agent: agent.value.trim(),
       type: type.value,
       scope: scope.value,
-      tag: tags.value.split(',').map((t) => t.trim()).filter(Boolean),
+      tag: tags.value
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
       since: since.value ? new Date(`${since.value}T00:00:00Z`).toISOString() : '',
     })}`;
   };
@@ -67,7 +75,16 @@ function exportSection(): HTMLElement {
     { class: 'card', 'aria-labelledby': 'export-title' },
     h('h3', { id: 'export-title' }, 'Export'),
     h('p', { class: 'help' }, 'A zip of markdown files (front matter + content, readable in any editor or Obsidian) with a manifest and SHA256SUMS. Leave the filters empty to export everything.'),
-    h('div', { class: 'form-grid' }, field('Project', project), field('Agent', agent), field('Type', type), field('Scope', scope), field('Tags (all of)', tags, 'Comma-separated'), field('Created since', since)),
+    h(
+      'div',
+      { class: 'form-grid' },
+      field('Project', project),
+      field('Agent', agent),
+      field('Type', type),
+      field('Scope', scope),
+      field('Tags (all of)', tags, 'Comma-separated'),
+      field('Created since', since),
+    ),
     link,
   );
 }
@@ -188,7 +205,14 @@ export async function migrationOffer(): Promise<HTMLElement | null> {
       setTimeout(() => void get<MigrationOffer>('/api/migrate').then(draw, () => undefined), 1000);
       return;
     }
-    if (job?.state === 'done' && job.report) box.append(h('p', { role: 'status' }, `Copied and verified: the new backends hold ${job.report.memories?.target ?? 'all'} memories. The earlier backends are untouched; remove them when you no longer need them.`));
+    if (job?.state === 'done' && job.report)
+      box.append(
+        h(
+          'p',
+          { role: 'status' },
+          `Copied and verified: the new backends hold ${job.report.memories?.target ?? 'all'} memories. The earlier backends are untouched; remove them when you no longer need them.`,
+        ),
+      );
     if (job?.state === 'failed') box.append(errorBox(`The copy failed: ${job.error ?? 'unknown error'}. Try again: it resumes where it stopped.`));
     if (o.available && job?.state !== 'done') {
       const btn = h('button', { type: 'button', class: 'btn btn-primary', id: 'migration-start' }, `Copy the ${o.memories ?? ''} memories to the new backends`.replace('  ', ' '));

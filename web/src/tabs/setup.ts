@@ -24,13 +24,25 @@ export const setupTab: Tab = {
       clear(mcpWrap);
       const url = mcpUrl(base);
       mcpWrap.append(
-        h('p', null, 'Endpoint: ', h('code', { id: 'mcp-url' }, url), ' ', copyButton(() => url, 'Copy URL')),
+        h(
+          'p',
+          null,
+          'Endpoint: ',
+          h('code', { id: 'mcp-url' }, url),
+          ' ',
+          copyButton(() => url, 'Copy URL'),
+        ),
         ...mcpConfigs(base, name).map((c) => {
           const titleId = `mcp-title-${c.id}`;
           return h(
             'section',
             { class: 'mcp-config', 'aria-labelledby': titleId, 'data-client': c.id },
-            h('div', { class: 'mcp-config-head' }, h('h4', { id: titleId }, c.client), copyButton(() => c.text, 'Copy')),
+            h(
+              'div',
+              { class: 'mcp-config-head' },
+              h('h4', { id: titleId }, c.client),
+              copyButton(() => c.text, 'Copy'),
+            ),
             h('p', { class: 'help' }, c.where),
             h('pre', { class: 'prompt', id: `mcp-config-${c.id}`, tabindex: '0', 'aria-label': `${c.client} configuration` }, c.text),
           );
@@ -51,16 +63,32 @@ export const setupTab: Tab = {
       }
       if (!url) {
         connectorsWrap.append(
-          h('p', { class: 'help', id: 'connectors-off' }, 'claude.ai, the Claude desktop app and ChatGPT connect only by signing in (OAuth), which is off on this service. To offer it, start Memory Store with MEMSTORE_OAUTH=true and MEMSTORE_PUBLIC_URL set to its public https address (these apps reach it from the internet).'),
+          h(
+            'p',
+            { class: 'help', id: 'connectors-off' },
+            'claude.ai, the Claude desktop app and ChatGPT connect only by signing in (OAuth), which is off on this service. To offer it, start Memory Store with MEMSTORE_OAUTH=true and MEMSTORE_PUBLIC_URL set to its public https address (these apps reach it from the internet).',
+          ),
         );
         return;
       }
       const oauthUrl = url;
       connectorsWrap.append(
-        h('p', null, 'URL to paste: ', h('code', { id: 'connector-url' }, oauthUrl), ' ', copyButton(() => oauthUrl, 'Copy connector URL')),
+        h(
+          'p',
+          null,
+          'URL to paste: ',
+          h('code', { id: 'connector-url' }, oauthUrl),
+          ' ',
+          copyButton(() => oauthUrl, 'Copy connector URL'),
+        ),
         ...connectorGuides(oauthUrl).map((c) => {
           const titleId = `connector-title-${c.id}`;
-          return h('section', { class: 'mcp-config', 'aria-labelledby': titleId, 'data-client': c.id }, h('h4', { id: titleId }, c.client), h('ol', { class: 'steps' }, ...c.steps.map((s) => h('li', null, s))));
+          return h(
+            'section',
+            { class: 'mcp-config', 'aria-labelledby': titleId, 'data-client': c.id },
+            h('h4', { id: titleId }, c.client),
+            h('ol', { class: 'steps' }, ...c.steps.map((s) => h('li', null, s))),
+          );
         }),
       );
     };
@@ -112,9 +140,21 @@ export const setupTab: Tab = {
         'ol',
         { class: 'steps' },
         h('li', null, 'Create a token in ', h('a', { href: '#tokens' }, 'API tokens'), ' and store it in the agent’s environment.'),
-        h('li', null, 'Connect the agent over MCP with one of the configurations below (nothing to install for Claude Code, Cursor, VS Code or Codex), or give it the prompt (or the skill pack): it teaches the model every memory operation with working examples.'),
+        h(
+          'li',
+          null,
+          'Connect the agent over MCP with one of the configurations below (nothing to install for Claude Code, Cursor, VS Code or Codex), or give it the prompt (or the skill pack): it teaches the model every memory operation with working examples.',
+        ),
       ),
-      h('div', { class: 'card' }, h('div', { class: 'setup-controls' }, field('Token variable name', varInput, 'The environment variable holding the token on the agent’s machine: the configurations and the prompt below read it from there.'))),
+      h(
+        'div',
+        { class: 'card' },
+        h(
+          'div',
+          { class: 'setup-controls' },
+          field('Token variable name', varInput, 'The environment variable holding the token on the agent’s machine: the configurations and the prompt below read it from there.'),
+        ),
+      ),
       h(
         'div',
         { class: 'card', id: 'mcp-setup' },
@@ -126,13 +166,22 @@ export const setupTab: Tab = {
         'div',
         { class: 'card', id: 'connector-setup' },
         h('h3', null, 'Connect claude.ai, Claude desktop or ChatGPT'),
-        h('p', { class: 'muted' }, 'These apps add Memory Store as a connector with its URL and one sign-in: no token to copy. The URL is not the /mcp above (tools configured with a header keep using that one).'),
+        h(
+          'p',
+          { class: 'muted' },
+          'These apps add Memory Store as a connector with its URL and one sign-in: no token to copy. The URL is not the /mcp above (tools configured with a header keep using that one).',
+        ),
         connectorsWrap,
       ),
       h(
         'div',
         { class: 'card' },
-        h('div', { class: 'mcp-config-head' }, h('h3', null, 'Skill prompt'), h('div', { class: 'actions' }, copy, h('a', { class: 'btn btn-primary', href: '/api/skill-pack.zip', download: 'memory-store-skill.zip' }, 'Download skill pack (.zip)'))),
+        h(
+          'div',
+          { class: 'mcp-config-head' },
+          h('h3', null, 'Skill prompt'),
+          h('div', { class: 'actions' }, copy, h('a', { class: 'btn btn-primary', href: '/api/skill-pack.zip', download: 'memory-store-skill.zip' }, 'Download skill pack (.zip)')),
+        ),
         promptWrap,
       ),
       h(

@@ -38,9 +38,7 @@ function embeddingsCard(e: EmbeddingStatus | undefined): HTMLElement | null {
           `${e.embedded ?? '?'} memories, ${e.pending ?? '?'} waiting`,
           e.failing ? h('span', { class: 'error-text' }, ` (${e.failing} retrying: ${e.last_error ?? 'error'})`) : null,
         ),
-    !keywordOnly && pct !== null && pct < 100
-      ? h('progress', { max: '100', value: String(pct), 'aria-label': `Embedding progress ${pct}%` }, `${pct}%`)
-      : null,
+    !keywordOnly && pct !== null && pct < 100 ? h('progress', { max: '100', value: String(pct), 'aria-label': `Embedding progress ${pct}%` }, `${pct}%`) : null,
   );
 }
 
@@ -88,11 +86,7 @@ export const statusTab: Tab = {
     const stale = beginRender(panel);
     clear(panel);
     panel.appendChild(spinner('Checking the backends…'));
-    const [status, config, stats] = await Promise.allSettled([
-      get<StatusResponse>('/api/status'),
-      get<ConfigResponse>('/api/config'),
-      get<{ stats: Stats }>('/api/stats'),
-    ]);
+    const [status, config, stats] = await Promise.allSettled([get<StatusResponse>('/api/status'), get<ConfigResponse>('/api/config'), get<{ stats: Stats }>('/api/stats')]);
     if (stale()) return;
     clear(panel);
 

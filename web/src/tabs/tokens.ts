@@ -26,7 +26,12 @@ function scopeBoxes(selected: string[], name: string): { el: HTMLElement; values
     return { s, box, el: h('div', { class: 'check' }, box, h('label', { for: id }, h('code', null, s), h('span', { class: 'muted' }, ` ${SCOPE_HELP[s]}`))) };
   });
   return {
-    el: h('fieldset', { class: 'plain-fieldset' }, h('legend', null, 'Scopes'), boxes.map((b) => b.el)),
+    el: h(
+      'fieldset',
+      { class: 'plain-fieldset' },
+      h('legend', null, 'Scopes'),
+      boxes.map((b) => b.el),
+    ),
     values: () => boxes.filter((b) => b.box.checked).map((b) => b.s),
   };
 }
@@ -151,8 +156,19 @@ function secretPanel(token: TokenRecord, plaintext: string, onDone: () => void):
     'div',
     { class: 'alert alert-secret', role: 'region', 'aria-labelledby': 'new-token-title' },
     h('h3', { id: 'new-token-title' }, `Token “${token.name || token.prefix}” created`),
-    h('p', { id: 'new-token-warning', class: 'warning' }, h('strong', null, 'Copy this secret now: you will not see it again. '), 'Only its hash is stored, so it cannot be shown later. If you lose it, create a new token.'),
-    h('div', { class: 'secret-row' }, h('label', { for: out.id, class: 'visually-hidden' }, 'Token secret'), out, copyButton(() => plaintext, 'Copy secret')),
+    h(
+      'p',
+      { id: 'new-token-warning', class: 'warning' },
+      h('strong', null, 'Copy this secret now: you will not see it again. '),
+      'Only its hash is stored, so it cannot be shown later. If you lose it, create a new token.',
+    ),
+    h(
+      'div',
+      { class: 'secret-row' },
+      h('label', { for: out.id, class: 'visually-hidden' }, 'Token secret'),
+      out,
+      copyButton(() => plaintext, 'Copy secret'),
+    ),
     h('p', { class: 'muted' }, 'Send it as ', h('code', null, 'Authorization: Bearer <token>'), '. Scopes: ', token.scopes.join(', '), '.'),
     h('div', { class: 'form-actions' }, done),
   );
@@ -181,7 +197,15 @@ async function editToken(t: TokenRecord): Promise<boolean> {
   const msg = h('div', { 'aria-live': 'polite' });
   const result = await openDialog(
     `Edit token ${t.prefix}`,
-    [field('Name', name), scopes.el, field('Expiry', expiry), dateField, field('Allowed IP addresses', ips, 'Addresses or CIDR ranges; empty means any address.'), field('Rate limit (requests per minute)', rate, '0 means unlimited.'), msg],
+    [
+      field('Name', name),
+      scopes.el,
+      field('Expiry', expiry),
+      dateField,
+      field('Allowed IP addresses', ips, 'Addresses or CIDR ranges; empty means any address.'),
+      field('Rate limit (requests per minute)', rate, '0 means unlimited.'),
+      msg,
+    ],
     [
       { label: 'Cancel', value: 'cancel' },
       { label: 'Save', value: 'save', tone: 'primary' },
@@ -256,7 +280,15 @@ function tokenRow(t: TokenRecord, refresh: () => void): HTMLElement {
     { 'data-token-id': t.id, class: `token-${t.status}` },
     h('td', { 'data-label': 'Token' }, h('div', { class: 'token-name' }, t.name || h('span', { class: 'muted' }, '(no name)')), h('code', { class: 'muted small' }, t.prefix)),
     h('td', { 'data-label': 'Status' }, statusBadge(t)),
-    h('td', { 'data-label': 'Scopes' }, h('div', { class: 'chips' }, t.scopes.map((s) => h('span', { class: 'chip' }, s)))),
+    h(
+      'td',
+      { 'data-label': 'Scopes' },
+      h(
+        'div',
+        { class: 'chips' },
+        t.scopes.map((s) => h('span', { class: 'chip' }, s)),
+      ),
+    ),
     h('td', { 'data-label': 'Expires' }, t.expires_at ? h('span', { title: new Date(t.expires_at * 1000).toISOString() }, formatEpoch(t.expires_at)) : h('span', { class: 'muted' }, 'Never')),
     h('td', { 'data-label': 'Allowed IPs' }, t.allowed_ips?.length ? t.allowed_ips.map((ip) => h('code', { class: 'ip' }, ip)) : h('span', { class: 'muted' }, 'Any')),
     h(

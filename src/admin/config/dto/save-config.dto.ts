@@ -7,7 +7,12 @@ import { HistoryKeepValue, PresignTtlValue, SettingValue } from './setting-valid
  * credential store, the rest to the config file. Unknown fields are ignored.
  */
 export class SaveConfigDto {
-  @ApiPropertyOptional({ type: String, nullable: true, example: 'mongodb+srv://memstore:password@cluster0.example.mongodb.net/memstore', description: 'MongoDB connection string (mongodb:// or mongodb+srv://). Secret.' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: 'mongodb+srv://memstore:password@cluster0.example.mongodb.net/memstore',
+    description: 'MongoDB connection string (mongodb:// or mongodb+srv://). Secret.',
+  })
   @SettingValue('docdb_uri')
   docdb_uri?: string | null;
 
@@ -44,7 +49,10 @@ export class SaveConfigDto {
   objstore_public_base?: string | null;
 
   @ApiPropertyOptional({
-    oneOf: [{ type: 'integer', minimum: 1, maximum: 604800 }, { type: 'string', pattern: '^\\s*\\d*\\s*$' }],
+    oneOf: [
+      { type: 'integer', minimum: 1, maximum: 604800 },
+      { type: 'string', pattern: '^\\s*\\d*\\s*$' },
+    ],
     nullable: true,
     example: 3600,
     description: 'Download URL lifetime in seconds (1..604800, default 3600); a numeric string is accepted.',
@@ -53,7 +61,10 @@ export class SaveConfigDto {
   objstore_presign_ttl?: number | string | null;
 
   @ApiPropertyOptional({
-    oneOf: [{ type: 'integer', minimum: 1, maximum: 1000 }, { type: 'string', pattern: '^\\s*\\d*\\s*$' }],
+    oneOf: [
+      { type: 'integer', minimum: 1, maximum: 1000 },
+      { type: 'string', pattern: '^\\s*\\d*\\s*$' },
+    ],
     nullable: true,
     example: 20,
     description: 'Versions kept per memory (1..1000, default 20); a numeric string is accepted.',
@@ -61,7 +72,13 @@ export class SaveConfigDto {
   @HistoryKeepValue()
   memory_history_keep?: number | string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, enum: ['local', 'openai', 'none'], example: 'local', description: 'Embedding provider: local (in-process model), openai (OpenAI-compatible API) or none (keyword-only).' })
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    enum: ['local', 'openai', 'none'],
+    example: 'local',
+    description: 'Embedding provider: local (in-process model), openai (OpenAI-compatible API) or none (keyword-only).',
+  })
   @SettingValue('embedding_provider')
   embedding_provider?: string | null;
 
