@@ -29,17 +29,16 @@ describe('admin config routes', () => {
 
   describe('access', () => {
     it.each(ADMIN_ROUTES)('%s %s without credentials → 401', async (method, url, body) => {
-      const res = await request(t.http)
-        [method](url)
-        .send(body ?? {});
+      const agent = request(t.http);
+      const res = await agent[method](url).send(body ?? {});
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ ok: false, error: expect.any(String) });
     });
 
     it.each(ADMIN_ROUTES)('%s %s with an API token (even full scopes) → 403', async (method, url, body) => {
       const { plaintext } = await createToken(t, { preset: 'full' });
-      const res = await request(t.http)
-        [method](url)
+      const agent = request(t.http);
+      const res = await agent[method](url)
         .set('Authorization', `Bearer ${plaintext}`)
         .send(body ?? {});
       expect(res.status).toBe(403);
