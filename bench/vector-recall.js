@@ -46,7 +46,7 @@ async function measure(opts) {
   if (!key) throw new Error(`${opts.dataDir} has no vectors`);
   const labels = [];
   const vectors = [];
-  for (const r of db.prepare('SELECT seq, vec FROM memory_vectors WHERE model = ?').iterate(key)) {
+  for (const r of /** @type {IterableIterator<{ seq: number, vec: Buffer }>} */ (db.prepare('SELECT seq, vec FROM memory_vectors WHERE model = ?').iterate(key))) {
     const v = new Float32Array(r.vec.byteLength / 4);
     new Uint8Array(v.buffer).set(r.vec);
     labels.push(r.seq);
