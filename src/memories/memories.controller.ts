@@ -62,7 +62,7 @@ const WRITE_ANSWER = {
   schema: {
     type: 'object',
     required: ['ok', 'memory'],
-    properties: { ok: { type: 'boolean', example: true }, memory: { oneOf: [{ $ref: getSchemaPath(MemoryDto) }, { $ref: getSchemaPath(WrittenMemoryDto) }] } },
+    properties: { ok: { type: 'boolean', example: true }, memory: { anyOf: [{ $ref: getSchemaPath(MemoryDto) }, { $ref: getSchemaPath(WrittenMemoryDto) }] } },
   },
 };
 const PRECONDITION = { description: 'If-Match does not name the current version; the body has current_version' };
