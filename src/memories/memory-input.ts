@@ -29,7 +29,8 @@ export class InputChecker {
   text(field: 'title' | 'agent' | 'project', value: string): string | null {
     const max = field === 'title' ? this.limits.titleMaxChars : this.limits.nameMaxChars;
     const v = value.trim();
-    if ([...v].length > max) {
+    // The raw value is measured, as the OpenAPI maxLength a client validates against measures it.
+    if ([...value].length > max) {
       this.issues.push({ loc: ['body', field], msg: `String should have at most ${max} characters`, type: 'string_too_long', input: value, ctx: { max_length: max } });
     }
     return v === '' ? null : v;
@@ -42,7 +43,7 @@ export class InputChecker {
     values.forEach((raw, i) => {
       const t = raw.trim();
       if (t === '' || seen.has(t)) return;
-      if ([...t].length > this.limits.tagMaxChars) {
+      if ([...raw].length > this.limits.tagMaxChars) {
         this.issues.push({
           loc: ['body', 'tags', i],
           msg: `String should have at most ${this.limits.tagMaxChars} characters`,
