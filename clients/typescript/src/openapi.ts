@@ -1897,7 +1897,7 @@ export interface components {
             project?: string | null;
             /** @enum {string|null} */
             scope?: "global" | "project" | "agent" | "user" | null;
-            /** @description [] clears the tags; each at most 64 characters after trimming */
+            /** @description [] clears the tags; each at most 64 characters (surrounding spaces count, then are trimmed) */
             tags?: string[] | null;
             /** @description "" clears the title */
             title?: string | null;

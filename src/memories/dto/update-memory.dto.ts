@@ -49,7 +49,12 @@ export class UpdateMemoryDto {
   @IsString(STRING)
   project?: string | null;
 
-  @ApiPropertyOptional({ type: 'array', items: { type: 'string', maxLength: 64 }, nullable: true, description: '[] clears the tags; each at most 64 characters (surrounding spaces count, then are trimmed)' })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', maxLength: 64 },
+    nullable: true,
+    description: '[] clears the tags; each at most 64 characters (surrounding spaces count, then are trimmed)',
+  })
   @IsOptional()
   @IsArray(LIST)
   @IsString({ each: true, ...STRING })
