@@ -142,7 +142,6 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
     const maybe = new Map<string, Set<string>>();
     const figures = { acknowledged: 0, failed: 0, recoveryMs: [] as number[] };
     let running = true;
-    let lastAck = 0;
     const worker = async (w: number) => {
       const own: string[] = [];
       for (let n = 0; running; n++) {
@@ -155,7 +154,6 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
           acked.set(at, content);
           maybe.delete(at);
           figures.acknowledged += 1;
-          lastAck = Date.now();
         } else {
           figures.failed += 1;
           if (id) maybe.set(id, (maybe.get(id) ?? new Set()).add(content));
@@ -163,14 +161,25 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
         }
       }
     };
-    /** Time from the backend being back to the next acknowledged write (no restart of the service). */
+    /**
+     * Time from the backend being back to the next acknowledged create of a probe of its own (no
+     * restart of the service). A probe, not the workers: a worker's PATCH of a memory whose write
+     * stopped half-way may wait for that claim to expire (decision 0060), which is not recovery time.
+     */
     const recovery = async () => {
       const back = Date.now();
-      while (lastAck < back) {
-        if (Date.now() - back > 30_000) throw new Error('no write succeeded within 30 s of the backend coming back');
-        await new Promise((r) => setTimeout(r, 20));
+      for (let n = 0; ; n++) {
+        const content = `drill probe ${back} n${n}`;
+        const res = await api.post('/api/memories', { content }).catch(() => null);
+        if (res && res.status === 201) {
+          acked.set(res.body.memory.id as string, content);
+          figures.acknowledged += 1;
+          break;
+        }
+        if (Date.now() - back > 60_000) throw new Error('no create succeeded within 60 s of the backend coming back');
+        await new Promise((r) => setTimeout(r, 50));
       }
-      figures.recoveryMs.push(lastAck - back);
+      figures.recoveryMs.push(Date.now() - back);
     };
     const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
     bearer = (await createToken(t, { preset: 'full', rate_limit_per_minute: 0 })).plaintext; // hundreds of writes a minute
@@ -234,7 +243,7 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
       `outage drill: ${figures.acknowledged} acknowledged writes, ${figures.failed} refused during the outages, lost ${lost.length}; ` +
         `recovery after the document database came back ${figures.recoveryMs[0]} ms, after the object store ${figures.recoveryMs[1]} ms (no restart)`,
     );
-  }, 120_000);
+  }, 240_000);
 
   it('document database down → sign-in is still throttled (in-process counters) and the right password still signs in', async () => {
     await mongo.restart();
