@@ -2,6 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import helmet, { type HelmetOptions } from 'helmet';
 import { answerClientErrors } from './common/client-error';
 import { jsonBodyParser } from './common/json-body';
+import { namespaceChoice } from './namespaces/request-namespace';
 import { requestId } from './common/request-id.middleware';
 import { AppConfig } from './config/app-config';
 import { mcpJsonBody, mcpOriginCheck } from './mcp/mcp-http';
@@ -56,6 +57,8 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.use('/.well-known/oauth-authorization-server/oauth', oauth.metadataHandler());
   app.use('/oauth-consent', express.urlencoded({ extended: false, limit: '16kb' }));
   app.use(jsonBodyParser(cfg.bodyLimitBytes));
+  // The namespace a REST request chose (header, query or body field), out of the fields the DTOs validate (issue 43).
+  app.use(namespaceChoice);
   setupOpenApi(app);
   answerClientErrors(app.getHttpServer());
   return app;

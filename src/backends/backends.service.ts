@@ -1,3 +1,4 @@
+import { ALL_NAMESPACES } from '../namespaces/namespace';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Subscription } from 'rxjs';
@@ -99,13 +100,13 @@ export class BackendsService implements OnModuleInit, OnApplicationShutdown {
   async memoryCounts(): Promise<MemoryCount[]> {
     await this.settled();
     const db = this.db;
-    const out: MemoryCount[] = [{ backend: db.kind, active: true, count: await db.memories.count().catch(() => null), detail: db.describe() }];
+    const out: MemoryCount[] = [{ backend: db.kind, active: true, count: await db.memories.count(ALL_NAMESPACES).catch(() => null), detail: db.describe() }];
     if (db.kind !== 'sqlite') {
       const embedded = this.factory.openInactiveEmbedded();
       if (embedded) {
         try {
           await embedded.init();
-          out.push({ backend: embedded.kind, active: false, count: await embedded.memories.count().catch(() => null), detail: embedded.describe() });
+          out.push({ backend: embedded.kind, active: false, count: await embedded.memories.count(ALL_NAMESPACES).catch(() => null), detail: embedded.describe() });
         } catch {
           out.push({ backend: embedded.kind, active: false, count: null, detail: embedded.describe() });
         } finally {

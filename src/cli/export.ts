@@ -3,6 +3,7 @@ import { validate } from 'class-validator';
 import * as fs from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { MemoriesService } from '../memories/memories.service';
+import { ALL_NAMESPACES } from '../namespaces/namespace';
 import { ExportQueryDto } from '../portability/dto/export-query.dto';
 import { ExportService } from '../portability/export.service';
 import { withApp } from './context';
@@ -43,7 +44,8 @@ Exit codes: 0 written, 1 failed, 2 usage.`,
       async (app) => {
         const progress = new Progress(io, 'export');
         const { output, done, total } = await app.get(ExportService).start({
-          filter: app.get(MemoriesService).filterOf(q),
+          // An operator tool: every namespace (issue 43).
+          filter: app.get(MemoriesService).filterOf(ALL_NAMESPACES, q),
           filters: Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined)),
           onProgress: (n, t) => progress.update(n, t, 'memories'),
         });

@@ -3,6 +3,7 @@ import { McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, Res
 import * as z from 'zod';
 import type { TokenPrincipal } from '../common/auth/principal';
 import { NotFoundError } from '../common/errors';
+import { resolveNamespace } from '../namespaces/namespace';
 import { MemoriesService } from '../memories/memories.service';
 import { MetaService } from '../meta/meta.service';
 
@@ -22,8 +23,16 @@ export class McpContent {
     private readonly meta: MetaService,
   ) {}
 
-  register(server: McpServer, principal: TokenPrincipal, baseUrl: string): void {
+  register(server: McpServer, principal: TokenPrincipal, baseUrl: string, headerNamespace?: string): void {
     const canRead = principal.scopes.includes('memory:read');
+    // Resources have no arguments: the token's one namespace, or the X-Memory-Namespace header (issue 43).
+    const namespace = (): string => {
+      try {
+        return resolveNamespace(principal.namespaces, headerNamespace);
+      } catch (e) {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, (e as Error).message);
+      }
+    };
     const canWrite = principal.scopes.includes('memory:write');
 
     server.registerResource(
@@ -31,7 +40,7 @@ export class McpContent {
       new ResourceTemplate('memory://{id}', {
         list: canRead
           ? async () => {
-              const page = await this.memories.list({ q: '', limit: LISTED_RESOURCES, page: 1 });
+              const page = await this.memories.list(namespace(), { q: '', limit: LISTED_RESOURCES, page: 1 });
               return {
                 resources: page.rows.map((r) => ({ uri: `memory://${r.id}`, name: r.title ?? r.id, title: r.title ?? undefined, mimeType: MARKDOWN })),
               };
@@ -43,7 +52,7 @@ export class McpContent {
         if (!canRead) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'This API token lacks the memory:read scope, so it cannot read memories.');
         const id = String(vars.id ?? '');
         try {
-          const file = await this.memories.download(id);
+          const file = await this.memories.download(namespace(), id);
           return { contents: [{ uri: uri.href, mimeType: MARKDOWN, text: file.toString('utf8') }] };
         } catch (e) {
           if (e instanceof NotFoundError) throw new ResourceNotFoundError(uri.href, `No memory has the id ${JSON.stringify(id)}`);

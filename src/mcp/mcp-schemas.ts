@@ -24,9 +24,18 @@ const FILTERS = {
   since: z.string().optional().describe('Only memories created at or after this ISO-8601 date-time, e.g. 2026-11-01T00:00:00Z.'),
 };
 
+/** Every tool's namespace argument (issue 43): needed only by a token bound to several namespaces. */
+const NAMESPACE = {
+  namespace: z
+    .string()
+    .optional()
+    .describe('The namespace to work in (e.g. acme/alice). Only needed when your token is bound to several; omit it otherwise.'),
+};
+
 const LIMIT = z.number().int().optional().describe('How many results per page, 1 to 200 (default 10). Ask for few: each row costs context.');
 
 export const searchInput = z.object({
+  ...NAMESPACE,
   q: z
     .string()
     .optional()
@@ -43,12 +52,13 @@ export const searchInput = z.object({
 });
 
 export const listRecentInput = z.object({
+  ...NAMESPACE,
   ...FILTERS,
   limit: LIMIT,
   cursor: z.string().optional().describe('The next_cursor of the previous answer, to get the next page.'),
 });
 
-export const getInput = z.object({ id: ID });
+export const getInput = z.object({ id: ID, ...NAMESPACE });
 
 const WRITE_FIELDS = {
   title: z.string().describe('A short title a person would search for (at most 300 characters).'),
@@ -60,6 +70,7 @@ const WRITE_FIELDS = {
 };
 
 export const createInput = z.object({
+  ...NAMESPACE,
   content: z.string().describe('The memory itself, in markdown: one self-contained fact, decision or preference, written so it makes sense without this conversation (at most 1 MiB).'),
   title: WRITE_FIELDS.title.optional(),
   type: WRITE_FIELDS.type.optional(),
@@ -70,6 +81,7 @@ export const createInput = z.object({
 });
 
 export const updateInput = z.object({
+  ...NAMESPACE,
   id: ID,
   content: z.string().optional().describe('The new full content (replaces the old one; cannot be empty). Omit to keep it.'),
   title: WRITE_FIELDS.title.optional().describe('New title; "" removes it. Omit to keep it.'),
@@ -80,11 +92,12 @@ export const updateInput = z.object({
   agent: WRITE_FIELDS.agent.optional().describe('New agent; "" removes it. Omit to keep it.'),
 });
 
-export const deleteInput = z.object({ id: ID });
+export const deleteInput = z.object({ id: ID, ...NAMESPACE });
 
-export const statsInput = z.object({});
+export const statsInput = z.object({ ...NAMESPACE });
 
 export const recallInput = z.object({
+  ...NAMESPACE,
   task: z
     .string()
     .describe('What you are about to do or need to know, in a sentence or two (e.g. "fix the flaky deploy step of the payments service"). The most relevant memories for it are returned.'),

@@ -27,10 +27,10 @@ export class McpServerFactory {
     private readonly content: McpContent,
   ) {}
 
-  create(principal: TokenPrincipal, baseUrl: string): McpServer {
+  create(principal: TokenPrincipal, baseUrl: string, namespace?: string): McpServer {
     const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS, maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS });
-    this.tools.register(server, principal);
-    this.content.register(server, principal, baseUrl);
+    this.tools.register(server, principal, namespace);
+    this.content.register(server, principal, baseUrl, namespace);
     return server;
   }
 }

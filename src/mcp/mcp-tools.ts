@@ -4,6 +4,7 @@ import { AuditService } from '../audit/audit.service';
 import type { Scope, TokenPrincipal } from '../common/auth/principal';
 import { AppError, BackendUnavailableError, NotFoundError, RequestValidationError } from '../common/errors';
 import { toErrorResponse } from '../common/http-exception.filter';
+import { resolveNamespace } from '../namespaces/namespace';
 import { AppValidationPipe } from '../common/validation.pipe';
 import { CreateMemoryDto } from '../memories/dto/create-memory.dto';
 import { ListMemoriesQueryDto } from '../memories/dto/list-memories-query.dto';
@@ -54,7 +55,8 @@ interface ToolSpec {
   input: StandardSchemaWithJSON;
   output: StandardSchemaWithJSON;
   annotations: ToolAnnotations;
-  run(args: never, principal: TokenPrincipal): Promise<Record<string, unknown>>;
+  /** `ns`: the call's namespace, resolved from its `namespace` argument (or the header) against the token's binding. */
+  run(args: never, principal: TokenPrincipal, ns: string): Promise<Record<string, unknown>>;
 }
 
 /** What search_memories adds to list_recent's arguments (in the REST query's names). */
@@ -95,7 +97,7 @@ export class McpTools {
         input: searchInput,
         output: listOutput,
         annotations: READ_ONLY,
-        run: (a: SearchInput) => this.list(a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode }),
+        run: (a: SearchInput, _p: TokenPrincipal, ns: string) => this.list(ns, a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode }),
       },
       {
         name: 'list_recent',
@@ -105,7 +107,7 @@ export class McpTools {
         input: listRecentInput,
         output: listOutput,
         annotations: READ_ONLY,
-        run: (a: ListRecentInput) => this.list(a, { after: a.cursor }),
+        run: (a: ListRecentInput, _p: TokenPrincipal, ns: string) => this.list(ns, a, { after: a.cursor }),
       },
       {
         name: 'get_memory',
@@ -115,7 +117,7 @@ export class McpTools {
         input: getInput,
         output: memoryOutput,
         annotations: READ_ONLY,
-        run: async (a: { id: string }) => ({ memory: mapMemory(await this.memories.get(a.id)) }),
+        run: async (a: { id: string }, _p: TokenPrincipal, ns: string) => ({ memory: mapMemory(await this.memories.get(ns, a.id)) }),
       },
       {
         name: 'create_memory',
@@ -126,8 +128,8 @@ export class McpTools {
         input: createInput,
         output: createOutput,
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-        run: async (a: CreateInput, p: TokenPrincipal) => {
-          const doc = await this.memories.create(await this.dto(CreateMemoryDto, a), { author: principalAuthor(p) });
+        run: async (a: CreateInput, p: TokenPrincipal, ns: string) => {
+          const doc = await this.memories.create(ns, await this.dto(CreateMemoryDto, a), { author: principalAuthor(p) });
           // No duplicate hints without memory:read: they name stored memories (decision 0050).
           return { memory: mapMemory(doc), similar: canRead(p) ? await this.memories.similarTo(doc) : [] };
         },
@@ -141,8 +143,8 @@ export class McpTools {
         output: writtenOutput,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
         // Without memory:read the answer carries no stored field the call did not set (decision 0050).
-        run: async ({ id, ...patch }: UpdateInput, p: TokenPrincipal) => ({
-          memory: mapWritten(await this.memories.update(id, await this.dto(UpdateMemoryDto, patch), { author: principalAuthor(p) }), canRead(p), sentFields(patch)),
+        run: async ({ id, ...patch }: UpdateInput, p: TokenPrincipal, ns: string) => ({
+          memory: mapWritten(await this.memories.update(ns, id, await this.dto(UpdateMemoryDto, patch), { author: principalAuthor(p) }), canRead(p), sentFields(patch)),
         }),
       },
       {
@@ -154,11 +156,11 @@ export class McpTools {
         output: deleteOutput,
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
         // Audited as DELETE /api/memories/{id} is (memory.delete: success, or failure with the status and message).
-        run: async (a: { id: string }, p: TokenPrincipal) => {
+        run: async (a: { id: string }, p: TokenPrincipal, ns: string) => {
           const actor = { kind: 'token' as const, id: p.tokenId, name: p.name ?? null };
           const target = typeof a.id === 'string' ? a.id : null;
           try {
-            await this.memories.delete(a.id);
+            await this.memories.delete(ns, a.id);
           } catch (e) {
             const { status, body } = toErrorResponse(e, undefined);
             await this.audit.record('memory.delete', { actor, target, outcome: 'failure', detail: { status, error: body.error, via: 'mcp' } });
@@ -176,7 +178,7 @@ export class McpTools {
         input: statsInput,
         output: statsOutput,
         annotations: READ_ONLY,
-        run: async () => ({ stats: mapStats(await this.memories.stats()) }),
+        run: async (_a: unknown, _p: TokenPrincipal, ns: string) => ({ stats: mapStats(await this.memories.stats(ns)) }),
       },
       {
         name: 'recall_context',
@@ -187,16 +189,16 @@ export class McpTools {
         input: recallInput,
         output: recallOutput,
         annotations: READ_ONLY,
-        run: (a: RecallInput) => this.recall(a),
+        run: (a: RecallInput, _p: TokenPrincipal, ns: string) => this.recall(ns, a),
       },
     ];
   }
 
   /** Registers every tool on a per-request server; tools/list shows only those the token's scopes allow. */
-  register(server: McpServer, principal: TokenPrincipal): void {
+  register(server: McpServer, principal: TokenPrincipal, headerNamespace?: string): void {
     for (const spec of this.specs) {
       server.registerTool(spec.name, { title: spec.title, description: spec.description, inputSchema: spec.input, outputSchema: spec.output, annotations: spec.annotations }, (args: unknown) =>
-        this.call(spec, args, principal),
+        this.call(spec, args, principal, headerNamespace),
       );
     }
     // The SDK lists every registered tool; a tool outside the token's scopes stays callable (and answers
@@ -205,12 +207,15 @@ export class McpTools {
     server.server.setRequestHandler('tools/list', () => ({ tools: allowed.map((s) => this.listedTool(s)) }));
   }
 
-  private async call(spec: ToolSpec, args: unknown, principal: TokenPrincipal): Promise<CallToolResult> {
+  private async call(spec: ToolSpec, args: unknown, principal: TokenPrincipal, headerNamespace?: string): Promise<CallToolResult> {
     if (!principal.scopes.includes(spec.scope)) {
       return toolError(`This API token lacks the ${spec.scope} scope, so ${spec.name} is not available to it. Ask the administrator for a token with ${spec.scope}.`);
     }
     try {
-      const out = await spec.run(args as never, principal);
+      // The namespace (issue 43): the argument, else the header, resolved against the token's binding; never passed on as a field.
+      const { namespace, ...rest } = (args ?? {}) as { namespace?: string };
+      const ns = resolveNamespace(principal.namespaces, namespace ?? headerNamespace);
+      const out = await spec.run(rest as never, principal, ns);
       return { content: [{ type: 'text', text: JSON.stringify(out) }], structuredContent: out };
     } catch (e) {
       return toolError(this.explain(e, spec, args));
@@ -278,22 +283,23 @@ export class McpTools {
     return (await this.pipe.transform(withoutUndefined(query), { type: 'query', metatype: ListMemoriesQueryDto })) as ListMemoriesQueryDto;
   }
 
-  private async list(filters: ListRecentInput, extra: ListExtra): Promise<Record<string, unknown>> {
-    const { ok: _ok, ...page } = await this.memories.list(await this.listQuery({ ...filters, ...extra }));
+  private async list(ns: string, filters: ListRecentInput, extra: ListExtra): Promise<Record<string, unknown>> {
+    const { ok: _ok, ...page } = await this.memories.list(ns, await this.listQuery({ ...filters, ...extra }));
     return page;
   }
 
-  private async recall(a: RecallInput): Promise<RecallOutput> {
+  private async recall(ns: string, a: RecallInput): Promise<RecallOutput> {
     const budget = a.token_budget ?? DEFAULT_TOKEN_BUDGET;
     if (budget < RECALL_BUDGET.min || budget > RECALL_BUDGET.max) {
       throw RequestValidationError.one(['body', 'token_budget'], `Input should be between ${RECALL_BUDGET.min} and ${RECALL_BUDGET.max}`, 'value_error', budget);
     }
     const q = taskQuery(a.task, MAX_QUERY_CHARS);
     if (q === '') throw RequestValidationError.one(['body', 'task'], 'Describe the task in words', 'value_error', a.task);
-    const hits = await this.memories.list(await this.listQuery({ ...a, q, limit: RECALL_CANDIDATES }));
+    const { task: _task, token_budget: _budget, ...filters } = a;
+    const hits = await this.memories.list(ns, await this.listQuery({ ...filters, q, limit: RECALL_CANDIDATES }));
     const load = async (id: string): Promise<MemoryDto | null> => {
       try {
-        return mapMemory(await this.memories.get(id));
+        return mapMemory(await this.memories.get(ns, id));
       } catch (e) {
         if (e instanceof NotFoundError) return null; // deleted since the search
         throw e;

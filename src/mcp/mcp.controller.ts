@@ -5,6 +5,7 @@ import { toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol
 import type { Request, Response } from 'express';
 import { Public, TokenOnly } from '../common/auth/decorators';
 import type { TokenPrincipal } from '../common/auth/principal';
+import { NAMESPACE_HEADER } from '../namespaces/namespace';
 import { baseUrl } from '../common/base-url';
 import { AppConfig } from '../config/app-config';
 import { JSONRPC_INVALID_REQUEST, JSONRPC_SERVER_ERROR, McpExceptionFilter, sendJsonRpcError } from './mcp-http';
@@ -13,6 +14,8 @@ import { McpServerFactory } from './mcp-server.factory';
 interface McpAuthExtra extends Record<string, unknown> {
   principal: TokenPrincipal;
   baseUrl: string;
+  /** The X-Memory-Namespace header, if sent (a tool's `namespace` argument wins over it). */
+  namespace?: string;
 }
 
 /**
@@ -38,7 +41,7 @@ export class McpController implements OnModuleDestroy {
       (ctx) => {
         const extra = ctx.authInfo?.extra as McpAuthExtra | undefined;
         if (!extra) throw new Error('MCP request without authentication'); // the guard always sets it
-        return this.factory.create(extra.principal, extra.baseUrl);
+        return this.factory.create(extra.principal, extra.baseUrl, extra.namespace);
       },
       {
         legacy: 'stateless',
@@ -70,7 +73,7 @@ export class McpController implements OnModuleDestroy {
       token: `mem_tok_${principal.tokenId}`, // the public part only; the secret never leaves the guard
       clientId: principal.tokenId,
       scopes: [...principal.scopes],
-      extra: { principal, baseUrl: baseUrl(this.cfg, req) } satisfies McpAuthExtra,
+      extra: { principal, baseUrl: baseUrl(this.cfg, req), namespace: headerNamespace(req) } satisfies McpAuthExtra,
     };
     (req as Request & { auth?: AuthInfo }).auth = auth;
     await this.node(req, res, body);
@@ -108,4 +111,10 @@ function summarize(body: unknown): string {
   const method = typeof m.method === 'string' ? m.method.slice(0, 64) : 'response';
   const target = m.params && typeof m.params === 'object' ? (m.params.name ?? m.params.uri) : undefined;
   return typeof target === 'string' ? `${method} ${target.slice(0, 128)}` : method;
+}
+
+/** The X-Memory-Namespace header of an MCP request (first value; undefined when absent). */
+function headerNamespace(req: Request): string | undefined {
+  const h = req.headers[NAMESPACE_HEADER];
+  return Array.isArray(h) ? h[0] : h;
 }

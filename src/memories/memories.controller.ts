@@ -15,6 +15,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { RequireScopes } from '../common/auth/decorators';
+import { RequestNamespace } from '../namespaces/request-namespace';
 import { RequestValidationError } from '../common/errors';
 import { baseUrl } from '../common/base-url';
 import { AppConfig } from '../config/app-config';
@@ -86,8 +87,8 @@ export class MemoriesController {
   @RequireScopes('memory:read')
   @ApiOperation({ summary: 'List or search memories' })
   @ApiOkResponse({ type: MemoryListResponseDto })
-  async list(@Query() query: ListMemoriesQueryDto, @Res({ passthrough: true }) res: Response): Promise<MemoryListResponseDto> {
-    const page = await this.memories.list(query);
+  async list(@RequestNamespace() ns: string, @Query() query: ListMemoriesQueryDto, @Res({ passthrough: true }) res: Response): Promise<MemoryListResponseDto> {
+    const page = await this.memories.list(ns, query);
     // The mode the search really ran in (hybrid falls back to keyword without a model): /metrics labels by it.
     if (page.search_mode) res.locals.searchMode = page.search_mode;
     return page;
@@ -103,8 +104,8 @@ export class MemoriesController {
   @ApiCreatedResponse({ type: CreatedMemoryResponseDto })
   @ApiHeader(IDEMPOTENCY_KEY)
   @UseInterceptors(IdempotencyInterceptor)
-  async create(@Body() body: CreateMemoryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CreatedMemoryResponseDto> {
-    const doc = await this.memories.create(body, { author: authorOf(req) });
+  async create(@RequestNamespace() ns: string, @Body() body: CreateMemoryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<CreatedMemoryResponseDto> {
+    const doc = await this.memories.create(ns, body, { author: authorOf(req) });
     setEtag(res, doc.version);
     // Everything in `memory` is what the caller sent; `similar` names stored memories, so only a reader gets it (decision 0050).
     return { ok: true, memory: mapMemory(doc), similar: canRead(req.principal) ? await this.memories.similarTo(doc) : [] };
@@ -121,8 +122,8 @@ export class MemoriesController {
   @ApiOperation({ summary: 'Delete many memories (at most 1000 ids)' })
   @ApiHeader(IDEMPOTENCY_KEY)
   @UseInterceptors(IdempotencyInterceptor)
-  async bulkDelete(@Body() body: BulkDeleteDto): Promise<BulkDeleteResponseDto> {
-    const { deleted, missing } = await this.memories.bulkDelete(body.ids);
+  async bulkDelete(@RequestNamespace() ns: string, @Body() body: BulkDeleteDto): Promise<BulkDeleteResponseDto> {
+    const { deleted, missing } = await this.memories.bulkDelete(ns, body.ids);
     return { ok: true, deleted: deleted.length, ids: deleted, missing };
   }
 
@@ -130,8 +131,8 @@ export class MemoriesController {
   @RequireScopes('memory:read')
   @ApiOperation({ summary: 'Fetch a memory with its full content' })
   @ApiNotFoundResponse(NOT_FOUND)
-  async get(@Param('memory_id') id: string, @Res({ passthrough: true }) res: Response): Promise<MemoryResponseDto> {
-    const doc = await this.memories.get(id);
+  async get(@RequestNamespace() ns: string, @Param('memory_id') id: string, @Res({ passthrough: true }) res: Response): Promise<MemoryResponseDto> {
+    const doc = await this.memories.get(ns, id);
     setEtag(res, doc.version);
     return { ok: true, memory: mapMemory(doc) };
   }
@@ -146,12 +147,13 @@ export class MemoriesController {
   @ApiHeader(IF_MATCH)
   @ApiPreconditionFailedResponse(PRECONDITION)
   async update(
+    @RequestNamespace() ns: string,
     @Param('memory_id') id: string,
     @Body() body: UpdateMemoryDto,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<{ ok: true; memory: MemoryDto | WrittenMemoryDto }> {
-    const doc = await this.memories.update(id, body, { author: authorOf(req), ifMatch: ifMatchVersion(req) });
+    const doc = await this.memories.update(ns, id, body, { author: authorOf(req), ifMatch: ifMatchVersion(req) });
     setEtag(res, doc.version);
     return { ok: true, memory: mapWritten(doc, canRead(req.principal), sentFields(body)) };
   }
@@ -163,8 +165,8 @@ export class MemoriesController {
   @ApiNotFoundResponse(NOT_FOUND)
   @ApiHeader(IF_MATCH)
   @ApiPreconditionFailedResponse(PRECONDITION)
-  async delete(@Param('memory_id') id: string, @Req() req: Request): Promise<DeleteMemoryResponseDto> {
-    await this.memories.delete(id, { ifMatch: ifMatchVersion(req) });
+  async delete(@RequestNamespace() ns: string, @Param('memory_id') id: string, @Req() req: Request): Promise<DeleteMemoryResponseDto> {
+    await this.memories.delete(ns, id, { ifMatch: ifMatchVersion(req) });
     return { ok: true, deleted: true, id };
   }
 
@@ -182,13 +184,13 @@ export class MemoriesController {
     },
   })
   @ApiNotFoundResponse(NOT_FOUND)
-  async download(@Param('memory_id') id: string, @Query() query: DownloadQueryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<StreamableFile | DownloadUrlResponseDto> {
+  async download(@RequestNamespace() ns: string, @Param('memory_id') id: string, @Query() query: DownloadQueryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<StreamableFile | DownloadUrlResponseDto> {
     if (query.url) {
       const p = req.principal;
-      const signed = await this.memories.signedDownload(id, baseUrl(this.cfg, req), p?.kind === 'token' ? p.tokenId : undefined);
+      const signed = await this.memories.signedDownload(ns, id, baseUrl(this.cfg, req), p?.kind === 'token' ? p.tokenId : undefined);
       return { ok: true, url: signed.url, expires_in: signed.ttl, expires_at: signed.expiresAt.toISOString() };
     }
-    const body = await this.memories.download(id);
+    const body = await this.memories.download(ns, id);
     res.setHeader('Cache-Control', 'private, no-store');
     return new StreamableFile(body, { type: MARKDOWN_TYPE, disposition: `attachment; filename="${id}.md"`, length: body.length });
   }
@@ -198,9 +200,9 @@ export class MemoriesController {
   @RequireScopes('memory:read')
   @ApiOperation({ summary: 'List the kept versions of a memory (newest first)' })
   @ApiNotFoundResponse(NOT_FOUND)
-  async versions(@Param('memory_id') id: string, @Query() q: VersionListQueryDto): Promise<VersionListResponseDto> {
+  async versions(@RequestNamespace() ns: string, @Param('memory_id') id: string, @Query() q: VersionListQueryDto): Promise<VersionListResponseDto> {
     const offset = (q.page - 1) * q.limit;
-    const { rows, total, current } = await this.memories.versions(id, q.limit, offset);
+    const { rows, total, current } = await this.memories.versions(ns, id, q.limit, offset);
     return {
       ok: true,
       rows: rows.map((r) => mapVersion(r, current)),
@@ -218,10 +220,10 @@ export class MemoriesController {
   @RequireScopes('memory:read')
   @ApiOperation({ summary: 'Fetch one kept version of a memory' })
   @ApiNotFoundResponse({ description: 'Memory not found, or that version is not kept' })
-  async version(@Param('memory_id') id: string, @Param('version') version: string): Promise<VersionResponseDto> {
+  async version(@RequestNamespace() ns: string, @Param('memory_id') id: string, @Param('version') version: string): Promise<VersionResponseDto> {
     const n = versionParam(version);
-    const { doc, entry } = await this.memories.version(id, n);
-    const current = (await this.memories.versions(id, 1, 0)).current;
+    const { doc, entry } = await this.memories.version(ns, id, n);
+    const current = (await this.memories.versions(ns, id, 1, 0)).current;
     return { ok: true, version: mapVersion(entry, current), memory: mapMemory(doc) };
   }
 
@@ -238,12 +240,13 @@ export class MemoriesController {
   @ApiHeader(IF_MATCH)
   @ApiPreconditionFailedResponse(PRECONDITION)
   async restore(
+    @RequestNamespace() ns: string,
     @Param('memory_id') id: string,
     @Param('version') version: string,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<{ ok: true; memory: MemoryDto | WrittenMemoryDto }> {
-    const doc = await this.memories.restore(id, versionParam(version), { author: authorOf(req), ifMatch: ifMatchVersion(req) });
+    const doc = await this.memories.restore(ns, id, versionParam(version), { author: authorOf(req), ifMatch: ifMatchVersion(req) });
     setEtag(res, doc.version);
     return { ok: true, memory: mapWritten(doc, canRead(req.principal)) };
   }
@@ -252,7 +255,7 @@ export class MemoriesController {
   @RequireScopes('memory:read')
   @ApiTags('memories')
   @ApiOperation({ summary: 'Counts by type, scope, project and agent' })
-  async stats(): Promise<StatsResponseDto> {
-    return { ok: true, stats: mapStats(await this.memories.stats()) };
+  async stats(@RequestNamespace() ns: string): Promise<StatsResponseDto> {
+    return { ok: true, stats: mapStats(await this.memories.stats(ns)) };
   }
 }

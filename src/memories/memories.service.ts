@@ -16,7 +16,7 @@ import type { ListMemoriesQueryDto } from './dto/list-memories-query.dto';
 import type { MemoryListResponseDto } from './dto/memory-response.dto';
 import type { UpdateMemoryDto } from './dto/update-memory.dto';
 import { InputChecker } from './memory-input';
-import { isMemoryId, newMemoryId, objectKeyOf, versionKey } from './memory-id';
+import { isMemoryId, namespaceKeyPrefix, newMemoryId, objectKeyOf, versionKey } from './memory-id';
 import { MarkdownParseError, parseMarkdown, toMarkdown } from './memory-markdown';
 import { mapRow } from './memory.mapper';
 
@@ -61,7 +61,7 @@ export class MemoriesService {
     private readonly embeddings: EmbeddingsService,
   ) {}
 
-  async create(dto: CreateMemoryDto, opts: WriteOptions = {}): Promise<MemoryDoc> {
+  async create(ns: string, dto: CreateMemoryDto, opts: WriteOptions = {}): Promise<MemoryDoc> {
     const check = new InputChecker(this.cfg.limits);
     const content = check.content(dto.content);
     const title = dto.title == null ? null : check.text('title', dto.title);
@@ -74,6 +74,7 @@ export class MemoriesService {
     const id = newMemoryId(now.getTime());
     const doc: MemoryDoc = {
       id,
+      namespace: ns,
       title,
       type: dto.type ?? 'note',
       scope: dto.scope ?? 'global',
@@ -84,21 +85,21 @@ export class MemoriesService {
       createdAt: now,
       updatedAt: now,
       version: 1,
-      objectKey: versionKey(id, 1),
+      objectKey: versionKey(ns, id, 1),
       author: opts.author ?? null,
     };
     await this.insertNew(doc);
     return doc;
   }
 
-  /** Duplicate hints for a new memory (same project): see EmbeddingsService.similar. */
+  /** Duplicate hints for a new memory (same namespace and project): see EmbeddingsService.similar. */
   similarTo(doc: MemoryDoc): Promise<SimilarHit[]> {
-    return this.embeddings.similar(doc.title, doc.content, doc.project ? { project: doc.project } : {}, doc.id);
+    return this.embeddings.similar(doc.title, doc.content, doc.project ? { namespace: doc.namespace, project: doc.project } : { namespace: doc.namespace }, doc.id);
   }
 
-  /** The memory with its content read from the object store. */
-  async get(id: string): Promise<MemoryDoc> {
-    const doc = await this.indexed(id);
+  /** The memory with its content read from the object store (404 for a memory of another namespace). */
+  async get(ns: string, id: string): Promise<MemoryDoc> {
+    const doc = await this.indexed(ns, id);
     const key = objectKeyOf(doc);
     try {
       const stored = parseMarkdown((await this.store.get(key)).toString('utf8'));
@@ -115,17 +116,17 @@ export class MemoriesService {
    * PATCH: applies the change to the current version and swaps it in. Without If-Match a lost
    * swap re-reads and re-applies the change (bounded); with If-Match it answers 412.
    */
-  async update(id: string, dto: UpdateMemoryDto, opts: WriteOptions = {}): Promise<MemoryDoc> {
+  async update(ns: string, id: string, dto: UpdateMemoryDto, opts: WriteOptions = {}): Promise<MemoryDoc> {
     const patch = this.checkPatch(dto); // bad input is refused before the memory or its version is looked at
     for (let round = 0; ; round++) {
-      const old = await this.indexed(id);
+      const old = await this.indexed(ns, id);
       this.checkIfMatch(old.version, opts.ifMatch);
       const next: MemoryDoc = { ...old, ...patch };
       if (sameMemory(old, next)) return old;
       const done = await this.commit(old, next, opts.author ?? null);
       if (done) return done;
       if (opts.ifMatch !== undefined || round >= UPDATE_ROUNDS) {
-        const now = await this.indexed(id);
+        const now = await this.indexed(ns, id);
         throw new PreconditionFailedError(`Memory ${id} was changed by another write (now version ${now.version})`, now.version);
       }
     }
@@ -156,14 +157,15 @@ export class MemoriesService {
     const doc: MemoryDoc = {
       ...next,
       version,
-      objectKey: versionKey(old.id, version),
+      namespace: old.namespace, // a write never moves a memory to another namespace
+      objectKey: versionKey(old.namespace, old.id, version),
       author,
       // updated_at strictly moves forward, even within the same millisecond (an import keeps its own).
       updatedAt: opts.keepTimestamps ? next.updatedAt : new Date(Math.max(Date.now(), old.updatedAt.getTime() + 1)),
     };
     if (!old.objectKey) {
       // A memory from before versions: its file (memories/<id>.md) becomes version 1 of the history.
-      await this.index.addHistory(old.id, [this.entryOf(old)]);
+      await this.index.addHistory(old.namespace, old.id, [this.entryOf(old)]);
     }
     await this.writeObject(doc);
     let res: CasResult;
@@ -185,13 +187,13 @@ export class MemoriesService {
     return doc;
   }
 
-  async delete(id: string, opts: WriteOptions = {}): Promise<void> {
+  async delete(ns: string, id: string, opts: WriteOptions = {}): Promise<void> {
     if (!isMemoryId(id)) throw new MemoryNotFoundError();
-    const intent = deleteIntentKey(id);
+    const intent = deleteIntentKey(id, namespaceKeyPrefix(ns));
     await this.intents.add({ objectKey: intent, memoryId: id, createdAt: new Date(), kind: 'delete' });
     let res: CasResult;
     try {
-      res = await this.index.remove(id, opts.ifMatch);
+      res = await this.index.remove(ns, id, opts.ifMatch);
     } catch (e) {
       // Not removed for sure: the intent goes. Otherwise it stays and the sweep finishes (or drops) the delete.
       if (this.definitelyNotWritten(e)) this.settle(intent);
@@ -206,9 +208,9 @@ export class MemoriesService {
   }
 
   /** Kept versions, newest first. A memory from before versions shows its current state as version 1. */
-  async versions(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number; current: number }> {
-    const doc = await this.indexed(id);
-    const page = await this.index.history(id, limit, offset);
+  async versions(ns: string, id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number; current: number }> {
+    const doc = await this.indexed(ns, id);
+    const page = await this.index.history(ns, id, limit, offset);
     if (page.total === 0) {
       return { rows: offset === 0 ? [this.entryOf(doc)] : [], total: 1, current: doc.version };
     }
@@ -216,17 +218,17 @@ export class MemoriesService {
   }
 
   /** One kept version, read from its object. */
-  async version(id: string, n: number): Promise<{ doc: MemoryDoc; entry: VersionEntry }> {
-    const current = await this.indexed(id);
-    const { rows } = await this.versions(id, 1, 0);
+  async version(ns: string, id: string, n: number): Promise<{ doc: MemoryDoc; entry: VersionEntry }> {
+    const current = await this.indexed(ns, id);
+    const { rows } = await this.versions(ns, id, 1, 0);
     let entry: VersionEntry | undefined = rows[0]?.version === n ? rows[0] : undefined;
     if (!entry) {
-      const all = await this.index.history(id, 1000, 0);
+      const all = await this.index.history(ns, id, 1000, 0);
       entry = all.rows.find((r) => r.version === n);
     }
     if (!entry) throw new NotFoundError(`Memory ${id} has no kept version ${n}`);
-    if (n === current.version) return { doc: await this.get(id), entry };
-    let stored: MemoryDoc;
+    if (n === current.version) return { doc: await this.get(ns, id), entry };
+    let stored: Omit<MemoryDoc, 'namespace'>;
     try {
       stored = parseMarkdown((await this.store.get(entry.objectKey)).toString('utf8'));
     } catch (e) {
@@ -237,14 +239,14 @@ export class MemoriesService {
       }
       throw e;
     }
-    return { doc: { ...stored, id, createdAt: current.createdAt, version: n, objectKey: entry.objectKey, author: entry.author }, entry };
+    return { doc: { ...stored, id, namespace: current.namespace, createdAt: current.createdAt, version: n, objectKey: entry.objectKey, author: entry.author }, entry };
   }
 
   /** Makes a kept version current again, as a new version. */
-  async restore(id: string, n: number, opts: WriteOptions = {}): Promise<MemoryDoc> {
-    const { doc: past } = await this.version(id, n);
+  async restore(ns: string, id: string, n: number, opts: WriteOptions = {}): Promise<MemoryDoc> {
+    const { doc: past } = await this.version(ns, id, n);
     const dto: UpdateMemoryDto = { content: past.content, title: past.title ?? '', agent: past.agent ?? '', project: past.project ?? '', type: past.type, scope: past.scope, tags: past.tags };
-    return this.update(id, dto, opts);
+    return this.update(ns, id, dto, opts);
   }
 
   /**
@@ -269,14 +271,14 @@ export class MemoriesService {
     check.throwIfAny();
     if (replace) {
       for (let attempt = 0; attempt < UPDATE_ROUNDS; attempt++) {
-        const old = await this.index.get(doc.id);
+        const old = await this.index.get(doc.namespace, doc.id);
         if (!old) break;
         if (await this.commit(old, normalized, normalized.author ?? null, { keepTimestamps: true })) return;
       }
-      if (await this.index.get(doc.id)) throw new ConflictError(`Memory ${doc.id} kept changing while it was imported`);
+      if (await this.index.get(doc.namespace, doc.id)) throw new ConflictError(`Memory ${doc.id} kept changing while it was imported`);
     }
     const version = normalized.version && normalized.version >= 1 ? normalized.version : 1;
-    const fresh: MemoryDoc = { ...normalized, version, objectKey: versionKey(doc.id, version) };
+    const fresh: MemoryDoc = { ...normalized, version, objectKey: versionKey(doc.namespace, doc.id, version) };
     await this.insertNew(fresh);
   }
 
@@ -300,16 +302,16 @@ export class MemoriesService {
    * not below the current version, 'missing' when the memory does not exist.
    */
   async putPastVersion(past: MemoryDoc, importer: Author | null = null): Promise<'added' | 'kept' | 'current' | 'missing'> {
-    const current = await this.index.get(past.id);
+    const current = await this.index.get(past.namespace, past.id);
     if (!current) return 'missing';
     if (past.version >= current.version) return 'current';
-    const kept = await this.index.history(past.id, 1000, 0);
+    const kept = await this.index.history(past.namespace, past.id, 1000, 0);
     if (kept.rows.some((r) => r.version === past.version)) return 'kept';
-    const doc: MemoryDoc = { ...past, author: importedBy(importer, past), createdAt: current.createdAt, objectKey: versionKey(past.id, past.version) };
+    const doc: MemoryDoc = { ...past, author: importedBy(importer, past), createdAt: current.createdAt, objectKey: versionKey(past.namespace, past.id, past.version) };
     await this.writeObject(doc);
     try {
       // A memory without history rows shows its current state as its only version: keep it listed.
-      await this.index.addHistory(past.id, kept.total === 0 ? [this.entryOf(current), this.entryOf(doc)] : [this.entryOf(doc)]);
+      await this.index.addHistory(past.namespace, past.id, kept.total === 0 ? [this.entryOf(current), this.entryOf(doc)] : [this.entryOf(doc)]);
     } catch (e) {
       await this.abandon(doc, e, 'a failed history write');
       throw e;
@@ -318,7 +320,7 @@ export class MemoriesService {
     return 'added';
   }
 
-  async bulkDelete(ids: string[]): Promise<{ deleted: string[]; missing: string[] }> {
+  async bulkDelete(ns: string, ids: string[]): Promise<{ deleted: string[]; missing: string[] }> {
     if (ids.length > this.cfg.limits.bulkDeleteMax) {
       throw RequestValidationError.one(['body', 'ids'], `List should have at most ${this.cfg.limits.bulkDeleteMax} items`, 'too_long', null, {
         max_length: this.cfg.limits.bulkDeleteMax,
@@ -328,11 +330,11 @@ export class MemoriesService {
     const valid = unique.filter(isMemoryId);
     if (valid.length === 0) return { deleted: [], missing: unique };
     const now = new Date();
-    const intents = new Map(valid.map((id) => [id, deleteIntentKey(id)]));
+    const intents = new Map(valid.map((id) => [id, deleteIntentKey(id, namespaceKeyPrefix(ns))]));
     await this.intents.addMany(valid.map((id) => ({ objectKey: intents.get(id)!, memoryId: id, createdAt: now, kind: 'delete' as const })));
     let removed: Array<{ id: string; released: string[] }>;
     try {
-      removed = await this.index.removeMany(valid);
+      removed = await this.index.removeMany(ns, valid);
     } catch (e) {
       if (this.definitelyNotWritten(e)) for (const key of intents.values()) this.settle(key);
       throw e;
@@ -345,8 +347,8 @@ export class MemoriesService {
   }
 
   /** The stored markdown file, byte for byte (rebuilt from the index if the file is missing). */
-  async download(id: string): Promise<Buffer> {
-    const doc = await this.indexed(id);
+  async download(ns: string, id: string): Promise<Buffer> {
+    const doc = await this.indexed(ns, id);
     try {
       return await this.store.get(objectKeyOf(doc));
     } catch (e) {
@@ -356,8 +358,8 @@ export class MemoriesService {
     }
   }
 
-  async signedDownload(id: string, baseUrl: string, tokenId?: string): Promise<SignedUrl & { ttl: number }> {
-    const doc = await this.indexed(id);
+  async signedDownload(ns: string, id: string, baseUrl: string, tokenId?: string): Promise<SignedUrl & { ttl: number }> {
+    const doc = await this.indexed(ns, id);
     const ttl = this.settings.current().objstore_presign_ttl;
     if (tokenId) {
       // A token's link is the service's own on every store, so it ends when the token does (decision 0052).
@@ -368,14 +370,14 @@ export class MemoriesService {
     return { ...signed, ttl };
   }
 
-  stats(): Promise<MemoryStats> {
-    return this.index.stats();
+  stats(ns: string): Promise<MemoryStats> {
+    return this.index.stats(ns);
   }
 
-  /** A list or search page. */
-  async list(q: ListMemoriesQueryDto): Promise<MemoryListResponseDto> {
+  /** A list or search page of namespace `ns`. */
+  async list(ns: string, q: ListMemoriesQueryDto): Promise<MemoryListResponseDto> {
     const limit = q.limit;
-    const filter = this.filterOf(q);
+    const filter = this.filterOf(ns, q);
     const text = (q.q ?? '').trim();
 
     if (text !== '') {
@@ -430,8 +432,8 @@ export class MemoriesService {
   }
 
   /** The list filters of a query (also the export's). */
-  filterOf(q: Pick<ListMemoriesQueryDto, 'type' | 'scope' | 'agent' | 'project' | 'tag' | 'days' | 'since'>): MemoryFilter {
-    const filter: MemoryFilter = {};
+  filterOf(ns: string, q: Pick<ListMemoriesQueryDto, 'type' | 'scope' | 'agent' | 'project' | 'tag' | 'days' | 'since'>): MemoryFilter {
+    const filter: MemoryFilter = { namespace: ns };
     if (q.type !== undefined) filter.type = q.type;
     if (q.scope !== undefined) filter.scope = q.scope;
     if (q.agent !== undefined) filter.agent = q.agent;
@@ -449,9 +451,9 @@ export class MemoriesService {
   }
 
   /** The indexed memory, or 404 (also for anything that is not a memory id). */
-  private async indexed(id: string): Promise<MemoryDoc> {
+  private async indexed(ns: string, id: string): Promise<MemoryDoc> {
     if (!isMemoryId(id)) throw new MemoryNotFoundError();
-    const doc = await this.index.get(id);
+    const doc = await this.index.get(ns, id);
     if (!doc) throw new MemoryNotFoundError();
     return doc;
   }
@@ -558,7 +560,7 @@ export function importedBy(importer: Author | null, doc: MemoryDoc): Author | nu
 }
 
 /** Same fields and content (timestamps and id not compared). */
-export function sameMemory(a: MemoryDoc, b: MemoryDoc): boolean {
+export function sameMemory(a: Omit<MemoryDoc, 'namespace'>, b: Omit<MemoryDoc, 'namespace'>): boolean {
   return (
     a.title === b.title &&
     a.type === b.type &&

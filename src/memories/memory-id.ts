@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_NAMESPACE, isNamespaceName } from '../namespaces/namespace';
 
 /**
  * Memory ids (CONTRACT §2): 24 lowercase hex characters in the ObjectId layout, so they are
@@ -28,9 +29,21 @@ export function memoryKey(id: string): string {
  * Key of one version's immutable object (issue 9): unique per version and per writer, so a writer
  * that loses the compare-and-swap can never overwrite the winner's file.
  */
-export function versionKey(id: string, version: number): string {
-  return `memories/${id}.v${version}-${randomBytes(6).toString('hex')}.md`;
+export function versionKey(ns: string, id: string, version: number): string {
+  return `${namespaceKeyPrefix(ns)}memories/${id}.v${version}-${randomBytes(6).toString('hex')}.md`;
 }
+
+/**
+ * Where a namespace's objects live (issue 43, decision 0100): `ns/<namespace>/` before the
+ * memories/ layout (namespace names are safe key segments: namespaceNameProblem); 'default' keeps
+ * the layout of before namespaces (its objects, old and new, stay where they were).
+ */
+export function namespaceKeyPrefix(ns: string): string {
+  if (ns === DEFAULT_NAMESPACE) return '';
+  if (!isNamespaceName(ns)) throw new Error(`Not a namespace name: ${ns}`);
+  return `${NAMESPACE_KEY_DIR}/${ns}/`;
+}
+export const NAMESPACE_KEY_DIR = 'ns';
 
 /** The object of a memory as the index knows it (the old layout when it has no object key). */
 export function objectKeyOf(doc: { id: string; objectKey?: string | null }): string {
@@ -40,13 +53,25 @@ export function objectKeyOf(doc: { id: string; objectKey?: string | null }): str
 export const MEMORY_KEY_PREFIX = 'memories/';
 const KEY = /^memories\/([0-9a-f]{24})\.md$/;
 const VERSION_KEY = /^memories\/([0-9a-f]{24})\.v([1-9][0-9]{0,9})-[0-9a-f]{12}\.md$/;
+const NS_PREFIX = /^ns\/((?:[a-z0-9._-]+\/)*[a-z0-9._-]+)\/(memories\/.*)$/;
 
-/** What a memory key names: the id and (for a versioned object) the version; null for any other key. */
-export function parseMemoryKey(key: string): { id: string; version: number | null } | null {
-  const v = VERSION_KEY.exec(key);
-  if (v) return { id: v[1], version: Number(v[2]) };
-  const m = KEY.exec(key);
-  return m ? { id: m[1], version: null } : null;
+/**
+ * What a memory key names: the id, (for a versioned object) the version, and the namespace (from
+ * the `ns/<namespace>/` prefix; 'default' for a key without one); null for any other key.
+ */
+export function parseMemoryKey(key: string): { id: string; version: number | null; namespace: string } | null {
+  let namespace = DEFAULT_NAMESPACE;
+  let rest = key;
+  const p = NS_PREFIX.exec(key);
+  if (p) {
+    if (!isNamespaceName(p[1])) return null;
+    namespace = p[1];
+    rest = p[2];
+  }
+  const v = VERSION_KEY.exec(rest);
+  if (v) return { id: v[1], version: Number(v[2]), namespace };
+  const m = KEY.exec(rest);
+  return m && !p ? { id: m[1], version: null, namespace } : null;
 }
 
 /** The id in a memory key (either layout), or null for any other key. */

@@ -31,7 +31,8 @@ export class MarkdownParseError extends Error {}
 const FRONT = /^---\r?\n((?:[\s\S]*?\r?\n)?)---\r?\n/;
 
 /** Parses a stored file back into a memory; throws MarkdownParseError saying what is wrong. */
-export function parseMarkdown(text: string): MemoryDoc {
+/** The memory a file describes; its namespace is where it is read from (the object key, or the request), never the file. */
+export function parseMarkdown(text: string): Omit<MemoryDoc, 'namespace'> {
   const m = FRONT.exec(text);
   if (!m) throw new MarkdownParseError('no YAML front matter');
   let data: unknown;

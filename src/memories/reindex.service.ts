@@ -3,7 +3,8 @@ import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { ListCursor, MemoryDoc, VersionEntry } from '../backends/ports/memory.model';
 import { ObjectStore } from '../backends/ports/object-store.port';
 import { WriteIntentRepository } from '../backends/ports/write-intent.repository';
-import { MEMORY_KEY_PREFIX, objectKeyOf, parseMemoryKey } from './memory-id';
+import { ALL_NAMESPACES } from '../namespaces/namespace';
+import { MEMORY_KEY_PREFIX, NAMESPACE_KEY_DIR, objectKeyOf, parseMemoryKey } from './memory-id';
 import { parseMarkdown } from './memory-markdown';
 import { WriteSweeper } from './write-sweeper.service';
 
@@ -80,10 +81,15 @@ export class ReindexService {
     const unacknowledged: string[] = [];
     const byId = new Map<string, string[]>();
     let files = 0;
-    for await (const key of this.store.list(MEMORY_KEY_PREFIX)) {
+    // Every namespace's objects: 'default''s under memories/, the others' under ns/<namespace>/ (decision 0100).
+    const listing = async function* (store: ObjectStore): AsyncGenerator<string> {
+      yield* store.list(MEMORY_KEY_PREFIX);
+      yield* store.list(`${NAMESPACE_KEY_DIR}/`);
+    };
+    for await (const key of listing(this.store)) {
       const parsed = parseMemoryKey(key);
       if (!parsed) {
-        unreadable.push({ key, reason: 'not a memory file name (memories/<24 hex>.md or memories/<24 hex>.v<n>-<12 hex>.md)' });
+        unreadable.push({ key, reason: 'not a memory file name ([ns/<namespace>/]memories/<24 hex>.v<n>-<12 hex>.md or memories/<24 hex>.md)' });
         continue;
       }
       files += 1;
@@ -112,9 +118,10 @@ export class ReindexService {
         try {
           const doc = parseMarkdown((await this.store.get(key)).toString('utf8'));
           if (doc.id !== id) throw new Error(`front matter id ${doc.id} does not match the file name`);
-          const kv = parseMemoryKey(key)!.version;
+          const { version: kv, namespace } = parseMemoryKey(key)!;
           if (kv !== null && kv !== doc.version) throw new Error(`front matter version ${doc.version} does not match the file name`);
-          versions.push({ key, doc: { ...doc, objectKey: kv === null ? null : key } });
+          // The namespace comes from where the object is, never from the file's text.
+          versions.push({ key, doc: { ...doc, namespace, objectKey: kv === null ? null : key } });
         } catch (e) {
           if ((e as { status?: number }).status === 503) throw e;
           unreadable.push({ key, reason: (e as Error).message });
@@ -148,8 +155,8 @@ export class ReindexService {
     for (let i = 0; i < docs.length; i += BATCH) await this.index.insertMany(docs.slice(i, i + BATCH));
     // History rows for memories with earlier versions, or whose one file is the legacy layout (no objectKey).
     const current = new Map(docs.map((d) => [d.id, d]));
-    for (const [id, entries] of history) if (entries.length > 1 || !current.get(id)?.objectKey) await this.index.addHistory(id, entries);
-    return { ...report, indexed: await this.index.count(), dryRun: false };
+    for (const [id, entries] of history) if (entries.length > 1 || !current.get(id)?.objectKey) await this.index.addHistory(ALL_NAMESPACES, id, entries);
+    return { ...report, indexed: await this.index.count(ALL_NAMESPACES), dryRun: false };
   }
 
   /**
@@ -172,14 +179,14 @@ export class ReindexService {
     const out: string[] = [];
     const ids = [...byId.keys()];
     for (let i = 0; i < ids.length; i += BATCH) {
-      const docs = await this.index.getMany(ids.slice(i, i + BATCH)).catch(() => null);
+      const docs = await this.index.getMany(ALL_NAMESPACES, ids.slice(i, i + BATCH)).catch(() => null);
       if (!docs) return out;
       for (const doc of docs) {
         const keys = byId.get(doc.id) ?? [];
         const current = objectKeyOf(doc);
         const decided = keys.filter((k) => k !== current && (parseMemoryKey(k)?.version ?? 1) <= doc.version);
         if (decided.length === 0) continue;
-        const page = await this.index.history(doc.id, 100_000, 0).catch(() => null);
+        const page = await this.index.history(ALL_NAMESPACES, doc.id, 100_000, 0).catch(() => null);
         if (!page) continue;
         const held = new Set(page.rows.map((r) => r.objectKey));
         const drop = new Set(decided.filter((k) => !held.has(k)));
@@ -196,7 +203,7 @@ export class ReindexService {
 
   /** Whether the old index still has the memory (then its delete did not happen); false when it cannot say. */
   private async stillIndexed(id: string): Promise<boolean> {
-    return (await this.index.get(id).catch(() => null)) !== null;
+    return (await this.index.get(ALL_NAMESPACES, id).catch(() => null)) !== null;
   }
 
   /** Object keys of pending writes and ids of pending deletes (none when the document database cannot say). */
@@ -218,7 +225,7 @@ export class ReindexService {
     const ids = new Set<string>();
     let after: ListCursor | undefined;
     for (;;) {
-      const page = await this.index.list({ filter: {}, limit: 1000, offset: 0, after });
+      const page = await this.index.list({ filter: { namespace: ALL_NAMESPACES }, limit: 1000, offset: 0, after });
       for (const r of page.rows) ids.add(r.id);
       if (page.rows.length < 1000) return ids;
       const last = page.rows[page.rows.length - 1];

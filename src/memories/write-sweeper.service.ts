@@ -1,7 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import { ObjectStore } from '../backends/ports/object-store.port';
-import { memoryObjectPrefix, WriteIntent, WriteIntentRepository } from '../backends/ports/write-intent.repository';
+import { ALL_NAMESPACES } from '../namespaces/namespace';
+import { deleteIntentPrefix, WriteIntent, WriteIntentRepository } from '../backends/ports/write-intent.repository';
 import { AppConfig } from '../config/app-config';
 
 const BATCH = 500;
@@ -97,9 +98,9 @@ export class WriteSweeper implements OnApplicationBootstrap, OnApplicationShutdo
 
   /** An interrupted delete: when the index no longer has the memory, none of its objects is live. */
   private async finishDelete(intent: WriteIntent, report: SweepReport): Promise<void> {
-    if (await this.index.get(intent.memoryId)) return; // the delete did not happen
+    if (await this.index.get(ALL_NAMESPACES, intent.memoryId)) return; // the delete did not happen
     const keys: string[] = [];
-    for await (const key of this.store.list(memoryObjectPrefix(intent.memoryId))) keys.push(key);
+    for await (const key of this.store.list(deleteIntentPrefix(intent.objectKey, intent.memoryId))) keys.push(key);
     for (const key of keys) await this.store.delete(key);
     report.deleted.push(intent.memoryId);
   }

@@ -1,3 +1,4 @@
+import { ALL_NAMESPACES } from '../namespaces/namespace';
 import { Injectable } from '@nestjs/common';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { BackendsService } from '../backends/backends.service';
@@ -71,7 +72,7 @@ export class MetricsService {
       'Memories in the active document database',
       async (set) => {
         const kind = this.backends.docdb?.kind;
-        const n = kind ? await this.index.count().catch(() => null) : null;
+        const n = kind ? await this.index.count(ALL_NAMESPACES).catch(() => null) : null;
         if (kind && n !== null) set(n, { backend: kind });
       },
       ['backend'],

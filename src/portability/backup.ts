@@ -1,3 +1,4 @@
+import { ALL_NAMESPACES } from '../namespaces/namespace';
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -70,12 +71,12 @@ export async function backup(src: BackupSource, dir: string, onProgress?: (done:
   let tokens: number;
   try {
     tokens = (await snapshot.tokens.list()).length;
-    const total = await snapshot.memories.count();
+    const total = await snapshot.memories.count(ALL_NAMESPACES);
     let after: ListCursor | undefined;
     for (;;) {
-      const page = await snapshot.memories.list({ filter: {}, limit: 500, offset: 0, after });
+      const page = await snapshot.memories.list({ filter: { namespace: ALL_NAMESPACES }, limit: 500, offset: 0, after });
       for (const row of page.rows) {
-        const doc = (await snapshot.memories.get(row.id))!;
+        const doc = (await snapshot.memories.get(ALL_NAMESPACES, row.id))!;
         const key = objectKeyOf(doc);
         let bytes = await src.store.get(key).catch((e: unknown) => {
           if (e instanceof NotFoundError) return null;
@@ -87,7 +88,7 @@ export async function backup(src: BackupSource, dir: string, onProgress?: (done:
         }
         await out.put(key, bytes, MARKDOWN_TYPE);
         // The older versions the snapshot's history names (immutable objects: copied as they are).
-        for (const entry of (await snapshot.memories.history(doc.id, 1000, 0)).rows) {
+        for (const entry of (await snapshot.memories.history(ALL_NAMESPACES, doc.id, 1000, 0)).rows) {
           if (entry.objectKey === key) continue;
           const old = await src.store.get(entry.objectKey).catch((e: unknown) => {
             if (e instanceof NotFoundError) return null;
@@ -162,7 +163,7 @@ export async function restore(dir: string, dataDir: string): Promise<BackupManif
   const db = new SqliteDocumentDatabase(path.join(dataDir, DB_FILE));
   await db.init();
   try {
-    const n = await db.memories.count();
+    const n = await db.memories.count(ALL_NAMESPACES);
     if (n !== manifest.memories) throw new Error(`the restored database holds ${n} memories, the backup says ${manifest.memories}`);
   } finally {
     await db.close();

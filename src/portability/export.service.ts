@@ -18,7 +18,7 @@ import { ZipStreamWriter } from './zip-writer';
  */
 export abstract class MemoryHistorySource {
   /** Earlier versions of memory `id` (whose current version is `current`), oldest first. */
-  abstract versions(id: string, current: number): AsyncIterable<{ version: number | string; markdown: Buffer; at: Date }>;
+  abstract versions(ns: string, id: string, current: number): AsyncIterable<{ version: number | string; markdown: Buffer; at: Date }>;
 }
 
 export interface ExportRequest {
@@ -80,7 +80,7 @@ export class ExportService {
         for (const row of page.rows) {
           let bytes: Buffer;
           try {
-            bytes = await this.memories.download(row.id);
+            bytes = await this.memories.download(req.filter.namespace, row.id);
           } catch (e) {
             if ((e as { status?: number }).status === 404) continue; // deleted while we were exporting
             throw e;
@@ -90,7 +90,7 @@ export class ExportService {
           await line(sha256(bytes), name);
           count++;
           if (this.history) {
-            for await (const v of this.history.versions(row.id, row.version)) {
+            for await (const v of this.history.versions(req.filter.namespace, row.id, row.version)) {
               const vname = `${HISTORY_DIR}${row.id}/${v.version}.md`;
               await zip.add(vname, v.markdown, v.at);
               await line(sha256(v.markdown), vname);

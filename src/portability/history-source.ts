@@ -23,8 +23,8 @@ export class StoredHistorySource extends MemoryHistorySource {
     super();
   }
 
-  async *versions(id: string, current: number): AsyncIterable<{ version: number; markdown: Buffer; at: Date }> {
-    const { rows } = await this.index.history(id, MAX_VERSIONS, 0);
+  async *versions(ns: string, id: string, current: number): AsyncIterable<{ version: number; markdown: Buffer; at: Date }> {
+    const { rows } = await this.index.history(ns, id, MAX_VERSIONS, 0);
     for (const e of rows.filter((r) => r.version < current).reverse()) {
       let markdown: Buffer;
       try {

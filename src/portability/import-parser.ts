@@ -9,7 +9,8 @@ import { MarkdownParseError, parseMarkdown } from '../memories/memory-markdown';
  * Pure functions: no I/O, so they are unit-tested on their own.
  */
 export interface Candidate {
-  doc: MemoryDoc;
+  /** Without a namespace: an import writes into the request's (issue 43), whatever the file says. */
+  doc: Omit<MemoryDoc, 'namespace'>;
   /**
    * Whether the id and timestamps came from the source. When false (plain notes), the id is
    * derived from the file name and content, so importing the same file twice finds it again, and
@@ -73,7 +74,7 @@ export function memoryFromJson(value: unknown, now: Date, where: string): Candid
   if (o.id !== undefined && o.id !== null && !isMemoryId(o.id)) throw new ImportInvalid('id is not 24 lowercase hex characters');
   const exact = isMemoryId(o.id) && created !== null && updated !== null;
   const createdAt = created ?? now;
-  const doc: MemoryDoc = {
+  const doc: Omit<MemoryDoc, 'namespace'> = {
     id: '',
     version: typeof o.version === 'number' && Number.isInteger(o.version) && o.version >= 1 ? o.version : 1,
     title: str('title'),

@@ -60,6 +60,8 @@ export interface ImportOptions {
   signal?: AbortSignal;
   /** Who imports (the token or admin): the author of every version written; the file's claim is kept beside it (issue 46). */
   importer?: Author | null;
+  /** The namespace every memory and version goes into (the request's; issue 43). Ids are looked up there only. */
+  namespace: string;
 }
 
 const ITEMS_IN_REPORT = 1000;
@@ -285,8 +287,8 @@ export class ImportService implements OnModuleInit {
   /** Writes one parsed memory (or reports why not). */
   private async apply(e: Entry, c: Candidate, opts: ImportOptions): Promise<ImportItem> {
     const item = (status: ImportStatus, id: string | null, reason: string | null): ImportItem => ({ file: e.file, status, id, reason });
-    let doc = c.doc;
-    let existing = await this.index.get(doc.id);
+    let doc: MemoryDoc = { ...c.doc, namespace: opts.namespace };
+    let existing = await this.index.get(opts.namespace, doc.id);
     if (existing && same(existing, doc, c.exact)) return item('skipped', doc.id, 'unchanged: already imported');
     let replace = false;
     if (existing) {
@@ -295,7 +297,7 @@ export class ImportService implements OnModuleInit {
       else {
         // new_id: a deterministic new id, so importing the same archive again finds the copy.
         doc = { ...doc, id: derivedId(doc.createdAt, `new_id\n${doc.id}\n${doc.updatedAt.toISOString()}\n${doc.content}`) };
-        existing = await this.index.get(doc.id);
+        existing = await this.index.get(opts.namespace, doc.id);
         if (existing && same(existing, doc, c.exact)) return item('skipped', doc.id, `unchanged: already imported as a copy of ${c.doc.id}`);
         replace = existing !== null;
       }
@@ -305,6 +307,19 @@ export class ImportService implements OnModuleInit {
       try {
         await this.memories.putExact(doc, replace, opts.importer ?? null);
       } catch (err) {
+        if (err instanceof ConflictError && !replace && !(await this.index.get(opts.namespace, doc.id))) {
+          // The id is taken outside this namespace (ids are unique store-wide): a copy under a
+          // deterministic new id, as for new_id, and nothing said about the other memory.
+          doc = { ...doc, id: derivedId(doc.createdAt, `namespace\n${opts.namespace}\n${doc.id}\n${doc.content}`) };
+          if (await this.index.get(opts.namespace, doc.id)) return item('skipped', doc.id, `unchanged: already imported as a copy of ${c.doc.id}`);
+          try {
+            await this.memories.putExact(doc, false, opts.importer ?? null);
+          } catch (again) {
+            if (again instanceof ConflictError) return item('skipped', doc.id, 'created by someone else during the import');
+            throw again;
+          }
+          return item('created', doc.id, `new id (the archive's ${c.doc.id} is taken)`);
+        }
         if (err instanceof ConflictError) return item('skipped', doc.id, 'created by someone else during the import');
         if (err instanceof RequestValidationError) return item('invalid', doc.id, err.message);
         throw err;
@@ -322,7 +337,7 @@ export class ImportService implements OnModuleInit {
     const item = (status: ImportStatus, reason: string | null): ImportItem => ({ file: e.file, status, id: h.id, reason });
     let past: MemoryDoc;
     try {
-      past = parseMarkdown(e.text ?? '');
+      past = { ...parseMarkdown(e.text ?? ''), namespace: opts.namespace };
     } catch (err) {
       if (err instanceof MarkdownParseError) return item('invalid', `version ${h.version}: ${err.message}`);
       throw err;
@@ -336,10 +351,10 @@ export class ImportService implements OnModuleInit {
     const asArchived = m !== null && m.id === h.id && ((m.status === 'created' && m.reason === null) || (m.status === 'skipped' && m.reason?.startsWith('unchanged:') === true));
     if (!asArchived) return item('skipped', `its memory (memories/${h.id}.md) was not imported as it is in this archive`);
     if (opts.dryRun) {
-      const current = await this.index.get(h.id);
+      const current = await this.index.get(opts.namespace, h.id);
       if (!current) return item('created', `earlier version ${h.version}`);
       if (h.version >= current.version) return item('skipped', `version ${h.version} is not earlier than the current version ${current.version}`);
-      const kept = await this.index.history(h.id, 1000, 0);
+      const kept = await this.index.history(opts.namespace, h.id, 1000, 0);
       return kept.rows.some((r) => r.version === h.version) ? item('skipped', `unchanged: version ${h.version} is already kept`) : item('created', `earlier version ${h.version}`);
     }
     const res = await this.memories.putPastVersion(past, opts.importer ?? null);
@@ -350,7 +365,7 @@ export class ImportService implements OnModuleInit {
   }
 
   /** The create limits (content size, title, tags), as a reason; null when fine. */
-  private check(doc: MemoryDoc): string | null {
+  private check(doc: Omit<MemoryDoc, 'namespace'>): string | null {
     const check = new InputChecker(this.cfg.limits);
     check.content(doc.content);
     if (doc.title !== null) check.text('title', doc.title);
@@ -521,7 +536,7 @@ export async function discard(file: string | undefined): Promise<void> {
   if (file !== undefined) await removeUploadDir(path.dirname(file));
 }
 
-function same(a: MemoryDoc, b: MemoryDoc, compareTimes: boolean): boolean {
+function same(a: MemoryDoc, b: Omit<MemoryDoc, 'namespace'>, compareTimes: boolean): boolean {
   return sameMemory(a, b) && (!compareTimes || (a.createdAt.getTime() === b.createdAt.getTime() && a.updatedAt.getTime() === b.updatedAt.getTime()));
 }
 

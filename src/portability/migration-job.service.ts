@@ -1,3 +1,4 @@
+import { ALL_NAMESPACES } from '../namespaces/namespace';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -97,7 +98,7 @@ export class MigrationJobService implements OnModuleDestroy {
     let pair;
     try {
       pair = await openPair(this.cfg, this.settings, plan.source);
-      const memories = await pair.db.memories.count();
+      const memories = await pair.db.memories.count(ALL_NAMESPACES);
       return {
         ok: true,
         available: memories > 0 || !plan.copyDocdb,

@@ -1,3 +1,4 @@
+import { ALL_NAMESPACES } from '../namespaces/namespace';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import type { DocumentDatabase } from '../backends/ports/document-database.port';
@@ -83,7 +84,7 @@ export async function migrate(source: BackendPair, target: BackendPair, opts: Mi
   const resumed = cp !== null;
   if (!cp) {
     if (opts.copyDocdb && !opts.allowNonEmptyTarget) {
-      const n = await target.db.memories.count();
+      const n = await target.db.memories.count(ALL_NAMESPACES);
       if (n > 0) throw new Error(`The target ${target.db.describe()} already holds ${n} memories; migrate into an empty one`);
     }
     cp = { v: 1, ...ids, objects: { lastKey: null, copied: 0, done: !opts.copyObjects }, memories: { cursors: null, nextPage: 0, copied: 0, existing: 0, done: !opts.copyDocdb } };
@@ -169,7 +170,7 @@ export async function migrate(source: BackendPair, target: BackendPair, opts: Mi
       const cursors: Checkpoint['memories']['cursors'] = [null];
       let after: ListCursor | undefined;
       for (;;) {
-        const page = await source.db.memories.list({ filter: {}, limit: PAGE, offset: 0, after });
+        const page = await source.db.memories.list({ filter: { namespace: ALL_NAMESPACES }, limit: PAGE, offset: 0, after });
         if (page.rows.length < PAGE) break;
         const last = page.rows[page.rows.length - 1];
         after = { createdAt: last.createdAt, id: last.id };
@@ -180,11 +181,11 @@ export async function migrate(source: BackendPair, target: BackendPair, opts: Mi
       save();
     }
     const cursors = state.memories.cursors;
-    const total = await source.db.memories.count();
+    const total = await source.db.memories.count(ALL_NAMESPACES);
     while (state.memories.nextPage >= 0) {
       const c = cursors[state.memories.nextPage];
-      const page = await source.db.memories.list({ filter: {}, limit: PAGE, offset: 0, after: c ? { createdAt: new Date(c.createdAt), id: c.id } : undefined });
-      const byId = new Map((await source.db.memories.getMany(page.rows.map((r) => r.id))).map((d) => [d.id, d]));
+      const page = await source.db.memories.list({ filter: { namespace: ALL_NAMESPACES }, limit: PAGE, offset: 0, after: c ? { createdAt: new Date(c.createdAt), id: c.id } : undefined });
+      const byId = new Map((await source.db.memories.getMany(ALL_NAMESPACES, page.rows.map((r) => r.id))).map((d) => [d.id, d]));
       const docs = [...page.rows].reverse().flatMap((r) => byId.get(r.id) ?? []);
       try {
         await target.db.memories.insertMany(docs);
@@ -215,10 +216,10 @@ export async function migrate(source: BackendPair, target: BackendPair, opts: Mi
   }
   if (opts.copyDocdb) {
     report.memories = {
-      source: await source.db.memories.count(),
+      source: await source.db.memories.count(ALL_NAMESPACES),
       copied: state.memories.copied,
       existing: state.memories.existing,
-      target: await target.db.memories.count(),
+      target: await target.db.memories.count(ALL_NAMESPACES),
     };
   }
 
@@ -277,9 +278,9 @@ async function verify(
     const dst = createHash('sha256');
     let after: ListCursor | undefined;
     for (;;) {
-      const page = await source.db.memories.list({ filter: {}, limit: PAGE, offset: 0, after });
+      const page = await source.db.memories.list({ filter: { namespace: ALL_NAMESPACES }, limit: PAGE, offset: 0, after });
       const ids = page.rows.map((r) => r.id);
-      const [from, to] = await Promise.all([source.db.memories.getMany(ids), target.db.memories.getMany(ids)]);
+      const [from, to] = await Promise.all([source.db.memories.getMany(ALL_NAMESPACES, ids), target.db.memories.getMany(ALL_NAMESPACES, ids)]);
       const inSource = new Map(from.map((d) => [d.id, d]));
       const inTarget = new Map(to.map((d) => [d.id, d]));
       for (const row of page.rows) {
@@ -313,14 +314,14 @@ async function copyHistory(source: BackendPair, target: BackendPair, docs: Memor
   await inParallel(
     docs.filter((d) => d.version > 1),
     async (d) => {
-      const { rows } = await source.db.memories.history(d.id, MAX_VERSIONS, 0);
-      if (rows.length > 0) await target.db.memories.addHistory(d.id, rows);
+      const { rows } = await source.db.memories.history(ALL_NAMESPACES, d.id, MAX_VERSIONS, 0);
+      if (rows.length > 0) await target.db.memories.addHistory(ALL_NAMESPACES, d.id, rows);
     },
   );
 }
 
 async function historyDigest(pair: BackendPair, id: string): Promise<string> {
-  const { rows } = await pair.db.memories.history(id, MAX_VERSIONS, 0);
+  const { rows } = await pair.db.memories.history(ALL_NAMESPACES, id, MAX_VERSIONS, 0);
   return digest(
     Buffer.from(JSON.stringify(rows.map((r) => [r.version, r.objectKey, r.title, r.size, r.updatedAt.toISOString(), r.author ? [r.author.kind, r.author.id, r.author.name ?? null] : null]))),
   );
@@ -345,11 +346,11 @@ function digest(b: Buffer): string {
 }
 
 /** Every field of a memory, in a fixed order (adapters may add fields: those count too). */
-export function memoryDigest(d: MemoryDoc): string {
+export function memoryDigest(d: Omit<MemoryDoc, 'namespace'>): string {
   const o = d as unknown as Record<string, unknown>;
-  // Where the file lives (objectKey) is not part of the memory: the file itself does not say it.
+  // Where the file lives (objectKey, and the namespace, which its key names) is not part of the memory: the file itself does not say it.
   const canon = Object.keys(o)
-    .filter((k) => k !== 'objectKey' && o[k] !== undefined)
+    .filter((k) => k !== 'objectKey' && k !== 'namespace' && o[k] !== undefined)
     .sort()
     .map((k) => [k, o[k] instanceof Date ? o[k].toISOString() : o[k]]);
   return digest(Buffer.from(JSON.stringify(canon)));

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import { once } from 'node:events';
 import { pipeline } from 'node:stream/promises';
 import { RequireScopes } from '../common/auth/decorators';
+import { RequestNamespace } from '../namespaces/request-namespace';
 import { AppError, RequestValidationError } from '../common/errors';
 import { sendError } from '../common/http-exception.filter';
 import { MemoriesService } from '../memories/memories.service';
@@ -66,14 +67,14 @@ export class PortabilityController {
   @ApiOperation({ summary: 'Export memories as a zip archive (markdown files + manifest)' })
   @ApiProduces('application/zip')
   @ApiOkResponse({ description: 'The archive', content: { 'application/zip': { schema: { type: 'string', format: 'binary' } } } })
-  async export(@Query() q: ExportQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async export(@RequestNamespace() ns: string, @Query() q: ExportQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     const abort = new AbortController();
     res.on('close', () => {
       if (!res.writableFinished) abort.abort();
     });
     const filters: Record<string, unknown> = {};
     for (const k of ['type', 'scope', 'agent', 'project', 'tag', 'days', 'since'] as const) if (q[k] !== undefined) filters[k] = q[k];
-    const filter = this.memories.filterOf(q);
+    const filter = this.memories.filterOf(ns, q);
     // A bulk read is audited before it starts; without its entry nothing is read or sent (decision 0051).
     await this.audit.record('memory.export', { req, detail: { filters } });
     const { output, done } = await this.exporter.start({ filter, filters, signal: abort.signal });
@@ -104,7 +105,7 @@ export class PortabilityController {
   @ApiBody({ required: true, description: 'The file itself (not empty)', schema: { type: 'string', format: 'binary', minLength: 1 } })
   @ApiProduces('application/json', 'application/x-ndjson')
   @ApiOkResponse({ type: ImportReportDto, description: 'The report (progress=true: NDJSON lines `{"type":"item",…}` then `{"type":"report",…}`)' })
-  async import(@Query() q: ImportQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+  async import(@RequestNamespace() ns: string, @Query() q: ImportQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
     if (req.readableEnded || type === 'application/json' || type.startsWith('multipart/') || type === 'application/x-www-form-urlencoded') {
       throw new AppError(415, `Send the file itself as the request body with Content-Type ${UPLOAD_TYPES.join(', ')}`);
@@ -146,7 +147,7 @@ export class PortabilityController {
         throw RequestValidationError.one(['body'], 'The request body is empty: send the file to import as the body', 'missing', null);
       }
       const count = () => void processed++;
-      const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload', signal: stop.signal, importer: authorOf(req) };
+      const opts = { onConflict: q.on_conflict, dryRun: q.dry_run, format: q.format, filename: q.filename ?? 'upload', signal: stop.signal, importer: authorOf(req), namespace: ns };
       if (!q.progress) {
         const report = await this.importer.importFile(file, { ...opts, onItem: count });
         await this.audited(req, q.dry_run, report);

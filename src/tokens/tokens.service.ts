@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SCOPES, type Scope, type TokenPrincipal } from '../common/auth/principal';
 import { TokenAuthenticator } from '../common/auth/token-authenticator';
+import { bindingEntryProblem, DEFAULT_NAMESPACE } from '../namespaces/namespace';
 import { ForbiddenError, NotFoundError, RequestValidationError, UnauthorizedError } from '../common/errors';
 import { TokenPatch, TokenRecord, TokenRepository } from '../backends/ports/token.repository';
 import { AppConfig } from '../config/app-config';
@@ -24,6 +25,19 @@ const DAY_S = 86_400;
 /** Scopes in their canonical order, without duplicates. */
 function canonicalScopes(scopes: Scope[]): Scope[] {
   return SCOPES.filter((s) => scopes.includes(s));
+}
+
+/**
+ * A namespace binding as given (issue 43): each entry a name, a prefix `p/*` or `*`
+ * (bindingEntryProblem), duplicates dropped; 422 naming the entry otherwise. Only the admin
+ * reaches token creation today, so granting `*` needs no further check here.
+ */
+export function checkedBinding(entries: string[]): string[] {
+  entries.forEach((e, i) => {
+    const problem = bindingEntryProblem(e);
+    if (problem) throw RequestValidationError.one(['body', 'namespaces', i], `Value error, ${problem} (a name, a prefix such as "acme/*", or "*")`, 'value_error', e);
+  });
+  return [...new Set(entries)];
 }
 
 /**
@@ -79,6 +93,7 @@ export class TokensService extends TokenAuthenticator {
       name: (dto.name ?? '').trim(),
       secretHash: hashSecret(this.settings.serviceKeyObject(), secret),
       scopes,
+      namespaces: dto.namespaces != null ? checkedBinding(dto.namespaces) : [DEFAULT_NAMESPACE],
       createdAt: new Date(now),
       expiresAt,
       allowedIps,
@@ -105,6 +120,7 @@ export class TokensService extends TokenAuthenticator {
     const patch: TokenPatch = {};
     if (dto.name != null) patch.name = dto.name.trim();
     if (dto.scopes != null) patch.scopes = canonicalScopes(dto.scopes);
+    if (dto.namespaces != null) patch.namespaces = checkedBinding(dto.namespaces);
     if (dto.expires_at != null) patch.expiresAt = this.futureExpiry(dto.expires_at, Date.now());
     if (dto.clear_expiry) patch.expiresAt = null;
     if (dto.allowed_ips != null) patch.allowedIps = normalizeAllowList(dto.allowed_ips);
@@ -147,7 +163,7 @@ export class TokensService extends TokenAuthenticator {
     // Counted only once the token is known to be good: a wrong secret cannot use up someone's limit.
     const rateLimit = await this.limiter.take(record.id, this.rateLimitOf(record));
     await this.noteUse(record, now);
-    return { kind: 'token', tokenId: record.id, name: record.name, scopes: [...record.scopes], ...(rateLimit ? { rateLimit } : {}) };
+    return { kind: 'token', tokenId: record.id, name: record.name, scopes: [...record.scopes], namespaces: [...record.namespaces], ...(rateLimit ? { rateLimit } : {}) };
   }
 
   /**

@@ -1,3 +1,4 @@
+import { ALL_NAMESPACES } from '../../namespaces/namespace';
 import { Injectable } from '@nestjs/common';
 import { BackendsService } from '../../backends/backends.service';
 import { MemoryIndex } from '../../backends/ports/memory-index.port';
@@ -217,7 +218,7 @@ export class AdminConfigService {
     let count: number | null;
     let search_mode: string | null;
     try {
-      count = await this.index.count();
+      count = await this.index.count(ALL_NAMESPACES);
     } catch {
       count = null;
     }

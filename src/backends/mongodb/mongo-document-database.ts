@@ -1,3 +1,4 @@
+import { DEFAULT_NAMESPACE } from '../../namespaces/namespace';
 import { Logger } from '@nestjs/common';
 import mongoose, { Connection, Model } from 'mongoose';
 import { BackendUnavailableError } from '../../common/errors';
@@ -186,6 +187,11 @@ export class MongoDocumentDatabase extends DocumentDatabase {
       const idempotency = conn.model(IdempotencyKeyRecord.name, IdempotencyKeyRecordSchema, 'idempotency_keys');
       if (!(await existingIndexes(versions)).has(VERSION_INDEX.name)) await versions.collection.createIndex(VERSION_INDEX.key, { name: VERSION_INDEX.name });
       await setUpExpiry(idempotency, 'createdAt', 'idempotency_expiry', IDEMPOTENCY_TTL_SECONDS);
+      // Namespaces (issue 43, decision 0100): memories and versions of an earlier version move to
+      // 'default' in place, once (later starts find none to move). Idempotency keys of 'default'
+      // keep their form, so nothing to move there.
+      await memories.collection.updateMany({ namespace: { $exists: false } }, { $set: { namespace: DEFAULT_NAMESPACE } });
+      await versions.collection.updateMany({ namespace: { $exists: false } }, { $set: { namespace: DEFAULT_NAMESPACE } });
       const textSearch = await this.setUpTextSearch(memories);
       this.conn = conn;
       return { memories, tokens, sessions, rateLimits, probe, versions, writeIntents, idempotency, textSearch };

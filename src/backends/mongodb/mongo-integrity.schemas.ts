@@ -21,6 +21,10 @@ export class VersionRecord {
   @Prop({ type: String, required: true })
   memoryId!: string;
 
+  /** Its memory's namespace (issue 43); 'default' for claims of an earlier version (set when the database is opened). */
+  @Prop({ type: String, default: 'default' })
+  namespace?: string;
+
   @Prop({ type: Number, required: true })
   version!: number;
 

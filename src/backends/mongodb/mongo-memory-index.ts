@@ -1,4 +1,5 @@
 import type { FilterQuery } from 'mongoose';
+import { ALL_NAMESPACES, DEFAULT_NAMESPACE } from '../../namespaces/namespace';
 import { hasPositiveTerms, isStopWord, ParsedSearch, parseSearchQuery } from '../../../libs/search-query';
 import type { EmbeddingQueue } from '../ports/embedding-queue.port';
 import { MemoryIndex } from '../ports/memory-index.port';
@@ -36,6 +37,7 @@ export const REGEX_FALLBACK_MAX_CANDIDATES = 5_000;
 function toDoc(r: MemoryRecord): MemoryDoc {
   return {
     id: r._id,
+    namespace: r.namespace ?? DEFAULT_NAMESPACE,
     title: r.title ?? null,
     type: r.type as MemoryType,
     scope: r.scope as MemoryScope,
@@ -69,6 +71,7 @@ const DELETE_ROUNDS = 20;
 function toRecord(d: MemoryDoc): MemoryRecord {
   return {
     _id: d.id,
+    namespace: d.namespace,
     title: d.title,
     type: d.type,
     scope: d.scope,
@@ -91,7 +94,7 @@ function toRow(r: MemoryRecord, snippet: string, score?: number): MemoryRow {
 
 /** The filter of CONTRACT §3 as a MongoDB query (values are compared, never interpreted). */
 function filterQuery(f: MemoryFilter): FilterQuery<MemoryRecord> {
-  const q: FilterQuery<MemoryRecord> = {};
+  const q: FilterQuery<MemoryRecord> = { ...inNamespace(f.namespace) };
   if (f.type) q.type = String(f.type);
   if (f.scope) q.scope = String(f.scope);
   if (f.agent) q.agent = String(f.agent);
@@ -99,6 +102,12 @@ function filterQuery(f: MemoryFilter): FilterQuery<MemoryRecord> {
   if (f.tags && f.tags.length > 0) q.tags = { $all: f.tags.map(String) };
   if (f.since) q.createdAt = { $gte: f.since };
   return q;
+}
+
+/** The namespace condition (issue 43): one namespace, or none for ALL_NAMESPACES (operator tools only). Fails closed on anything but a string. */
+function inNamespace(ns: string): { namespace?: string } {
+  if (typeof ns !== 'string') throw new Error('A memory query without a namespace');
+  return ns === ALL_NAMESPACES ? {} : { namespace: ns };
 }
 
 function and(...parts: Array<FilterQuery<MemoryRecord> | null | undefined>): FilterQuery<MemoryRecord> {
@@ -160,46 +169,46 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       const { _id, ...rest } = toRecord(doc);
       // The fields of the memory are replaced; its vector stays, and it is queued for a new one
       // only when the title or the content changed.
-      const same = await m.memories.collection.updateOne({ _id, title: rest.title, content: rest.content } as never, { $set: rest });
+      const same = await m.memories.collection.updateOne({ _id, namespace: rest.namespace, title: rest.title, content: rest.content } as never, { $set: rest });
       if (same.matchedCount === 1) return true;
       // A new generation: a vector computed from the old text does not clear the job.
-      const r = await m.memories.collection.updateOne({ _id } as never, { $set: { ...rest, ...vectors.queuedFields(Date.now()) }, $unset: { emb_owner: '', emb_error: '' } });
+      const r = await m.memories.collection.updateOne({ _id, namespace: rest.namespace } as never, { $set: { ...rest, ...vectors.queuedFields(Date.now()) }, $unset: { emb_owner: '', emb_error: '' } });
       return r.matchedCount === 1;
     });
   }
 
-  override get(id: string): Promise<MemoryDoc | null> {
+  override get(ns: string, id: string): Promise<MemoryDoc | null> {
     return this.run(async (m) => {
-      const r = await m.memories.findById(String(id), NO_VECTOR).lean<MemoryRecord>().exec();
+      const r = await m.memories.findOne({ _id: String(id), ...inNamespace(ns) }, NO_VECTOR).lean<MemoryRecord>().exec();
       return r ? toDoc(r) : null;
     });
   }
 
-  override getMany(ids: string[]): Promise<MemoryDoc[]> {
+  override getMany(ns: string, ids: string[]): Promise<MemoryDoc[]> {
     if (ids.length === 0) return Promise.resolve([]);
     return this.run(async (m) => {
       const rows = await m.memories
-        .find({ _id: { $in: ids.map(String) } })
+        .find({ _id: { $in: ids.map(String) }, ...inNamespace(ns) })
         .lean<MemoryRecord[]>()
         .exec();
       return rows.map(toDoc);
     });
   }
 
-  override delete(id: string): Promise<boolean> {
+  override delete(ns: string, id: string): Promise<boolean> {
     return this.run(async (m) => {
-      const gone = (await m.memories.deleteOne({ _id: String(id) }).exec()).deletedCount === 1;
+      const gone = (await m.memories.deleteOne({ _id: String(id), ...inNamespace(ns) }).exec()).deletedCount === 1;
       this.vectorCache.drop([String(id)]);
       return gone;
     });
   }
 
-  override deleteMany(ids: string[]): Promise<string[]> {
+  override deleteMany(ns: string, ids: string[]): Promise<string[]> {
     return this.run(async (m) => {
       const wanted = [...new Set(ids.map(String))];
       if (wanted.length === 0) return [];
       const found = await m.memories
-        .find({ _id: { $in: wanted } }, { _id: 1 })
+        .find({ _id: { $in: wanted }, ...inNamespace(ns) }, { _id: 1 })
         .lean<Array<{ _id: string }>>()
         .exec();
       const present = found.map((r) => r._id);
@@ -287,10 +296,10 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     return { rows: page.map(({ doc, score }) => toRow(doc, makeSnippet(doc.content, patterns), score)), total };
   }
 
-  override stats(): Promise<MemoryStats> {
+  override stats(ns: string): Promise<MemoryStats> {
     return this.run(async (m) => {
       const group = async (field: string) => {
-        const rows = await m.memories.aggregate<{ _id: string | null; n: number }>([{ $group: { _id: `$${field}`, n: { $sum: 1 } } }]).exec();
+        const rows = await m.memories.aggregate<{ _id: string | null; n: number }>([{ $match: inNamespace(ns) }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }]).exec();
         // Keys are user values ('__proto__', 'constructor'...): count in an object without a prototype.
         const out: Record<string, number> = Object.create(null) as Record<string, number>;
         for (const r of rows) {
@@ -311,8 +320,8 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     });
   }
 
-  override count(): Promise<number> {
-    return this.run(async (m) => m.memories.countDocuments({}).exec());
+  override count(ns: string): Promise<number> {
+    return this.run(async (m) => m.memories.countDocuments(inNamespace(ns)).exec());
   }
 
   override clear(): Promise<void> {
@@ -329,6 +338,7 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     return {
       _id: `${doc.id}:${doc.version}`,
       memoryId: doc.id,
+      namespace: doc.namespace ?? DEFAULT_NAMESPACE,
       version: doc.version,
       kind,
       objectKey: doc.objectKey ?? null,
@@ -356,15 +366,15 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       const held = await m.versions.collection.findOne({ _id: rec._id } as never);
       if (!held) continue;
       const stale = Date.now() - new Date(held.claimedAt as Date).getTime() > STALE_CLAIM_MS;
-      const cur = await this.currentVersion(m, doc.id);
+      const cur = await this.currentVersion(m, doc.id, ALL_NAMESPACES);
       if (!stale || cur === null || cur >= doc.version) return false;
       await m.versions.collection.deleteOne({ _id: rec._id, claimedAt: held.claimedAt as Date } as never);
     }
     return false;
   }
 
-  private async currentVersion(m: MongoModels, id: string): Promise<number | null> {
-    const r = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { version: 1 } });
+  private async currentVersion(m: MongoModels, id: string, ns: string): Promise<number | null> {
+    const r = await m.memories.collection.findOne({ _id: String(id), ...inNamespace(ns) } as never, { projection: { version: 1 } });
     return r ? ((r.version as number | undefined) ?? 1) : null;
   }
 
@@ -373,32 +383,33 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     return version === 1 ? { _id: String(id), $or: [{ version: 1 }, { version: { $exists: false } }] } : { _id: String(id), version };
   }
 
-  private async outcome(m: MongoModels, id: string, atLeast: number): Promise<CasResult> {
-    const cur = await this.currentVersion(m, id);
+  private async outcome(m: MongoModels, id: string, ns: string, atLeast: number): Promise<CasResult> {
+    const cur = await this.currentVersion(m, id, ns);
     return cur === null ? { status: 'missing' } : { status: 'conflict', current: Math.max(cur, atLeast) };
   }
 
   override update(doc: MemoryDoc, expected: number, keep: number): Promise<CasResult> {
     return this.run(async (m): Promise<CasResult> => {
-      const cur = await this.currentVersion(m, doc.id);
+      const ns = doc.namespace;
+      const cur = await this.currentVersion(m, doc.id, ns);
       if (cur === null) return { status: 'missing' };
       if (cur !== expected) return { status: 'conflict', current: cur };
-      if (!(await this.claim(m, doc, 'write'))) return this.outcome(m, doc.id, expected + 1);
+      if (!(await this.claim(m, doc, 'write'))) return this.outcome(m, doc.id, ns, expected + 1);
       // Only the holder of the claim moves the memory from `expected` on; the filter still guards
       // against a writer that read a version whose claim was pruned long ago.
       const { _id, ...rest } = toRecord(doc);
       // Its vector stays when the title and content are the same; otherwise it is queued again (a
       // new generation, so a vector computed from the old text does not clear the job).
-      let r = await m.memories.collection.updateOne({ ...this.versionFilter(_id, expected), title: rest.title, content: rest.content }, { $set: rest });
+      let r = await m.memories.collection.updateOne({ ...this.versionFilter(_id, expected), namespace: ns, title: rest.title, content: rest.content }, { $set: rest });
       if (r.matchedCount !== 1) {
-        r = await m.memories.collection.updateOne(this.versionFilter(_id, expected), {
+        r = await m.memories.collection.updateOne({ ...this.versionFilter(_id, expected), namespace: ns }, {
           $set: { ...rest, ...vectors.queuedFields(Date.now()) },
           $unset: { emb_owner: '', emb_error: '' },
         });
       }
       if (r.matchedCount !== 1) {
         await m.versions.collection.deleteOne({ _id: `${doc.id}:${doc.version}` } as never);
-        return this.outcome(m, doc.id, expected);
+        return this.outcome(m, doc.id, ns, expected);
       }
       return { status: 'ok', released: await this.prune(m, doc.id, keep) };
     });
@@ -417,19 +428,19 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     return old.map((o) => o.objectKey).filter((k): k is string => !!k);
   }
 
-  override remove(id: string, expected?: number): Promise<CasResult> {
+  override remove(ns: string, id: string, expected?: number): Promise<CasResult> {
     return this.run(async (m): Promise<CasResult> => {
       for (let round = 0; round < DELETE_ROUNDS; round++) {
-        const r = await m.memories.collection.findOne({ _id: String(id) } as never, { projection: { version: 1, objectKey: 1 } });
+        const r = await m.memories.collection.findOne({ _id: String(id), ...inNamespace(ns) } as never, { projection: { version: 1, objectKey: 1, namespace: 1 } });
         if (!r) return { status: 'missing' };
         const cur = (r.version as number | undefined) ?? 1;
         if (expected !== undefined && cur !== expected) return { status: 'conflict', current: cur };
-        const step = { id: String(id), version: cur + 1, title: null, content: '', updatedAt: new Date(), objectKey: null } as unknown as MemoryDoc;
+        const step = { id: String(id), namespace: r.namespace as string, version: cur + 1, title: null, content: '', updatedAt: new Date(), objectKey: null } as unknown as MemoryDoc;
         if (!(await this.claim(m, step, 'delete'))) {
-          if (expected !== undefined) return this.outcome(m, id, cur + 1);
+          if (expected !== undefined) return this.outcome(m, id, ns, cur + 1);
           continue; // a writer took that step: look again
         }
-        const gone = await m.memories.collection.deleteOne(this.versionFilter(id, cur));
+        const gone = await m.memories.collection.deleteOne({ ...this.versionFilter(id, cur), ...inNamespace(ns) });
         if (gone.deletedCount !== 1) {
           await m.versions.collection.deleteOne({ _id: `${id}:${cur + 1}` } as never);
           continue;
@@ -443,17 +454,17 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
         const keys = [...claims.map((c) => c.objectKey), (r.objectKey as string | null | undefined) ?? null, `memories/${id}.md`];
         return { status: 'ok', released: [...new Set(keys.filter((k): k is string => !!k))] };
       }
-      return this.outcome(m, id, 0);
+      return this.outcome(m, id, ns, 0);
     });
   }
 
-  override async removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
+  override async removeMany(ns: string, ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
     const out: Array<{ id: string; released: string[] }> = [];
     const unique = [...new Set(ids.map(String))];
     // A few deletes at a time: each is several round trips, and they do not depend on each other.
     for (let i = 0; i < unique.length; i += 16) {
       const chunk = unique.slice(i, i + 16);
-      const res = await Promise.all(chunk.map((id) => this.remove(id)));
+      const res = await Promise.all(chunk.map((id) => this.remove(ns, id)));
       res.forEach((r, j) => {
         if (r.status === 'ok') out.push({ id: chunk[j], released: r.released });
       });
@@ -488,20 +499,23 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     });
   }
 
-  override history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
+  override history(ns: string, id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
     return this.run(async (m) => {
-      const q = { memoryId: String(id), kind: 'write' };
+      // Claims carry their memory's namespace; a memory outside `ns` shows no history.
+      if (ns !== ALL_NAMESPACES && (await this.currentVersion(m, id, ns)) === null) return { rows: [], total: 0 };
+      const q = { memoryId: String(id), kind: 'write', ...inNamespace(ns) };
       const [rows, total] = await Promise.all([m.versions.find(q).sort({ version: -1 }).skip(offset).limit(limit).lean<VersionRecord[]>().exec(), m.versions.countDocuments(q).exec()]);
       return { rows: rows.map(toEntry), total };
     });
   }
 
-  override addHistory(id: string, entries: VersionEntry[]): Promise<void> {
+  override addHistory(ns: string, id: string, entries: VersionEntry[]): Promise<void> {
     if (entries.length === 0) return Promise.resolve();
     return this.run(async (m) => {
-      if ((await this.currentVersion(m, id)) === null) return;
+      const mem = await m.memories.collection.findOne({ _id: String(id), ...inNamespace(ns) } as never, { projection: { namespace: 1 } });
+      if (!mem) return;
       const recs = entries.map((e) => ({
-        ...this.claimRecord({ id, version: e.version, objectKey: e.objectKey, title: e.title, content: '', updatedAt: e.updatedAt, author: e.author } as MemoryDoc, 'write'),
+        ...this.claimRecord({ id, namespace: (mem.namespace as string | undefined) ?? DEFAULT_NAMESPACE, version: e.version, objectKey: e.objectKey, title: e.title, content: '', updatedAt: e.updatedAt, author: e.author } as MemoryDoc, 'write'),
         size: e.size,
       }));
       await m.versions.collection.insertMany(recs as never[], { ordered: false }).catch((e: { code?: number; writeErrors?: unknown }) => {
@@ -544,7 +558,7 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     return this.run((m) => vectors.progress(m, key));
   }
 
-  similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter = {}): Promise<SimilarHit[]> {
+  similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter): Promise<SimilarHit[]> {
     return this.run((m) => vectors.similar(m, this.vectorCache, vector, key, limit, filterQuery(filter)));
   }
 

@@ -1,4 +1,5 @@
 import type { Scope } from '../../common/auth/principal';
+import { DEFAULT_NAMESPACE } from '../../namespaces/namespace';
 import { TokenPatch, TokenRecord, TokenRepository } from '../ports/token.repository';
 import type { MongoExec, MongoModels } from './mongo-models';
 import type { TokenDocRecord } from './mongo.schemas';
@@ -9,6 +10,8 @@ function toRecord(r: TokenDocRecord): TokenRecord {
     name: r.name,
     secretHash: r.secretHash,
     scopes: [...(r.scopes ?? [])] as Scope[],
+    // Tokens from before namespaces have none: 'default' (issue 43).
+    namespaces: r.namespaces && r.namespaces.length > 0 ? [...r.namespaces] : [DEFAULT_NAMESPACE],
     createdAt: new Date(r.createdAt),
     expiresAt: r.expiresAt ? new Date(r.expiresAt) : null,
     allowedIps: [...(r.allowedIps ?? [])],
@@ -35,6 +38,7 @@ export class MongoTokenRepository extends TokenRepository {
         name: r.name,
         secretHash: r.secretHash,
         scopes: r.scopes,
+        namespaces: r.namespaces,
         createdAt: r.createdAt,
         expiresAt: r.expiresAt,
         allowedIps: r.allowedIps,
@@ -62,7 +66,7 @@ export class MongoTokenRepository extends TokenRepository {
   override update(id: string, patch: TokenPatch): Promise<TokenRecord | null> {
     return this.run(async (m) => {
       const set: Record<string, unknown> = {};
-      for (const k of ['name', 'scopes', 'expiresAt', 'allowedIps', 'revokedAt', 'lastUsedAt', 'rateLimitPerMinute'] as const) {
+      for (const k of ['name', 'scopes', 'namespaces', 'expiresAt', 'allowedIps', 'revokedAt', 'lastUsedAt', 'rateLimitPerMinute'] as const) {
         if (patch[k] !== undefined) set[k] = patch[k];
       }
       const r = await m.tokens

@@ -1,3 +1,4 @@
+import { DEFAULT_NAMESPACE } from '../../namespaces/namespace';
 import type { FilterQuery } from 'mongoose';
 import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
@@ -53,7 +54,7 @@ export async function claimJobs(m: MongoModels, owner: string, max: number, leas
       { $set: { emb_lease_until: now + leaseMs, emb_owner: owner } },
       // No projection: FerretDB does not implement one on findAndModify.
       { returnDocument: 'after', includeResultMetadata: false },
-    )) as unknown as { _id: string; title: string | null; content: string; project?: string | null; agent?: string | null; createdAt: Date; emb_gen?: number; emb_attempts?: number } | null;
+    )) as unknown as { _id: string; namespace?: string; title: string | null; content: string; project?: string | null; agent?: string | null; createdAt: Date; emb_gen?: number; emb_attempts?: number } | null;
     if (!r) break;
     jobs.push({ id: r._id, text: memoryEmbeddingText(r.title, r.content, await previousContent(m, r)), gen: r.emb_gen ?? 1, attempts: r.emb_attempts ?? 0 });
   }
@@ -61,10 +62,12 @@ export async function claimJobs(m: MongoModels, owner: string, max: number, leas
 }
 
 /** The content of the memory just before `r` in its session (same project and agent, at most SESSION_GAP_MS earlier): memoryEmbeddingText's context. */
-async function previousContent(m: MongoModels, r: { _id: string; project?: string | null; agent?: string | null; createdAt: Date }): Promise<string | null> {
+async function previousContent(m: MongoModels, r: { _id: string; namespace?: string; project?: string | null; agent?: string | null; createdAt: Date }): Promise<string | null> {
   const at = new Date(r.createdAt);
   const p = (await m.memories.collection.findOne(
     {
+      // A session never crosses namespaces (issue 43): another tenant's text is never this vector's context.
+      namespace: r.namespace ?? DEFAULT_NAMESPACE,
       project: r.project ?? null,
       agent: r.agent ?? null,
       createdAt: { $gte: new Date(at.getTime() - SESSION_GAP_MS) },

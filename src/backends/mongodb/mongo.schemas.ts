@@ -14,6 +14,10 @@ export class MemoryRecord {
   @Prop({ type: String, required: true })
   _id!: string;
 
+  /** The tenant (issue 43); set to 'default' on memories of an earlier version when the database is opened. */
+  @Prop({ type: String, required: true })
+  namespace!: string;
+
   @Prop({ type: String, default: null })
   title!: string | null;
 
@@ -62,6 +66,13 @@ export const MEMORY_INDEXES: Array<{ key: Record<string, 1 | -1>; name: string }
   { key: { project: 1, createdAt: -1, _id: -1 }, name: 'by_project' },
   { key: { agent: 1, createdAt: -1, _id: -1 }, name: 'by_agent' },
   { key: { tags: 1, createdAt: -1, _id: -1 }, name: 'by_tag' },
+  // Namespace-first (issue 43, decision 0100): a request's queries always name one namespace.
+  { key: { namespace: 1, createdAt: -1, _id: -1 }, name: 'ns_listing_order' },
+  { key: { namespace: 1, type: 1, createdAt: -1, _id: -1 }, name: 'ns_by_type' },
+  { key: { namespace: 1, scope: 1, createdAt: -1, _id: -1 }, name: 'ns_by_scope' },
+  { key: { namespace: 1, project: 1, createdAt: -1, _id: -1 }, name: 'ns_by_project' },
+  { key: { namespace: 1, agent: 1, createdAt: -1, _id: -1 }, name: 'ns_by_agent' },
+  { key: { namespace: 1, tags: 1, createdAt: -1, _id: -1 }, name: 'ns_by_tag' },
   // The embedding queue (mongo-vectors.ts): due jobs, and the count of memories per vector space.
   { key: { emb_pending: 1, emb_next_at: 1 }, name: 'embedding_queue' },
   { key: { vec_model: 1 }, name: 'by_vector_space' },
@@ -94,6 +105,10 @@ export class TokenDocRecord {
 
   @Prop({ type: [String], default: [] })
   scopes!: string[];
+
+  /** Issue 43; absent on tokens from before namespaces (read as ['default']). */
+  @Prop({ type: [String], default: undefined })
+  namespaces?: string[];
 
   @Prop({ type: Date, required: true })
   createdAt!: Date;

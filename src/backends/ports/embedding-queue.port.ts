@@ -22,6 +22,6 @@ export abstract class EmbeddingQueue {
   /** Gives the job back, due again at `retryAt`, with the error. */
   abstract failEmbeddingJob(job: EmbeddingJob, error: string, retryAt: Date): Promise<void>;
   abstract embeddingProgress(key: string | null): Promise<EmbeddingProgress>;
-  /** Memories closest to `vector` (cosine), at most `limit`, of the current space. */
-  abstract similar(vector: Float32Array, key: string, limit: number, filter?: MemoryFilter): Promise<SimilarHit[]>;
+  /** Memories closest to `vector` (cosine), at most `limit`, of the current space, of filter.namespace only (required). */
+  abstract similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter): Promise<SimilarHit[]>;
 }

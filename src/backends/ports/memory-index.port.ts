@@ -1,3 +1,4 @@
+import { ALL_NAMESPACES } from '../../namespaces/namespace';
 import type { CasResult, ListQuery, MemoryDoc, MemoryPage, MemoryStats, SearchQuery, VersionEntry } from './memory.model';
 
 /**
@@ -19,25 +20,30 @@ export abstract class MemoryIndex {
    * entry): the memory service writes through update/remove/removeMany (issue 9).
    */
   abstract replace(doc: MemoryDoc): Promise<boolean>;
-  abstract get(id: string): Promise<MemoryDoc | null>;
+  /**
+   * The memory of this id IN namespace `ns` (null when it does not exist there: a memory of another
+   * namespace is as absent as an unknown id). Every method below that names memories by id takes
+   * the namespace first (issue 43, decision 0100); ALL_NAMESPACES ('*') only from operator tools.
+   */
+  abstract get(ns: string, id: string): Promise<MemoryDoc | null>;
   /** The memories of these ids that exist, in no particular order (migration, backup). Adapters may override with one query. */
-  async getMany(ids: string[]): Promise<MemoryDoc[]> {
+  async getMany(ns: string, ids: string[]): Promise<MemoryDoc[]> {
     const out: MemoryDoc[] = [];
     for (const id of ids) {
-      const d = await this.get(id);
+      const d = await this.get(ns, id);
       if (d) out.push(d);
     }
     return out;
   }
-  abstract delete(id: string): Promise<boolean>;
+  abstract delete(ns: string, id: string): Promise<boolean>;
   /** Deletes the ids that exist; returns those it deleted. */
-  abstract deleteMany(ids: string[]): Promise<string[]>;
+  abstract deleteMany(ns: string, ids: string[]): Promise<string[]>;
   /** Newest first (createdAt desc, id desc); offset or cursor paging. */
   abstract list(query: ListQuery): Promise<MemoryPage>;
   /** Relevance first (CONTRACT §3 search semantics). */
   abstract search(query: SearchQuery): Promise<MemoryPage>;
-  abstract stats(): Promise<MemoryStats>;
-  abstract count(): Promise<number>;
+  abstract stats(ns: string): Promise<MemoryStats>;
+  abstract count(ns: string): Promise<number>;
   /** Remove every memory (used by reindex before rebuilding). */
   abstract clear(): Promise<void>;
   /**
@@ -45,20 +51,21 @@ export abstract class MemoryIndex {
    * with `doc` (whose version is expected + 1 and whose objectKey is set), adds its history entry
    * and keeps at most `keep` entries; `released` lists the object keys of the entries dropped.
    * 'missing' when the memory does not exist, 'conflict' (with the stored version) otherwise.
-   * Atomic per memory across every instance sharing the database.
+   * Atomic per memory across every instance sharing the database. Only a memory of doc.namespace
+   * is swapped ('missing' for one of another namespace).
    */
   abstract update(doc: MemoryDoc, expected: number, keep: number): Promise<CasResult>;
   /**
    * Deletes a memory with its history, when its version is `expected` (any version when
    * undefined); `released` lists every object key it referenced (current and past versions).
    */
-  abstract remove(id: string, expected?: number): Promise<CasResult>;
+  abstract remove(ns: string, id: string, expected?: number): Promise<CasResult>;
   /** Deletes the memories that exist, with their history; returns each with the object keys it referenced. */
-  abstract removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>>;
+  abstract removeMany(ns: string, ids: string[]): Promise<Array<{ id: string; released: string[] }>>;
   /** Kept versions of a memory, newest first (empty for an unknown id or a memory from before versions). */
-  abstract history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }>;
+  abstract history(ns: string, id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }>;
   /** Adds past versions to a memory's history (reindex); entries already there are left as they are. */
-  abstract addHistory(id: string, entries: VersionEntry[]): Promise<void>;
+  abstract addHistory(ns: string, id: string, entries: VersionEntry[]): Promise<void>;
   /**
    * Whether the index holds the write of object `key` to memory `id` (decision 0060): the key is
    * the memory's current version, or a kept past version the memory went through. False for a
@@ -66,10 +73,11 @@ export abstract class MemoryIndex {
    * reindex decide with it what an object of a pending write is.
    */
   async holds(id: string, key: string): Promise<boolean> {
-    const doc = await this.get(id);
+    // Write intents name a memory id only: the sweep (an operator task) looks in every namespace.
+    const doc = await this.get(ALL_NAMESPACES, id);
     if (!doc) return false;
     if ((doc.objectKey ?? `memories/${id}.md`) === key) return true;
-    return (await this.history(id, 1000, 0)).rows.some((r) => r.objectKey === key);
+    return (await this.history(ALL_NAMESPACES, id, 1000, 0)).rows.some((r) => r.objectKey === key);
   }
   /**
    * Drops what a write of `key` left in the index without completing (e.g. a version claim whose

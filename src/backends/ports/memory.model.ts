@@ -6,6 +6,8 @@ export type MemoryScope = (typeof MEMORY_SCOPES)[number];
 /** A memory as the index keeps it (content included: it is what full-text search reads). */
 export interface MemoryDoc {
   id: string; // 24 lowercase hex, time-ordered (ObjectId layout)
+  /** The tenant it belongs to (issue 43, decision 0100): fixed at creation; every adapter query is bound to it. */
+  namespace: string;
   title: string | null;
   type: MemoryType;
   scope: MemoryScope;
@@ -83,6 +85,12 @@ export type CasResult =
 
 /** Filters shared by list and search (CONTRACT §3). All given filters must match. */
 export interface MemoryFilter {
+  /**
+   * REQUIRED (issue 43, decision 0100): the one namespace the query is bound to, put into the
+   * adapter's own query (SQLite WHERE, MongoDB filter, vector candidates). ALL_NAMESPACES ('*')
+   * only from operator tools (CLI, reindex, admin status); a request never resolves to it.
+   */
+  namespace: string;
   type?: MemoryType;
   scope?: MemoryScope;
   agent?: string;

@@ -6,6 +6,8 @@ export interface TokenRecord {
   /** Keyed hash of the secret (never the secret itself). */
   secretHash: string;
   scopes: Scope[];
+  /** Namespaces the token may work in (issue 43): names, prefixes `p/*`, or `*`. Tokens from before namespaces read as ['default']. */
+  namespaces: string[];
   createdAt: Date;
   expiresAt: Date | null;
   allowedIps: string[];
@@ -15,7 +17,7 @@ export interface TokenRecord {
   rateLimitPerMinute: number | null;
 }
 
-export type TokenPatch = Partial<Pick<TokenRecord, 'name' | 'scopes' | 'expiresAt' | 'allowedIps' | 'revokedAt' | 'lastUsedAt' | 'rateLimitPerMinute'>>;
+export type TokenPatch = Partial<Pick<TokenRecord, 'name' | 'scopes' | 'namespaces' | 'expiresAt' | 'allowedIps' | 'revokedAt' | 'lastUsedAt' | 'rateLimitPerMinute'>>;
 
 /** API tokens in the document database. */
 export abstract class TokenRepository {

@@ -19,13 +19,23 @@ export interface WriteIntent {
 }
 
 /** The prefix every object of a memory starts with ("memories/<id>."; both key layouts). */
-export function memoryObjectPrefix(memoryId: string): string {
-  return `memories/${memoryId}.`;
+export function memoryObjectPrefix(memoryId: string, namespacePrefix = ''): string {
+  return `${namespacePrefix}memories/${memoryId}.`;
 }
 
-/** A new delete intent's key: unique per delete (two deletes of one memory at once keep their own). */
-export function deleteIntentKey(memoryId: string): string {
-  return `${memoryObjectPrefix(memoryId)}delete-${randomBytes(6).toString('hex')}`;
+/**
+ * A new delete intent's key: unique per delete (two deletes of one memory at once keep their own).
+ * It starts with the memory's object prefix (its namespace's `ns/<namespace>/` included), which is
+ * what the sweep lists to finish an interrupted delete (deleteIntentPrefix).
+ */
+export function deleteIntentKey(memoryId: string, namespacePrefix = ''): string {
+  return `${memoryObjectPrefix(memoryId, namespacePrefix)}delete-${randomBytes(6).toString('hex')}`;
+}
+
+/** The object prefix a delete intent's key names (see deleteIntentKey). */
+export function deleteIntentPrefix(intentKey: string, memoryId: string): string {
+  const i = intentKey.lastIndexOf(`memories/${memoryId}.delete-`);
+  return i > 0 ? memoryObjectPrefix(memoryId, intentKey.slice(0, i)) : memoryObjectPrefix(memoryId);
 }
 
 export abstract class WriteIntentRepository {

@@ -1,3 +1,4 @@
+import { ALL_NAMESPACES } from '../../namespaces/namespace';
 import { ListQuery, MemoryFilter, MemoryPage } from '../ports/memory.model';
 import { DbRow, Params, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
 
@@ -44,13 +45,13 @@ const TAG_COLUMNS = ['type', 'scope', 'agent', 'project'] as const;
 function tagIndexFor(stmt: Stmt, f: MemoryFilter): string {
   const given = TAG_COLUMNS.filter((c) => f[c] !== undefined);
   if (given.length < 2) return '';
-  const count = stmt('SELECT n FROM memory_counts WHERE dim = ? AND key = ?').pluck();
+  const count = stmt("SELECT sum(n) FROM memory_counts WHERE dim = ? AND key = ? AND (namespace = ? OR ? = '*')").pluck();
   let best: { column: string; n: number } | null = null;
   for (const c of given) {
-    const n = (count.get(c, f[c]) as number | undefined) ?? 0;
+    const n = (count.get(c, f[c], f.namespace, f.namespace) as number | null) ?? 0;
     if (best === null || n < best.n) best = { column: c, n };
   }
-  return best ? ` INDEXED BY memory_tags_${best.column}_f` : '';
+  return best && f.namespace !== ALL_NAMESPACES ? ` INDEXED BY memory_tags_ns_${best.column}_f` : '';
 }
 
 /** Several tag filters: the tag with the fewest memories drives the query. */
@@ -64,7 +65,7 @@ export function rarestFirst(stmt: Stmt, tags: string[]): string[] {
 }
 
 export function hasFilter(f: MemoryFilter): boolean {
-  return f.type !== undefined || f.scope !== undefined || f.agent !== undefined || f.project !== undefined || f.since !== undefined || (f.tags?.length ?? 0) > 0;
+  return f.namespace !== ALL_NAMESPACES || f.type !== undefined || f.scope !== undefined || f.agent !== undefined || f.project !== undefined || f.since !== undefined || (f.tags?.length ?? 0) > 0;
 }
 
 export function filterSql(f: MemoryFilter, opts: { tagDriven?: boolean } = {}): { where: string[]; params: Params } {
@@ -72,6 +73,11 @@ export function filterSql(f: MemoryFilter, opts: { tagDriven?: boolean } = {}): 
   const params: Params = {};
   // Tag-driven (list()): the first tag's rows (alias t0) carry the filter columns and drive the query.
   const a = opts.tagDriven ? 't0' : 'm';
+  // The tenant first, always (issue 43): every list, count, keyword and vector candidate query goes through here.
+  if (f.namespace !== ALL_NAMESPACES) {
+    where.push(`${a}.namespace = @f_ns`);
+    params.f_ns = f.namespace;
+  }
   if (f.type !== undefined) {
     where.push(`${a}.type = @f_type`);
     params.f_type = f.type;

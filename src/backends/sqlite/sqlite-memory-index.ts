@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { ALL_NAMESPACES } from '../../namespaces/namespace';
 import type { EmbeddingQueue } from '../ports/embedding-queue.port';
 import { MemoryIndex } from '../ports/memory-index.port';
 import {
@@ -70,6 +71,9 @@ interface PendingInsert {
   resolve: () => void;
   reject: (e: unknown) => void;
 }
+
+/** The namespace condition of a statement taking (ns, ns): one namespace, or every one for ALL_NAMESPACES (operator tools). */
+const NS_IS = "(namespace = ? OR ? = '*')";
 
 const MMAP_BYTES = 1024 * 1024 * 1024;
 const DEFAULT_MAINTENANCE_IDLE_MS = 1000;
@@ -204,8 +208,8 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   /** A new memory's row, tags and first version (inside the caller's transaction). */
   private writeNew(doc: MemoryDoc): void {
     const res = this.stmt(
-      `INSERT INTO memories (id, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at, version, object_key, author)
-       VALUES (@id, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at, @version, @object_key, @author)`,
+      `INSERT INTO memories (id, namespace, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at, version, object_key, author)
+       VALUES (@id, @namespace, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at, @version, @object_key, @author)`,
     ).run(this.params(doc));
     this.writeTags(Number(res.lastInsertRowid), doc);
     this.versions.record(doc);
@@ -215,7 +219,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     this.maintenance.schedule();
     return this.guard(() =>
       this.db.transaction(() => {
-        const row = this.stmt('SELECT seq FROM memories WHERE id = ?').get(doc.id) as { seq: number } | undefined;
+        const row = this.stmt('SELECT seq FROM memories WHERE id = ? AND namespace = ?').get(doc.id, doc.namespace) as { seq: number } | undefined;
         if (!row) return false;
         this.replaceRow(row.seq, doc);
         return true;
@@ -228,7 +232,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       `UPDATE memories SET title = @title, type = @type, scope = @scope, tags = @tags, tag_text = @tag_text, agent = @agent,
          project = @project, content = @content, preview = @preview, created_at = @created_at, updated_at = @updated_at,
          version = @version, object_key = @object_key, author = @author
-       WHERE id = @id`,
+       WHERE id = @id AND namespace = @namespace`,
     ).run(this.params(doc));
     this.stmt('DELETE FROM memory_tags WHERE seq = ?').run(seq);
     this.writeTags(seq, doc);
@@ -245,7 +249,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     this.maintenance.schedule();
     return this.guard(() =>
       this.db.transaction((): CasResult => {
-        const row = this.stmt('SELECT seq, version FROM memories WHERE id = ?').get(doc.id) as { seq: number; version: number } | undefined;
+        const row = this.stmt('SELECT seq, version FROM memories WHERE id = ? AND namespace = ?').get(doc.id, doc.namespace) as { seq: number; version: number } | undefined;
         if (!row) return { status: 'missing' };
         if (row.version !== expected) return { status: 'conflict', current: row.version };
         this.replaceRow(row.seq, doc);
@@ -255,11 +259,11 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     );
   }
 
-  override async remove(id: string, expected?: number): Promise<CasResult> {
+  override async remove(ns: string, id: string, expected?: number): Promise<CasResult> {
     this.maintenance.schedule();
     return this.guard(() =>
       this.db.transaction((): CasResult => {
-        const row = this.stmt('SELECT version, object_key FROM memories WHERE id = ?').get(id) as { version: number; object_key: string | null } | undefined;
+        const row = this.stmt(`SELECT version, object_key FROM memories WHERE id = ? AND ${NS_IS}`).get(id, ns, ns) as { version: number; object_key: string | null } | undefined;
         if (!row) return { status: 'missing' };
         if (expected !== undefined && row.version !== expected) return { status: 'conflict', current: row.version };
         const released = this.releasedBy(id, row.object_key);
@@ -269,15 +273,15 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     );
   }
 
-  override async removeMany(ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
+  override async removeMany(ns: string, ids: string[]): Promise<Array<{ id: string; released: string[] }>> {
     this.maintenance.schedule();
     return this.guard(() =>
       this.db.transaction(() => {
-        const find = this.stmt('SELECT object_key FROM memories WHERE id = ?');
+        const find = this.stmt(`SELECT object_key FROM memories WHERE id = ? AND ${NS_IS}`);
         const del = this.stmt('DELETE FROM memories WHERE id = ?');
         const out: Array<{ id: string; released: string[] }> = [];
         for (const id of new Set(ids)) {
-          const row = find.get(id) as { object_key: string | null } | undefined;
+          const row = find.get(id, ns, ns) as { object_key: string | null } | undefined;
           if (!row) continue;
           const released = this.releasedBy(id, row.object_key);
           del.run(id);
@@ -293,40 +297,44 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     return [...new Set([...this.versions.keys(id), ...(current ? [current] : []), `memories/${id}.md`])];
   }
 
-  override async history(id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
-    return this.guard(() => this.versions.list(id, limit, offset));
+  /** Versions are rows of their memory (same id): a memory outside `ns` has none to show. */
+  override async history(ns: string, id: string, limit: number, offset: number): Promise<{ rows: VersionEntry[]; total: number }> {
+    return this.guard(() => {
+      if (ns !== ALL_NAMESPACES && !this.stmt('SELECT 1 FROM memories WHERE id = ? AND namespace = ?').get(id, ns)) return { rows: [], total: 0 };
+      return this.versions.list(id, limit, offset);
+    });
   }
 
-  override async addHistory(id: string, entries: VersionEntry[]): Promise<void> {
+  override async addHistory(ns: string, id: string, entries: VersionEntry[]): Promise<void> {
     this.guard(() =>
       this.db.transaction(() => {
-        if (!this.stmt('SELECT 1 FROM memories WHERE id = ?').get(id)) return;
+        if (!this.stmt(`SELECT 1 FROM memories WHERE id = ? AND ${NS_IS}`).get(id, ns, ns)) return;
         for (const e of entries) this.versions.add(id, e);
       })(),
     );
   }
 
-  override async get(id: string): Promise<MemoryDoc | null> {
+  override async get(ns: string, id: string): Promise<MemoryDoc | null> {
     return this.guard(() => {
-      const row = this.stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.id = ?`).get(id) as DbRow | undefined;
+      const row = this.stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.id = ? AND ${NS_IS.replace('namespace', 'm.namespace')}`).get(id, ns, ns) as DbRow | undefined;
       if (!row) return null;
       const { snippet: _s, ...rest } = toRow(row);
       return { ...rest, content: row.content ?? '' };
     });
   }
 
-  override async delete(id: string): Promise<boolean> {
+  override async delete(ns: string, id: string): Promise<boolean> {
     this.maintenance.schedule();
-    return this.guard(() => this.stmt('DELETE FROM memories WHERE id = ?').run(id).changes > 0);
+    return this.guard(() => this.stmt(`DELETE FROM memories WHERE id = ? AND ${NS_IS}`).run(id, ns, ns).changes > 0);
   }
 
-  override async deleteMany(ids: string[]): Promise<string[]> {
+  override async deleteMany(ns: string, ids: string[]): Promise<string[]> {
     this.maintenance.schedule();
     return this.guard(() =>
       this.db.transaction(() => {
-        const del = this.stmt('DELETE FROM memories WHERE id = ?');
+        const del = this.stmt(`DELETE FROM memories WHERE id = ? AND ${NS_IS}`);
         const deleted: string[] = [];
-        for (const id of new Set(ids)) if (del.run(id).changes > 0) deleted.push(id);
+        for (const id of new Set(ids)) if (del.run(id, ns, ns).changes > 0) deleted.push(id);
         return deleted;
       })(),
     );
@@ -395,7 +403,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   }
 
   /** Duplicate hints: the vector index's closest memories (filtered like a search). */
-  async similar(vector: Float32Array, key: string, limit: number, filter?: MemoryFilter): Promise<SimilarHit[]> {
+  async similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter): Promise<SimilarHit[]> {
     try {
       this.vectors.refresh(this.stmt, key);
       const f = vectorFilter(this.stmt, filter, undefined, EXACT_FILTERED_MAX);
@@ -406,9 +414,9 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     }
   }
 
-  override async stats(): Promise<MemoryStats> {
+  override async stats(ns: string): Promise<MemoryStats> {
     return this.guard(() => {
-      const counts = this.stmt('SELECT dim, key, n FROM memory_counts WHERE n > 0').all() as Array<{ dim: string; key: string; n: number }>;
+      const counts = this.stmt(`SELECT dim, key, n FROM memory_counts WHERE n > 0 AND ${NS_IS}`).all(ns, ns) as Array<{ dim: string; key: string; n: number }>;
       const byType: Record<string, number> = Object.fromEntries(MEMORY_TYPES.map((t) => [t, 0]));
       const byScope: Record<string, number> = Object.fromEntries(MEMORY_SCOPES.map((x) => [x, 0]));
       // Keys are user values ('__proto__', 'constructor'...): count in objects without a prototype.
@@ -425,8 +433,9 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     });
   }
 
-  override async count(): Promise<number> {
-    return this.guard(() => (this.stmt('SELECT count(*) AS n FROM memories').get() as { n: number }).n);
+  override async count(ns: string): Promise<number> {
+    // Two statements, so that a namespace's count walks its own index entries.
+    return this.guard(() => (ns === ALL_NAMESPACES ? this.stmt('SELECT count(*) FROM memories').pluck().get() : this.stmt('SELECT count(*) FROM memories WHERE namespace = ?').pluck().get(ns)) as number);
   }
 
   override async clear(): Promise<void> {
@@ -443,6 +452,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   private params(doc: MemoryDoc): Params & Record<string, string | number | null> {
     return {
       id: doc.id,
+      namespace: doc.namespace,
       title: doc.title,
       type: doc.type,
       scope: doc.scope,
@@ -461,8 +471,8 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   }
 
   private writeTags(seq: number, doc: MemoryDoc): void {
-    const ins = this.stmt('INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq, type, scope, agent, project) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
-    for (const t of doc.tags) ins.run(t, doc.createdAt.getTime(), doc.id, seq, doc.type, doc.scope, doc.agent ?? null, doc.project ?? null);
+    const ins = this.stmt('INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq, type, scope, agent, project, namespace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
+    for (const t of doc.tags) ins.run(t, doc.createdAt.getTime(), doc.id, seq, doc.type, doc.scope, doc.agent ?? null, doc.project ?? null, doc.namespace);
   }
 
   /** Runs a synchronous SQLite call, translating driver errors into ours. */

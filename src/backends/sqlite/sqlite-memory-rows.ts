@@ -5,11 +5,12 @@ import { parseAuthor } from './sqlite-memory-versions';
 /** Characters of content kept as the list-mode preview. */
 export const PREVIEW_CHARS = 200;
 
-export const ROW_COLUMNS = 'm.seq, m.id, m.title, m.type, m.scope, m.tags, m.agent, m.project, m.preview, m.created_at, m.updated_at, m.version, m.object_key, m.author';
+export const ROW_COLUMNS = 'm.seq, m.id, m.namespace, m.title, m.type, m.scope, m.tags, m.agent, m.project, m.preview, m.created_at, m.updated_at, m.version, m.object_key, m.author';
 
 export interface DbRow {
   seq: number;
   id: string;
+  namespace: string;
   title: string | null;
   type: string;
   scope: string;
@@ -66,6 +67,7 @@ export type Stmt = (sql: string) => Database.Statement;
 export function toRow(r: DbRow): MemoryRow {
   return {
     id: r.id,
+    namespace: r.namespace,
     title: r.title,
     type: r.type as MemoryType,
     scope: r.scope as MemoryScope,

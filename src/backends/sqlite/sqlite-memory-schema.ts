@@ -16,7 +16,7 @@ export const FTS_TABLES = ['memories_fts', 'memories_tt'] as const;
  */
 function sessionNeighbourSeq(side: 'before' | 'after'): string {
   const [beyond, near, gap, order] = side === 'before' ? ['<', '>=', `- ${SESSION_GAP_MS}`, 'DESC'] : ['>', '<=', `+ ${SESSION_GAP_MS}`, 'ASC'];
-  return `(SELECT p.seq FROM memories p WHERE p.project IS m.project AND p.agent IS m.agent
+  return `(SELECT p.seq FROM memories p WHERE p.namespace = m.namespace AND p.project IS m.project AND p.agent IS m.agent
   AND p.created_at ${beyond}= m.created_at AND p.created_at ${near} m.created_at ${gap} AND (p.created_at ${beyond} m.created_at OR p.seq ${beyond} m.seq)
   ORDER BY p.created_at ${order}, p.seq ${order} LIMIT 1)`;
 }
@@ -44,25 +44,29 @@ CREATE TABLE IF NOT EXISTS memories (
   content    TEXT NOT NULL,
   preview    TEXT NOT NULL,   -- list-mode snippet
   created_at INTEGER NOT NULL, -- epoch ms
-  updated_at INTEGER NOT NULL
+  updated_at INTEGER NOT NULL,
+  namespace  TEXT NOT NULL DEFAULT 'default' -- issue 43: every query names it (decision 0100)
 );
 CREATE INDEX IF NOT EXISTS memories_newest  ON memories (created_at DESC, id DESC);
+-- Every index a query walks starts with the namespace (decision 0100): a namespace of 1,000
+-- memories in a store of 100,000 reads only its own entries.
+CREATE INDEX IF NOT EXISTS memories_ns_newest ON memories (namespace, created_at DESC, id DESC, type, scope, agent, project);
 -- One index per filter column, in newest-first order, ending with the other filter columns: a
 -- filtered count (or a page skipping non-matching rows) reads only the index, never the rows
 -- (which carry the content: counting 30,000 rows through them took ~6 ms at 100,000 memories).
-CREATE INDEX IF NOT EXISTS memories_type_f    ON memories (type, created_at DESC, id DESC, scope, agent, project);
-CREATE INDEX IF NOT EXISTS memories_scope_f   ON memories (scope, created_at DESC, id DESC, type, agent, project);
-CREATE INDEX IF NOT EXISTS memories_agent_f   ON memories (agent, created_at DESC, id DESC, type, scope, project);
-CREATE INDEX IF NOT EXISTS memories_project_f ON memories (project, created_at DESC, id DESC, type, scope, agent);
+CREATE INDEX IF NOT EXISTS memories_ns_type_f    ON memories (namespace, type, created_at DESC, id DESC, scope, agent, project);
+CREATE INDEX IF NOT EXISTS memories_ns_scope_f   ON memories (namespace, scope, created_at DESC, id DESC, type, agent, project);
+CREATE INDEX IF NOT EXISTS memories_ns_agent_f   ON memories (namespace, agent, created_at DESC, id DESC, type, scope, project);
+CREATE INDEX IF NOT EXISTS memories_ns_project_f ON memories (namespace, project, created_at DESC, id DESC, type, scope, agent);
 -- And one per pair of filter columns: two filters (type + project...) walk exactly their matches,
 -- newest first, so the count reads only them and the page stops after it (with only the
 -- one-column index, type + project counted every memory of the project: ~10x the list's cost).
-CREATE INDEX IF NOT EXISTS memories_type_project_f  ON memories (type, project, created_at DESC, id DESC, scope, agent);
-CREATE INDEX IF NOT EXISTS memories_type_scope_f    ON memories (type, scope, created_at DESC, id DESC, agent, project);
-CREATE INDEX IF NOT EXISTS memories_type_agent_f    ON memories (type, agent, created_at DESC, id DESC, scope, project);
-CREATE INDEX IF NOT EXISTS memories_scope_project_f ON memories (scope, project, created_at DESC, id DESC, type, agent);
-CREATE INDEX IF NOT EXISTS memories_scope_agent_f   ON memories (scope, agent, created_at DESC, id DESC, type, project);
-CREATE INDEX IF NOT EXISTS memories_agent_project_f ON memories (agent, project, created_at DESC, id DESC, type, scope);
+CREATE INDEX IF NOT EXISTS memories_ns_type_project_f  ON memories (namespace, type, project, created_at DESC, id DESC, scope, agent);
+CREATE INDEX IF NOT EXISTS memories_ns_type_scope_f    ON memories (namespace, type, scope, created_at DESC, id DESC, agent, project);
+CREATE INDEX IF NOT EXISTS memories_ns_type_agent_f    ON memories (namespace, type, agent, created_at DESC, id DESC, scope, project);
+CREATE INDEX IF NOT EXISTS memories_ns_scope_project_f ON memories (namespace, scope, project, created_at DESC, id DESC, type, agent);
+CREATE INDEX IF NOT EXISTS memories_ns_scope_agent_f   ON memories (namespace, scope, agent, created_at DESC, id DESC, type, project);
+CREATE INDEX IF NOT EXISTS memories_ns_agent_project_f ON memories (namespace, agent, project, created_at DESC, id DESC, type, scope);
 
 -- One row per (memory, tag), with the memory's position in the newest-first order and its filter
 -- columns (copies, rewritten with the tags on every write of the memory), so a tag filter, alone
@@ -77,13 +81,15 @@ CREATE TABLE IF NOT EXISTS memory_tags (
   scope      TEXT NOT NULL,
   agent      TEXT,
   project    TEXT,
+  namespace  TEXT NOT NULL DEFAULT 'default',
   PRIMARY KEY (tag, created_at, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS memory_tags_by_memory ON memory_tags (seq, tag);
-CREATE INDEX IF NOT EXISTS memory_tags_type_f    ON memory_tags (tag, type, created_at DESC, id DESC, scope, agent, project);
-CREATE INDEX IF NOT EXISTS memory_tags_scope_f   ON memory_tags (tag, scope, created_at DESC, id DESC, type, agent, project);
-CREATE INDEX IF NOT EXISTS memory_tags_agent_f   ON memory_tags (tag, agent, created_at DESC, id DESC, type, scope, project);
-CREATE INDEX IF NOT EXISTS memory_tags_project_f ON memory_tags (tag, project, created_at DESC, id DESC, type, scope, agent);
+CREATE INDEX IF NOT EXISTS memory_tags_ns_f         ON memory_tags (tag, namespace, created_at DESC, id DESC, type, scope, agent, project);
+CREATE INDEX IF NOT EXISTS memory_tags_ns_type_f    ON memory_tags (tag, namespace, type, created_at DESC, id DESC, scope, agent, project);
+CREATE INDEX IF NOT EXISTS memory_tags_ns_scope_f   ON memory_tags (tag, namespace, scope, created_at DESC, id DESC, type, agent, project);
+CREATE INDEX IF NOT EXISTS memory_tags_ns_agent_f   ON memory_tags (tag, namespace, agent, created_at DESC, id DESC, type, scope, project);
+CREATE INDEX IF NOT EXISTS memory_tags_ns_project_f ON memory_tags (tag, namespace, project, created_at DESC, id DESC, type, scope, agent);
 
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
   title, tag_text, content,
@@ -111,29 +117,30 @@ CREATE TRIGGER IF NOT EXISTS memories_tt_update AFTER UPDATE OF title, tag_text 
 END;
 
 -- Running counts for /api/stats (grouping 100,000 rows on every call would cost tens of ms).
--- A missing project or agent is counted under ''.
+-- A missing project or agent is counted under ''. Per namespace (issue 43).
 CREATE TABLE IF NOT EXISTS memory_counts (
+  namespace TEXT NOT NULL,
   dim TEXT NOT NULL,
   key TEXT NOT NULL,
   n   INTEGER NOT NULL,
-  PRIMARY KEY (dim, key)
+  PRIMARY KEY (namespace, dim, key)
 ) WITHOUT ROWID;
 
 CREATE TRIGGER IF NOT EXISTS memory_counts_insert AFTER INSERT ON memories BEGIN
-  INSERT INTO memory_counts (dim, key, n) VALUES
-    ('type', new.type, 1), ('scope', new.scope, 1), ('project', coalesce(new.project, ''), 1), ('agent', coalesce(new.agent, ''), 1)
-  ON CONFLICT (dim, key) DO UPDATE SET n = n + 1;
+  INSERT INTO memory_counts (namespace, dim, key, n) VALUES
+    (new.namespace, 'type', new.type, 1), (new.namespace, 'scope', new.scope, 1), (new.namespace, 'project', coalesce(new.project, ''), 1), (new.namespace, 'agent', coalesce(new.agent, ''), 1)
+  ON CONFLICT (namespace, dim, key) DO UPDATE SET n = n + 1;
 END;
 CREATE TRIGGER IF NOT EXISTS memory_counts_delete AFTER DELETE ON memories BEGIN
-  UPDATE memory_counts SET n = n - 1 WHERE (dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
-    OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, ''));
+  UPDATE memory_counts SET n = n - 1 WHERE namespace = old.namespace AND ((dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
+    OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, '')));
 END;
 CREATE TRIGGER IF NOT EXISTS memory_counts_update AFTER UPDATE OF type, scope, project, agent ON memories BEGIN
-  UPDATE memory_counts SET n = n - 1 WHERE (dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
-    OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, ''));
-  INSERT INTO memory_counts (dim, key, n) VALUES
-    ('type', new.type, 1), ('scope', new.scope, 1), ('project', coalesce(new.project, ''), 1), ('agent', coalesce(new.agent, ''), 1)
-  ON CONFLICT (dim, key) DO UPDATE SET n = n + 1;
+  UPDATE memory_counts SET n = n - 1 WHERE namespace = old.namespace AND ((dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
+    OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, '')));
+  INSERT INTO memory_counts (namespace, dim, key, n) VALUES
+    (new.namespace, 'type', new.type, 1), (new.namespace, 'scope', new.scope, 1), (new.namespace, 'project', coalesce(new.project, ''), 1), (new.namespace, 'agent', coalesce(new.agent, ''), 1)
+  ON CONFLICT (namespace, dim, key) DO UPDATE SET n = n + 1;
 END;
 
 CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
@@ -303,6 +310,15 @@ function migrate(db: Database.Database): void {
   const oldTags = tagColumns !== null && !(tagColumns.includes('created_at') && tagColumns.includes('type'));
   if (oldTags) db.exec('DROP INDEX IF EXISTS memory_tags_seq; DROP INDEX IF EXISTS memory_tags_by_memory; DROP TABLE memory_tags;');
   const hadTitleIndex = has('memories_tt');
+  // Namespaces (issue 43, decision 0100): memories and tag rows of an earlier version move to
+  // 'default' in place (a column with a default: no row is rewritten); the running counts gain the
+  // namespace (recounted below); the filter indexes become namespace-first (old ones dropped).
+  const columnsOf = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+  if (has('memories') && !columnsOf('memories').includes('namespace')) db.exec("ALTER TABLE memories ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'");
+  if (has('memory_tags') && !oldTags && !columnsOf('memory_tags').includes('namespace')) db.exec("ALTER TABLE memory_tags ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'");
+  if (has('memory_counts') && !columnsOf('memory_counts').includes('namespace')) db.exec('DROP TABLE memory_counts');
+  for (const old of ['type', 'scope', 'agent', 'project', 'type_project', 'type_scope', 'type_agent', 'scope_project', 'scope_agent', 'agent_project']) db.exec(`DROP INDEX IF EXISTS memories_${old}_f`);
+  for (const old of ['type', 'scope', 'agent', 'project']) db.exec(`DROP INDEX IF EXISTS memory_tags_${old}_f`);
   const hadCounts = has('memory_counts');
   const hadQueue = has('embedding_queue');
   // Vectors from before their session link: the column now, its values below (the delete trigger
@@ -315,16 +331,16 @@ function migrate(db: Database.Database): void {
   db.exec(SCHEMA);
   createVersionSchema(db);
   if (oldTags) {
-    db.exec(`INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq, type, scope, agent, project)
-      SELECT j.value, m.created_at, m.id, m.seq, m.type, m.scope, m.agent, m.project FROM memories m, json_each(m.tags) j`);
+    db.exec(`INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq, type, scope, agent, project, namespace)
+      SELECT j.value, m.created_at, m.id, m.seq, m.type, m.scope, m.agent, m.project, m.namespace FROM memories m, json_each(m.tags) j`);
   }
   // A database from before the running counts: count the rows already there.
   if (!hadCounts) {
-    db.exec(`INSERT INTO memory_counts (dim, key, n)
-      SELECT 'type', type, count(*) FROM memories GROUP BY type
-      UNION ALL SELECT 'scope', scope, count(*) FROM memories GROUP BY scope
-      UNION ALL SELECT 'project', coalesce(project, ''), count(*) FROM memories GROUP BY coalesce(project, '')
-      UNION ALL SELECT 'agent', coalesce(agent, ''), count(*) FROM memories GROUP BY coalesce(agent, '')`);
+    db.exec(`INSERT INTO memory_counts (namespace, dim, key, n)
+      SELECT namespace, 'type', type, count(*) FROM memories GROUP BY namespace, type
+      UNION ALL SELECT namespace, 'scope', scope, count(*) FROM memories GROUP BY namespace, scope
+      UNION ALL SELECT namespace, 'project', coalesce(project, ''), count(*) FROM memories GROUP BY namespace, coalesce(project, '')
+      UNION ALL SELECT namespace, 'agent', coalesce(agent, ''), count(*) FROM memories GROUP BY namespace, coalesce(agent, '')`);
   }
   // A database from before embeddings: every memory waits for its vector.
   if (!hadQueue) db.exec('INSERT OR IGNORE INTO embedding_queue (seq) SELECT seq FROM memories');

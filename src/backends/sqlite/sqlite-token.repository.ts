@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Scope } from '../../common/auth/principal';
+import { DEFAULT_NAMESPACE } from '../../namespaces/namespace';
 import { TokenPatch, TokenRecord, TokenRepository } from '../ports/token.repository';
 import { sqlite } from './sqlite-errors';
 
@@ -8,6 +9,7 @@ interface TokenRow {
   name: string;
   secret_hash: string;
   scopes: string;
+  namespaces: string | null;
   created_at: number;
   expires_at: number | null;
   allowed_ips: string;
@@ -19,6 +21,7 @@ interface TokenRow {
 const COLUMN: Record<keyof TokenPatch, keyof TokenRow> = {
   name: 'name',
   scopes: 'scopes',
+  namespaces: 'namespaces',
   expiresAt: 'expires_at',
   allowedIps: 'allowed_ips',
   revokedAt: 'revoked_at',
@@ -35,6 +38,7 @@ function toRecord(r: TokenRow): TokenRecord {
     name: r.name,
     secretHash: r.secret_hash,
     scopes: JSON.parse(r.scopes) as Scope[],
+    namespaces: r.namespaces ? (JSON.parse(r.namespaces) as string[]) : [DEFAULT_NAMESPACE],
     createdAt: new Date(r.created_at),
     expiresAt: date(r.expires_at),
     allowedIps: JSON.parse(r.allowed_ips) as string[],
@@ -45,7 +49,7 @@ function toRecord(r: TokenRow): TokenRecord {
 }
 
 function toColumnValue(key: keyof TokenPatch, value: TokenPatch[keyof TokenPatch]): string | number | null {
-  if (key === 'scopes' || key === 'allowedIps') return JSON.stringify(value ?? []);
+  if (key === 'scopes' || key === 'allowedIps' || key === 'namespaces') return JSON.stringify(value ?? []);
   if (key === 'name') return value as string;
   if (key === 'rateLimitPerMinute') return (value as number | null | undefined) ?? null;
   return ms((value as Date | null | undefined) ?? null);
@@ -79,9 +83,11 @@ export class SqliteTokenRepository extends TokenRepository {
     // Added by issue 10 (per-token rate limits); databases made before get the column, NULL = the default.
     const columns = sqlite('token table columns', () => db.prepare('PRAGMA table_info(api_tokens)').all()) as Array<{ name: string }>;
     if (!columns.some((c) => c.name === 'rate_limit')) sqlite('token table migration', () => db.exec('ALTER TABLE api_tokens ADD COLUMN rate_limit INTEGER'));
+    // Added by issue 43 (namespaces); tokens made before are bound to 'default' (the column's default, in place).
+    if (!columns.some((c) => c.name === 'namespaces')) sqlite('token table migration', () => db.exec(`ALTER TABLE api_tokens ADD COLUMN namespaces TEXT NOT NULL DEFAULT '["${DEFAULT_NAMESPACE}"]'`));
     this.insertStmt = db.prepare(
-      `INSERT INTO api_tokens (id, name, secret_hash, scopes, created_at, expires_at, allowed_ips, last_used_at, revoked_at, rate_limit)
-       VALUES (@id, @name, @secret_hash, @scopes, @created_at, @expires_at, @allowed_ips, @last_used_at, @revoked_at, @rate_limit)`,
+      `INSERT INTO api_tokens (id, name, secret_hash, scopes, namespaces, created_at, expires_at, allowed_ips, last_used_at, revoked_at, rate_limit)
+       VALUES (@id, @name, @secret_hash, @scopes, @namespaces, @created_at, @expires_at, @allowed_ips, @last_used_at, @revoked_at, @rate_limit)`,
     );
     this.byIdStmt = db.prepare('SELECT * FROM api_tokens WHERE id = ?');
     this.listStmt = db.prepare('SELECT * FROM api_tokens ORDER BY created_at DESC, id DESC');
@@ -97,6 +103,7 @@ export class SqliteTokenRepository extends TokenRepository {
           name: t.name,
           secret_hash: t.secretHash,
           scopes: JSON.stringify(t.scopes),
+          namespaces: JSON.stringify(t.namespaces),
           created_at: t.createdAt.getTime(),
           expires_at: ms(t.expiresAt),
           allowed_ips: JSON.stringify(t.allowedIps),

@@ -14,6 +14,8 @@ export interface TokenPrincipal {
   /** The token's name (recorded as the author of the memory versions it writes). */
   name?: string;
   scopes: Scope[];
+  /** The namespaces the token is bound to (issue 43): names, prefixes `p/*`, or `*`; tokens from before namespaces: ['default']. */
+  namespaces: string[];
   /** The token's rate-limit state after this request (absent for unlimited tokens): sent as RateLimit-* headers. */
   rateLimit?: { limit: number; remaining: number; resetSeconds: number };
 }

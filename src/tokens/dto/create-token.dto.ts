@@ -16,6 +16,8 @@ export const PRESET_SCOPES: Record<TokenPreset, Scope[]> = {
 export const MAX_EPOCH_SECONDS = 253402300799;
 export const TOKEN_NAME_MAX = 200;
 export const ALLOWED_IPS_MAX = 100;
+/** Entries of a token's namespace binding (issue 43). */
+export const NAMESPACES_MAX = 64;
 export const RATE_LIMIT_MAX = 1_000_000;
 
 /** rate_limit_per_minute (create and patch): an integer from 0 (unlimited) to RATE_LIMIT_MAX; null or absent = unchanged / the default. */
@@ -48,6 +50,19 @@ export class CreateTokenDto {
   scopes?: Scope[] | null;
 
   /** read-only = [memory:read]; read-write = [memory:read, memory:write]; full = all three. Default read-only. */
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    example: ['acme/alice'],
+    description: 'Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all). Default on create: ["default"]',
+  })
+  @IsOptional()
+  @IsString({ each: true, message: 'Input should be a valid string' })
+  @ArrayMinSize(1, { context: { type: 'too_short', ctx: { min_length: 1 } }, message: 'List should have at least 1 item' })
+  @ArrayMaxSize(NAMESPACES_MAX, { context: { type: 'too_long', ctx: { max_length: NAMESPACES_MAX } }, message: `List should have at most ${NAMESPACES_MAX} items` })
+  @IsArray()
+  namespaces?: string[] | null;
+
   @ApiPropertyOptional({ enum: TOKEN_PRESETS, nullable: true, example: 'read-write' })
   @IsOptional()
   @IsIn(TOKEN_PRESETS, { message: `Input should be ${TOKEN_PRESETS.map((s) => `'${s}'`).join(', ')}`, context: { type: 'enum', ctx: { expected: TOKEN_PRESETS.join(', ') } } })
@@ -97,6 +112,19 @@ export class UpdateTokenDto {
   scopes?: Scope[] | null;
 
   /** New expiry as Unix epoch seconds, in the future. Exclusive with `clear_expiry`. */
+  @ApiPropertyOptional({
+    type: [String],
+    nullable: true,
+    example: ['acme/alice'],
+    description: 'Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all). Default on create: ["default"]',
+  })
+  @IsOptional()
+  @IsString({ each: true, message: 'Input should be a valid string' })
+  @ArrayMinSize(1, { context: { type: 'too_short', ctx: { min_length: 1 } }, message: 'List should have at least 1 item' })
+  @ArrayMaxSize(NAMESPACES_MAX, { context: { type: 'too_long', ctx: { max_length: NAMESPACES_MAX } }, message: `List should have at most ${NAMESPACES_MAX} items` })
+  @IsArray()
+  namespaces?: string[] | null;
+
   @ApiPropertyOptional({ type: 'integer', nullable: true, example: 1798761600, description: 'Unix epoch seconds' })
   @IsOptional()
   @Max(MAX_EPOCH_SECONDS, { context: { type: 'less_than_equal', ctx: { le: MAX_EPOCH_SECONDS } }, message: `Input should be less than or equal to ${MAX_EPOCH_SECONDS}` })

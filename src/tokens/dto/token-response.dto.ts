@@ -20,6 +20,9 @@ export class TokenDto {
   @ApiProperty({ enum: SCOPES, isArray: true, example: ['memory:read', 'memory:write'] })
   scopes: Scope[];
 
+  @ApiProperty({ type: [String], example: ['default'], description: 'Namespaces the token may work in (names, prefixes p/*, or *)' })
+  namespaces: string[];
+
   @ApiProperty({ enum: TOKEN_STATUSES, example: 'active', description: 'Computed: revoked wins over expired' })
   status: TokenStatus;
 
@@ -63,6 +66,7 @@ export function mapToken(t: TokenRecord, rate: TokenRate, now = Date.now()): Tok
     name: t.name,
     prefix: `${TOKEN_PREFIX}${t.id}`,
     scopes: [...t.scopes],
+    namespaces: [...t.namespaces],
     status: tokenStatus(t, now),
     created_at: t.createdAt.toISOString(),
     expires_at: t.expiresAt ? Math.floor(t.expiresAt.getTime() / 1000) : null,
