@@ -74,6 +74,7 @@ async function main(): Promise<void> {
           const id = newMemoryId(at.getTime());
           docs.push({
             id,
+            namespace: 'default',
             title: `note ${have}`,
             type: 'note',
             scope: 'global',
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
             createdAt: at,
             updatedAt: at,
             version: 1,
-            objectKey: versionKey(id, 1),
+            objectKey: versionKey('default', id, 1),
             author: null,
           });
         }
@@ -135,7 +136,9 @@ async function main(): Promise<void> {
           const start = process.hrtime.bigint();
           const c0 = process.cpuUsage();
           const page = await index.search(
-            mode === 'semantic' ? { text: 'anything', filter, limit: 10, offset: 0, mode, vector: unit(), vectorKey: KEY } : { text: `memory number ${q}`, filter, limit: 10, offset: 0, mode },
+            mode === 'semantic'
+              ? { text: 'anything', filter: { namespace: 'default', ...filter }, limit: 10, offset: 0, mode, vector: unit(), vectorKey: KEY }
+              : { text: `memory number ${q}`, filter: { namespace: 'default', ...filter }, limit: 10, offset: 0, mode },
           );
           if (page.rows.length !== 10) throw new Error(`expected 10 rows, got ${page.rows.length}`);
           if (q >= 2) {

@@ -63,6 +63,7 @@ async function main(): Promise<void> {
       const at = new Date(t0 + i * 1000);
       docs.push({
         id: newMemoryId(at.getTime()),
+        namespace: 'default',
         title: `Memory ${i}`,
         type: 'note',
         scope: 'global',
@@ -77,8 +78,8 @@ async function main(): Promise<void> {
     }
     await Promise.all(docs.map((d) => svc.putExact(d, false)));
     for (const d of docs.filter((_, k) => k % 10 === 0)) {
-      await svc.update(d.id, { content: `${d.content} (second)` });
-      await svc.update(d.id, { content: `${d.content} (third)` });
+      await svc.update('default', d.id, { content: `${d.content} (second)` });
+      await svc.update('default', d.id, { content: `${d.content} (third)` });
     }
     if (start % 10000 === 0) console.log(`seeded ${start} (${((Date.now() - seedStart) / 1000).toFixed(0)} s)`);
   }
@@ -94,7 +95,7 @@ async function main(): Promise<void> {
         retained.push(`${count}: ${MB(process.memoryUsage().heapUsed)}`);
       }
     };
-    const { output, done } = await a.get(ExportService).start({ filter: {}, filters: {}, onProgress });
+    const { output, done } = await a.get(ExportService).start({ filter: { namespace: 'default' }, filters: {}, onProgress });
     void done.then(() => console.log(`export heap after GC at ${retained.join(', at ')}`));
     await Promise.all([pipeline(output, fs.createWriteStream(zipFile)), done]);
   });
@@ -108,14 +109,14 @@ async function main(): Promise<void> {
   if (process.argv.includes('--compare-serial')) {
     const s = await open(path.join(root, 's'));
     const serial = await measure(`import of ${n}, one file at a time`, () =>
-      s.get(ImportService).importFile(zipFile, { onConflict: 'skip', dryRun: false, format: 'auto', filename: 'export.zip', concurrency: 1 }),
+      s.get(ImportService).importFile(zipFile, { onConflict: 'skip', dryRun: false, format: 'auto', filename: 'export.zip', concurrency: 1, namespace: 'default' }),
     );
     console.log(`import report: created ${serial.created}, versions ${serial.versions}, skipped ${serial.skipped}, invalid ${serial.invalid}`);
     await s.close();
     fs.rmSync(path.join(root, 's'), { recursive: true, force: true });
   }
   const b = await open(path.join(root, 'b'));
-  const report = await measure(`import of ${n}`, () => b.get(ImportService).importFile(zipFile, { onConflict: 'skip', dryRun: false, format: 'auto', filename: 'export.zip' }));
+  const report = await measure(`import of ${n}`, () => b.get(ImportService).importFile(zipFile, { onConflict: 'skip', dryRun: false, format: 'auto', filename: 'export.zip', namespace: 'default' }));
   console.log(`import report: created ${report.created}, versions ${report.versions}, skipped ${report.skipped}, invalid ${report.invalid}`);
   await b.close();
   fs.rmSync(root, { recursive: true, force: true });

@@ -57,7 +57,7 @@ describe('EmbeddingsService under a burst of writes', () => {
     const calls = embed.mock.calls.length;
     const end = Date.now() + forMs;
     for (let i = 0; Date.now() < end; i++) {
-      await svc.similar(null, `note ${costMs} ${gapMs} ${i}`, {}, 'x');
+      await svc.similar(null, `note ${costMs} ${gapMs} ${i}`, { namespace: 'default' }, 'x');
       jest.setSystemTime(Date.now() + gapMs);
     }
     const hinted = embed.mock.calls.length - calls;
@@ -98,7 +98,7 @@ describe('EmbeddingsService under a burst of writes', () => {
       return vector;
     });
     for (let i = 0; i < 5; i++) {
-      await svc.similar(null, `note ${i}`, {}, 'x');
+      await svc.similar(null, `note ${i}`, { namespace: 'default' }, 'x');
       jest.setSystemTime(Date.now() + 1_000); // an agent writing a memory a second
     }
     expect(svc.provider.embed).toHaveBeenCalledTimes(5);

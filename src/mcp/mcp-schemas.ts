@@ -26,10 +26,7 @@ const FILTERS = {
 
 /** Every tool's namespace argument (issue 43): needed only by a token bound to several namespaces. */
 const NAMESPACE = {
-  namespace: z
-    .string()
-    .optional()
-    .describe('The namespace to work in (e.g. acme/alice). Only needed when your token is bound to several; omit it otherwise.'),
+  namespace: z.string().optional().describe('The namespace to work in (e.g. acme/alice). Only needed when your token is bound to several; omit it otherwise.'),
 };
 
 const LIMIT = z.number().int().optional().describe('How many results per page, 1 to 200 (default 10). Ask for few: each row costs context.');

@@ -184,7 +184,13 @@ export class MemoriesController {
     },
   })
   @ApiNotFoundResponse(NOT_FOUND)
-  async download(@RequestNamespace() ns: string, @Param('memory_id') id: string, @Query() query: DownloadQueryDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<StreamableFile | DownloadUrlResponseDto> {
+  async download(
+    @RequestNamespace() ns: string,
+    @Param('memory_id') id: string,
+    @Query() query: DownloadQueryDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<StreamableFile | DownloadUrlResponseDto> {
     if (query.url) {
       const p = req.principal;
       const signed = await this.memories.signedDownload(ns, id, baseUrl(this.cfg, req), p?.kind === 'token' ? p.tokenId : undefined);

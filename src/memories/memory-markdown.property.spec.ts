@@ -88,7 +88,7 @@ describe('memory markdown front matter (property)', () => {
     fc.assert(
       fc.property(memory, (m) => {
         const at = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6));
-        const doc: MemoryDoc = {
+        const doc: Omit<MemoryDoc, 'namespace'> = {
           id: '6740a1b2c3d4e5f601234567',
           title: m.title,
           type: m.type,
@@ -111,7 +111,7 @@ describe('memory markdown front matter (property)', () => {
 
   it('keeps a title ending in --- (the value that used to end the front matter early)', () => {
     const at = new Date();
-    const doc: MemoryDoc = {
+    const doc: Omit<MemoryDoc, 'namespace'> = {
       id: '6740a1b2c3d4e5f601234567',
       title: 'Release notes ---',
       type: 'note',

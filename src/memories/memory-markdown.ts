@@ -6,7 +6,7 @@ import { isMemoryId } from './memory-id';
  * The stored markdown file (CONTRACT §3): YAML front matter with every field but content, then
  * the body exactly as given. The object store alone is enough to rebuild the index.
  */
-export function toMarkdown(doc: MemoryDoc): string {
+export function toMarkdown(doc: Omit<MemoryDoc, 'namespace'>): string {
   const front = {
     id: doc.id,
     title: doc.title,

@@ -40,18 +40,18 @@ describe('ReindexService', () => {
 
     const report = await service().reindex();
     expect(report).toEqual({ files: 1234, indexed: 1234, orphans: [stale.id], unreadable: [], unacknowledged: [], superseded: [], deleted: [], previous: 1, dryRun: false });
-    expect(await index.get(docs[999].id)).toEqual(docs[999]);
-    const first = await index.list({ filter: {}, limit: 3, offset: 0 });
+    expect(await index.get('default', docs[999].id)).toEqual(docs[999]);
+    const first = await index.list({ filter: { namespace: 'default' }, limit: 3, offset: 0 });
     expect(first.rows.map((r) => r.id)).toEqual(
       docs
         .slice(-3)
         .reverse()
         .map((d) => d.id),
     );
-    expect((await index.stats()).byType).toMatchObject({ fact: 617, note: 617 });
-    expect((await index.list({ filter: { tags: ['t1'] }, limit: 5, offset: 0 })).total).toBe(411);
+    expect((await index.stats('default')).byType).toMatchObject({ fact: 617, note: 617 });
+    expect((await index.list({ filter: { namespace: 'default', tags: ['t1'] }, limit: 5, offset: 0 })).total).toBe(411);
     // A word in every file: more matches than the term window, so the search total is an estimate.
-    expect(Math.abs((await index.search({ text: 'file', filter: { tags: ['t1'] }, limit: 5, offset: 0 })).total - 411)).toBeLessThanOrEqual(5);
+    expect(Math.abs((await index.search({ text: 'file', filter: { namespace: 'default', tags: ['t1'] }, limit: 5, offset: 0 })).total - 411)).toBeLessThanOrEqual(5);
   });
 
   it('reports a file whose front matter does not match its name', async () => {
@@ -79,8 +79,8 @@ describe('ReindexService', () => {
       }
     };
     await expect(service().reindex()).rejects.toThrow(/connection reset/);
-    expect(await index.count()).toBe(1);
-    expect(await index.get(kept.id)).toEqual(kept);
+    expect(await index.count('default')).toBe(1);
+    expect(await index.get('default', kept.id)).toEqual(kept);
   });
 
   it('leaves the old index intact when a file cannot be read from a failing store', async () => {
@@ -92,19 +92,19 @@ describe('ReindexService', () => {
       throw new BackendUnavailableError('Object store', 'timeout');
     };
     await expect(service().reindex()).rejects.toThrow(/timeout/);
-    expect(await index.get(kept.id)).toEqual(kept);
+    expect(await index.get('default', kept.id)).toEqual(kept);
   });
 
   it('leaves out (and reports) files of unacknowledged writes, keeps every version as history, and --dry-run changes nothing', async () => {
     const v1 = memoryDoc({ title: 'first', content: 'one' });
-    const k1 = versionKey(v1.id, 1);
+    const k1 = versionKey('default', v1.id, 1);
     const v2 = { ...v1, title: 'second ---', content: 'two', version: 2, updatedAt: new Date(v1.updatedAt.getTime() + 5) };
-    const k2 = versionKey(v1.id, 2);
+    const k2 = versionKey('default', v1.id, 2);
     // A third write whose index update never happened (the process died): its intent is still pending.
     const v3 = { ...v2, title: 'never acknowledged', content: 'three', version: 3 };
-    const k3 = versionKey(v1.id, 3);
+    const k3 = versionKey('default', v1.id, 3);
     const ghost = memoryDoc({ content: 'a create that failed' });
-    const kg = versionKey(ghost.id, 1);
+    const kg = versionKey('default', ghost.id, 1);
     for (const [k, d] of [
       [k1, v1],
       [k2, v2],
@@ -117,14 +117,14 @@ describe('ReindexService', () => {
 
     const dry = await service().reindex({ dryRun: true });
     expect(dry).toMatchObject({ dryRun: true, files: 4, indexed: 1, unacknowledged: [k3, kg].sort(), previous: 0 });
-    expect(await index.count()).toBe(0);
+    expect(await index.count('default')).toBe(0);
 
     const report = await service().reindex();
     expect(report).toMatchObject({ dryRun: false, indexed: 1, unreadable: [] });
     expect(report.unacknowledged.sort()).toEqual([k3, kg].sort());
-    expect(await index.get(ghost.id)).toBeNull();
-    expect(await index.get(v1.id)).toMatchObject({ title: 'second ---', content: 'two', version: 2, objectKey: k2 });
-    const h = await index.history(v1.id, 10, 0);
+    expect(await index.get('default', ghost.id)).toBeNull();
+    expect(await index.get('default', v1.id)).toMatchObject({ title: 'second ---', content: 'two', version: 2, objectKey: k2 });
+    const h = await index.history('default', v1.id, 10, 0);
     expect(h.rows.map((r) => [r.version, r.objectKey, r.title])).toEqual([
       [2, k2, 'second ---'],
       [1, k1, 'first'],

@@ -57,7 +57,7 @@ describe('import parser', () => {
 
   it('JSONL objects: our fields, defaults, and clear reasons', () => {
     expect(memoryFromJson({ content: 'c' }, NOW, 'f:1')).toMatchObject({ doc: { type: 'note', scope: 'global', tags: [], createdAt: NOW }, exact: false });
-    const full = memoryFromJson({ id: '0123456789abcdef01234567', content: 'c', created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z' }, NOW, 'f:1');
+    const full = memoryFromJson({ namespace: 'default', id: '0123456789abcdef01234567', content: 'c', created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z' }, NOW, 'f:1');
     expect(full).toMatchObject({ doc: { id: '0123456789abcdef01234567' }, exact: true });
     expect(() => memoryFromJson([], NOW, 'f')).toThrow(/not a JSON object/);
     expect(() => memoryFromJson({ content: 1 }, NOW, 'f')).toThrow(/content/);

@@ -185,7 +185,14 @@ export async function migrate(source: BackendPair, target: BackendPair, opts: Mi
     while (state.memories.nextPage >= 0) {
       const c = cursors[state.memories.nextPage];
       const page = await source.db.memories.list({ filter: { namespace: ALL_NAMESPACES }, limit: PAGE, offset: 0, after: c ? { createdAt: new Date(c.createdAt), id: c.id } : undefined });
-      const byId = new Map((await source.db.memories.getMany(ALL_NAMESPACES, page.rows.map((r) => r.id))).map((d) => [d.id, d]));
+      const byId = new Map(
+        (
+          await source.db.memories.getMany(
+            ALL_NAMESPACES,
+            page.rows.map((r) => r.id),
+          )
+        ).map((d) => [d.id, d]),
+      );
       const docs = [...page.rows].reverse().flatMap((r) => byId.get(r.id) ?? []);
       try {
         await target.db.memories.insertMany(docs);

@@ -28,6 +28,7 @@ export function memoryDoc(over: Partial<MemoryDoc> = {}): MemoryDoc {
   const at = over.createdAt ?? new Date(clock);
   return {
     id: newMemoryId(at.getTime()),
+    namespace: 'default',
     title: null,
     type: 'note',
     scope: 'global',
@@ -65,7 +66,7 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
       await index.insert(d);
       return d;
     };
-    const search = (text: string, extra: Partial<Parameters<MemoryIndex['search']>[0]> = {}) => index.search({ text, filter: {}, limit: 50, offset: 0, ...extra });
+    const search = (text: string, extra: Partial<Parameters<MemoryIndex['search']>[0]> = {}) => index.search({ text, filter: { namespace: 'default' }, limit: 50, offset: 0, ...extra });
 
     describe('versions: compare-and-swap and history (issue 9)', () => {
       const key = (id: string, v: number) => `memories/${id}.v${v}-${'0'.repeat(11)}${v % 10}.md`;
@@ -85,17 +86,17 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
 
       it('a create records version 1 in the history; an update with the expected version swaps and adds an entry', async () => {
         const d = await versioned({ title: 'one', content: 'first' });
-        expect((await index.history(d.id, 10, 0)).rows).toEqual([{ version: 1, objectKey: d.objectKey, title: 'one', size: 5, updatedAt: d.updatedAt, author: d.author }]);
+        expect((await index.history('default', d.id, 10, 0)).rows).toEqual([{ version: 1, objectKey: d.objectKey, title: 'one', size: 5, updatedAt: d.updatedAt, author: d.author }]);
         const d2 = next(d, { title: 'two', content: 'second!' });
         expect(await index.update(d2, 1, 20)).toEqual({ status: 'ok', released: [] });
-        expect(await index.get(d.id)).toEqual(d2);
-        const h = await index.history(d.id, 10, 0);
+        expect(await index.get('default', d.id)).toEqual(d2);
+        const h = await index.history('default', d.id, 10, 0);
         expect(h.total).toBe(2);
         expect(h.rows.map((r) => [r.version, r.title, r.size])).toEqual([
           [2, 'two', 7],
           [1, 'one', 5],
         ]);
-        expect((await index.history(d.id, 1, 1)).rows.map((r) => r.version)).toEqual([1]);
+        expect((await index.history('default', d.id, 1, 1)).rows.map((r) => r.version)).toEqual([1]);
       });
 
       it('refuses a stale or missing version, and says which version is current', async () => {
@@ -103,7 +104,7 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         const d2 = next(d, { content: 'winner' });
         await index.update(d2, 1, 20);
         expect(await index.update(next(d, { content: 'loser' }), 1, 20)).toEqual({ status: 'conflict', current: 2 });
-        expect((await index.get(d.id))!.content).toBe('winner');
+        expect((await index.get('default', d.id))!.content).toBe('winner');
         expect(await index.update(next(memoryDoc()), 1, 20)).toEqual({ status: 'missing' });
       });
 
@@ -113,7 +114,7 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         const won = res.filter((r) => r.status === 'ok');
         expect(won).toHaveLength(1);
         expect(res.filter((r) => r.status === 'conflict')).toHaveLength(7);
-        expect((await index.history(d.id, 10, 0)).total).toBe(2);
+        expect((await index.history('default', d.id, 10, 0)).total).toBe(2);
       });
 
       it('keeps at most `keep` entries and releases the object keys of the others', async () => {
@@ -127,20 +128,20 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
           d = n;
         }
         expect(released).toEqual([key(d.id, 1), key(d.id, 2)]);
-        expect((await index.history(d.id, 10, 0)).rows.map((r) => r.version)).toEqual([5, 4, 3]);
+        expect((await index.history('default', d.id, 10, 0)).rows.map((r) => r.version)).toEqual([5, 4, 3]);
       });
 
       it('remove: with a stale version → conflict; else the memory and its history go, every object key released', async () => {
         const d = await versioned();
         const d2 = next(d);
         await index.update(d2, 1, 20);
-        expect(await index.remove(d.id, 1)).toEqual({ status: 'conflict', current: 2 });
-        const r = await index.remove(d.id, 2);
+        expect(await index.remove('default', d.id, 1)).toEqual({ status: 'conflict', current: 2 });
+        const r = await index.remove('default', d.id, 2);
         expect(r.status).toBe('ok');
         expect(r.status === 'ok' && [...r.released].sort()).toEqual([key(d.id, 1), key(d.id, 2), `memories/${d.id}.md`].sort());
-        expect(await index.get(d.id)).toBeNull();
-        expect((await index.history(d.id, 10, 0)).total).toBe(0);
-        expect(await index.remove(d.id)).toEqual({ status: 'missing' });
+        expect(await index.get('default', d.id)).toBeNull();
+        expect((await index.history('default', d.id, 10, 0)).total).toBe(0);
+        expect(await index.remove('default', d.id)).toEqual({ status: 'missing' });
       });
 
       it('holds (issue 46): the current version and kept past versions, never a losing, pruned or unknown write; forget leaves held writes alone', async () => {
@@ -160,28 +161,28 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         await index.forget(d.id, loser);
         await index.forget(d.id, key(d.id, 3));
         expect(await index.holds(d.id, key(d.id, 3))).toBe(true);
-        expect((await index.history(d.id, 10, 0)).rows.map((r) => r.version)).toEqual([4, 3, 2]);
+        expect((await index.history('default', d.id, 10, 0)).rows.map((r) => r.version)).toEqual([4, 3, 2]);
       });
 
       it('removeMany returns each removed memory with its object keys; addHistory adds past versions', async () => {
         const a = await versioned();
         const b = await versioned();
-        await index.addHistory(b.id, [{ version: 0 + 1, objectKey: key(b.id, 1), title: null, size: 1, updatedAt: b.updatedAt, author: null }]);
+        await index.addHistory('default', b.id, [{ version: 0 + 1, objectKey: key(b.id, 1), title: null, size: 1, updatedAt: b.updatedAt, author: null }]);
         const legacy = await add(); // a memory from before versions: no object key, no history
-        await index.addHistory(legacy.id, [{ version: 1, objectKey: `memories/${legacy.id}.md`, title: null, size: 3, updatedAt: legacy.updatedAt, author: null }]);
-        expect((await index.history(legacy.id, 10, 0)).rows.map((r) => r.objectKey)).toEqual([`memories/${legacy.id}.md`]);
-        const out = await index.removeMany([a.id, 'ffffffffffffffffffffffff', legacy.id]);
+        await index.addHistory('default', legacy.id, [{ version: 1, objectKey: `memories/${legacy.id}.md`, title: null, size: 3, updatedAt: legacy.updatedAt, author: null }]);
+        expect((await index.history('default', legacy.id, 10, 0)).rows.map((r) => r.objectKey)).toEqual([`memories/${legacy.id}.md`]);
+        const out = await index.removeMany('default', [a.id, 'ffffffffffffffffffffffff', legacy.id]);
         expect(out.map((o) => o.id).sort()).toEqual([a.id, legacy.id].sort());
         expect(out.find((o) => o.id === a.id)!.released).toContain(key(a.id, 1));
         expect(out.find((o) => o.id === legacy.id)!.released).toContain(`memories/${legacy.id}.md`);
-        expect(await index.get(b.id)).not.toBeNull();
+        expect(await index.get('default', b.id)).not.toBeNull();
       });
     });
 
     describe('documents', () => {
       it('stores every field and reads it back', async () => {
         const d = await add({ title: 'Title', type: 'decision', scope: 'project', tags: ['b', 'a'], agent: 'bot', project: 'p1', content: 'Body\nwith lines' });
-        const got = await index.get(d.id);
+        const got = await index.get('default', d.id);
         expect(got).toEqual(d);
         expect(got!.createdAt.getTime()).toBe(d.createdAt.getTime());
       });
@@ -189,67 +190,67 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
       it('inserts many at once (reindex), each readable and searchable', async () => {
         const docs = Array.from({ length: 25 }, (_, i) => memoryDoc({ content: `bulk item ${i} yankee`, tags: i % 2 ? ['odd'] : [] }));
         await index.insertMany(docs);
-        expect(await index.count()).toBe(25);
-        expect(await index.get(docs[7].id)).toEqual(docs[7]);
+        expect(await index.count('default')).toBe(25);
+        expect(await index.get('default', docs[7].id)).toEqual(docs[7]);
         expect((await search('yankee')).total).toBe(25);
-        expect((await index.list({ filter: { tags: ['odd'] }, limit: 50, offset: 0 })).total).toBe(12);
+        expect((await index.list({ filter: { namespace: 'default', tags: ['odd'] }, limit: 50, offset: 0 })).total).toBe(12);
         await index.insertMany([]);
-        expect(await index.count()).toBe(25);
+        expect(await index.count('default')).toBe(25);
       });
 
       it('gets many by id at once, leaving out unknown ids (migration, backup)', async () => {
         const docs = Array.from({ length: 12 }, (_, i) => memoryDoc({ content: `many ${i}` }));
         await index.insertMany(docs);
-        const got = await index.getMany([docs[3].id, '0123456789abcdef01234567', docs[9].id, docs[0].id]);
+        const got = await index.getMany('default', [docs[3].id, '0123456789abcdef01234567', docs[9].id, docs[0].id]);
         expect(got.sort((x, y) => (x.id < y.id ? -1 : 1))).toEqual([docs[0], docs[3], docs[9]].sort((x, y) => (x.id < y.id ? -1 : 1)));
-        expect(await index.getMany([])).toEqual([]);
+        expect(await index.getMany('default', [])).toEqual([]);
       });
 
       it('returns null for an unknown id', async () => {
-        expect(await index.get('0123456789abcdef01234567')).toBeNull();
+        expect(await index.get('default', '0123456789abcdef01234567')).toBeNull();
       });
 
       it('refuses a second insert with the same id (ConflictError)', async () => {
         const d = await add();
         await expect(index.insert({ ...d, content: 'other' })).rejects.toBeInstanceOf(ConflictError);
-        expect((await index.get(d.id))!.content).toBe('plain content');
+        expect((await index.get('default', d.id))!.content).toBe('plain content');
       });
 
       it('replaces a document, and search sees the new text only', async () => {
         const d = await add({ content: 'alpha words here', tags: ['old'] });
         expect(await index.replace({ ...d, content: 'bravo words here', tags: ['new'], title: 'T', updatedAt: new Date(d.updatedAt.getTime() + 5) })).toBe(true);
-        const got = await index.get(d.id);
+        const got = await index.get('default', d.id);
         expect(got!.content).toBe('bravo words here');
         expect(got!.tags).toEqual(['new']);
         expect((await search('alpha')).total).toBe(0);
         expect(ids((await search('bravo')).rows)).toEqual([d.id]);
-        expect((await index.list({ filter: { tags: ['old'] }, limit: 10, offset: 0 })).total).toBe(0);
-        expect((await index.list({ filter: { tags: ['new'] }, limit: 10, offset: 0 })).total).toBe(1);
+        expect((await index.list({ filter: { namespace: 'default', tags: ['old'] }, limit: 10, offset: 0 })).total).toBe(0);
+        expect((await index.list({ filter: { namespace: 'default', tags: ['new'] }, limit: 10, offset: 0 })).total).toBe(1);
       });
 
       it('replace of an unknown id returns false and creates nothing', async () => {
         expect(await index.replace(memoryDoc())).toBe(false);
-        expect(await index.count()).toBe(0);
+        expect(await index.count('default')).toBe(0);
       });
 
       it('deletes one (true, then false) and many (only those that existed)', async () => {
         const a = await add({ content: 'zulu' });
         const b = await add();
         const c = await add();
-        expect(await index.delete(a.id)).toBe(true);
-        expect(await index.delete(a.id)).toBe(false);
+        expect(await index.delete('default', a.id)).toBe(true);
+        expect(await index.delete('default', a.id)).toBe(false);
         expect((await search('zulu')).total).toBe(0);
-        const deleted = await index.deleteMany([b.id, a.id, '0123456789abcdef01234567', b.id]);
+        const deleted = await index.deleteMany('default', [b.id, a.id, '0123456789abcdef01234567', b.id]);
         expect(deleted).toEqual([b.id]);
-        expect(await index.count()).toBe(1);
-        expect(await index.get(c.id)).not.toBeNull();
+        expect(await index.count('default')).toBe(1);
+        expect(await index.get('default', c.id)).not.toBeNull();
       });
 
       it('clear() removes everything and the index keeps working', async () => {
         await add({ content: 'kilo' });
         await add({ content: 'lima' });
         await index.clear();
-        expect(await index.count()).toBe(0);
+        expect(await index.count('default')).toBe(0);
         expect((await search('kilo')).total).toBe(0);
         const d = await add({ content: 'kilo again' });
         expect(ids((await search('kilo')).rows)).toEqual([d.id]);
@@ -268,7 +269,7 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         const same2 = memoryDoc({ createdAt: at });
         await index.insert(same2);
         await index.insert(same1);
-        const page = await index.list({ filter: {}, limit: 10, offset: 0 });
+        const page = await index.list({ filter: { namespace: 'default' }, limit: 10, offset: 0 });
         const expected = [same1, same2].sort((x, y) => (x.id < y.id ? 1 : -1)).map((d) => d.id);
         expect(ids(page.rows)).toEqual([...expected, a.id]);
         const row = page.rows[2];
@@ -282,19 +283,20 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         const docs = [];
         for (let i = 0; i < 7; i++) docs.push(await add());
         const newest = docs.reverse().map((d) => d.id);
-        const p1 = await index.list({ filter: {}, limit: 3, offset: 0 });
-        const p3 = await index.list({ filter: {}, limit: 3, offset: 6 });
+        const p1 = await index.list({ filter: { namespace: 'default' }, limit: 3, offset: 0 });
+        const p3 = await index.list({ filter: { namespace: 'default' }, limit: 3, offset: 6 });
         expect(ids(p1.rows)).toEqual(newest.slice(0, 3));
         expect(ids(p3.rows)).toEqual(newest.slice(6));
         expect(p3.total).toBe(7);
-        expect((await index.list({ filter: {}, limit: 3, offset: 100 })).rows).toEqual([]);
+        expect((await index.list({ filter: { namespace: 'default' }, limit: 3, offset: 100 })).rows).toEqual([]);
       });
 
       it('applies every filter, alone and together', async () => {
         const x = await add({ type: 'fact', scope: 'project', agent: 'bot', project: 'p1', tags: ['a', 'b'] });
         const y = await add({ type: 'fact', scope: 'global', agent: 'bot', project: 'p2', tags: ['a'] });
         const z = await add({ type: 'task', scope: 'project', agent: 'other', project: 'p1', tags: ['b'] });
-        const q = async (filter: Parameters<MemoryIndex['list']>[0]['filter']) => ids((await index.list({ filter, limit: 10, offset: 0 })).rows).sort();
+        const q = async (filter: Omit<Parameters<MemoryIndex['list']>[0]['filter'], 'namespace'>) =>
+          ids((await index.list({ filter: { namespace: 'default', ...filter }, limit: 10, offset: 0 })).rows).sort();
         expect(await q({ type: 'fact' })).toEqual([x.id, y.id].sort());
         expect(await q({ scope: 'project' })).toEqual([x.id, z.id].sort());
         expect(await q({ agent: 'bot' })).toEqual([x.id, y.id].sort());
@@ -304,7 +306,7 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         expect(await q({ tags: ['a', 'missing'] })).toEqual([]);
         expect(await q({ since: y.createdAt })).toEqual([y.id, z.id].sort());
         expect(await q({ type: 'fact', project: 'p1', tags: ['b'], scope: 'project', agent: 'bot', since: x.createdAt })).toEqual([x.id]);
-        expect((await index.list({ filter: { type: 'fact' }, limit: 1, offset: 0 })).total).toBe(2);
+        expect((await index.list({ filter: { namespace: 'default', type: 'fact' }, limit: 1, offset: 0 })).total).toBe(2);
       });
 
       it('pages by cursor: strictly after the position, with filters', async () => {
@@ -312,9 +314,11 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         for (let i = 0; i < 6; i++) docs.push(await add({ type: i % 2 ? 'fact' : 'note' }));
         const newest = [...docs].reverse();
         const after = { createdAt: newest[1].createdAt, id: newest[1].id };
-        expect(ids((await index.list({ filter: {}, limit: 2, offset: 0, after })).rows)).toEqual([newest[2].id, newest[3].id]);
+        expect(ids((await index.list({ filter: { namespace: 'default' }, limit: 2, offset: 0, after })).rows)).toEqual([newest[2].id, newest[3].id]);
         const facts = newest.filter((d) => d.type === 'fact');
-        expect(ids((await index.list({ filter: { type: 'fact' }, limit: 10, offset: 0, after: { createdAt: facts[0].createdAt, id: facts[0].id } })).rows)).toEqual(facts.slice(1).map((d) => d.id));
+        expect(ids((await index.list({ filter: { namespace: 'default', type: 'fact' }, limit: 10, offset: 0, after: { createdAt: facts[0].createdAt, id: facts[0].id } })).rows)).toEqual(
+          facts.slice(1).map((d) => d.id),
+        );
       });
 
       it('keeps a cursor valid while rows are added and deleted (even the cursor row itself)', async () => {
@@ -323,9 +327,9 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         const newest = [...docs].reverse();
         const cursor = { createdAt: newest[1].createdAt, id: newest[1].id };
         await add(); // newer than everything
-        await index.delete(newest[1].id); // the cursor row
-        await index.delete(newest[3].id);
-        expect(ids((await index.list({ filter: {}, limit: 10, offset: 0, after: cursor })).rows)).toEqual([newest[2].id, newest[4].id]);
+        await index.delete('default', newest[1].id); // the cursor row
+        await index.delete('default', newest[3].id);
+        expect(ids((await index.list({ filter: { namespace: 'default' }, limit: 10, offset: 0, after: cursor })).rows)).toEqual([newest[2].id, newest[4].id]);
       });
     });
 
@@ -481,16 +485,18 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
           expect(Array.isArray(res.rows)).toBe(true);
         }
         expect(ids((await search('NEAR(select')).rows)).toEqual([a.id]);
-        expect(await index.count()).toBe(1);
+        expect(await index.count('default')).toBe(1);
       });
 
       it('applies filters in search mode too', async () => {
         const x = await add({ content: 'tango', type: 'fact', scope: 'user', agent: 'a1', project: 'p1', tags: ['t1', 't2'] });
         await add({ content: 'tango', type: 'note', scope: 'user', agent: 'a1', project: 'p1', tags: ['t1'] });
         await add({ content: 'tango', type: 'fact', scope: 'global', agent: 'a2', project: 'p2', tags: [] });
-        expect(ids((await search('tango', { filter: { type: 'fact', scope: 'user', agent: 'a1', project: 'p1', tags: ['t1', 't2'], since: x.createdAt } })).rows)).toEqual([x.id]);
-        expect((await search('tango', { filter: { type: 'fact' } })).total).toBe(2);
-        expect((await search('tango', { filter: { tags: ['t1'] } })).total).toBe(2);
+        expect(ids((await search('tango', { filter: { namespace: 'default', type: 'fact', scope: 'user', agent: 'a1', project: 'p1', tags: ['t1', 't2'], since: x.createdAt } })).rows)).toEqual([
+          x.id,
+        ]);
+        expect((await search('tango', { filter: { namespace: 'default', type: 'fact' } })).total).toBe(2);
+        expect((await search('tango', { filter: { namespace: 'default', tags: ['t1'] } })).total).toBe(2);
       });
 
       it('pages search results by offset with a stable order and the full total', async () => {
@@ -520,7 +526,7 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         await add({ type: 'fact', scope: 'project', project: 'p1', agent: 'a' });
         await add({ type: 'fact', scope: 'global', project: 'p1', agent: null });
         await add({ type: 'task', scope: 'global', project: null, agent: 'a' });
-        const s = await index.stats();
+        const s = await index.stats('default');
         expect(s.total).toBe(3);
         expect(Object.keys(s.byType).sort()).toEqual([...MEMORY_TYPES].sort());
         expect(Object.keys(s.byScope).sort()).toEqual([...MEMORY_SCOPES].sort());
@@ -528,7 +534,7 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         expect(s.byScope).toEqual({ global: 2, project: 1, agent: 0, user: 0 });
         expect(s.byProject).toEqual({ p1: 2, '(none)': 1 });
         expect(s.byAgent).toEqual({ a: 2, '(none)': 1 });
-        expect(await index.count()).toBe(3);
+        expect(await index.count('default')).toBe(3);
       });
 
       it('stays right after replace, delete, deleteMany and clear', async () => {
@@ -536,28 +542,28 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         const b = await add({ type: 'fact', project: 'p1' });
         const c = await add({ type: 'code' });
         await index.replace({ ...a, type: 'task', scope: 'global', project: null, agent: 'z' });
-        await index.delete(b.id);
-        let s = await index.stats();
+        await index.delete('default', b.id);
+        let s = await index.stats('default');
         expect(s.total).toBe(2);
         expect(s.byType).toMatchObject({ fact: 0, task: 1, code: 1 });
         expect(s.byScope).toMatchObject({ global: 2, user: 0 });
         expect(s.byProject).toEqual({ '(none)': 2 });
         expect(s.byAgent).toEqual({ z: 1, '(none)': 1 });
-        await index.deleteMany([a.id, c.id]);
-        s = await index.stats();
+        await index.deleteMany('default', [a.id, c.id]);
+        s = await index.stats('default');
         expect(s.total).toBe(0);
         expect(s.byProject).toEqual({});
         await add({ project: 'again' });
         await index.clear();
         await add({ project: 'fresh' });
-        expect((await index.stats()).byProject).toEqual({ fresh: 1 });
+        expect((await index.stats('default')).byProject).toEqual({ fresh: 1 });
       });
 
       it('counts projects and agents named like Object.prototype members, and the counts add up to total', async () => {
         const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'];
         for (const name of names) await add({ project: name, agent: name });
         await add({ project: '__proto__', agent: null });
-        const s = await index.stats();
+        const s = await index.stats('default');
         expect(s.total).toBe(6);
         const expected: Array<[string, number]> = [
           ['constructor', 1],
@@ -576,7 +582,7 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
       });
 
       it('reports zeros on an empty index', async () => {
-        const s = await index.stats();
+        const s = await index.stats('default');
         expect(s.total).toBe(0);
         expect(Object.values(s.byType).every((n) => n === 0)).toBe(true);
         expect(s.byProject).toEqual({});

@@ -58,8 +58,8 @@ if (uri)
       }
     }
 
-    const search = (db: MongoDocumentDatabase, vector: Float32Array, limit = 5, filter: MemoryFilter = {}, key = KEY) =>
-      db.memories.search({ text: 'anything', filter, limit, offset: 0, mode: 'semantic', vector, vectorKey: key });
+    const search = (db: MongoDocumentDatabase, vector: Float32Array, limit = 5, filter: Omit<MemoryFilter, 'namespace'> = {}, key = KEY) =>
+      db.memories.search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit, offset: 0, mode: 'semantic', vector, vectorKey: key });
 
     beforeEach(async () => {
       dbName = freshDatabaseName();
@@ -86,7 +86,7 @@ if (uri)
       expect(page.rows).toHaveLength(5);
       expect(a.memories.vectorCache.size).toBe(2500);
       // The same memory through the duplicate hint path.
-      expect((await a.memories.similar(axis(0), KEY, 3))[0]).toEqual({ id: docs[0][0].id, title: 'the oldest', score: 1 });
+      expect((await a.memories.similar(axis(0), KEY, 3, { namespace: 'default' }))[0]).toEqual({ id: docs[0][0].id, title: 'the oldest', score: 1 });
     }, 120_000);
 
     it('finds, within one search, a vector another instance stored after the copy was loaded', async () => {
@@ -114,16 +114,16 @@ if (uri)
       const near = [1, 2, 3, 4, 5, 6, 7, 8].map((n): [MemoryDoc, Float32Array] => [doc(n), axis(3, n / 10)]);
       await seed(a, [...near, ...[20, 21, 22].map((n): [MemoryDoc, Float32Array] => [doc(n), noise(n)])]);
       expect((await search(a, axis(3))).rows.map((r) => r.id)).toEqual(near.slice(0, 5).map(([d]) => d.id));
-      expect((await b.memories.remove(doc(1).id)).status).toBe('ok');
-      expect((await b.memories.remove(doc(3).id)).status).toBe('ok');
+      expect((await b.memories.remove('default', doc(1).id)).status).toBe('ok');
+      expect((await b.memories.remove('default', doc(3).id)).status).toBe('ok');
       const page = await search(a, axis(3));
       expect(page.rows.map((r) => r.id)).toEqual([2, 4, 5, 6, 7].map((n) => doc(n).id));
       expect(a.memories.vectorCache.size).toBe(9);
       // The duplicate hint path too.
-      expect((await b.memories.remove(doc(2).id)).status).toBe('ok');
-      expect((await a.memories.similar(axis(3), KEY, 4)).map((s) => s.id)).toEqual([4, 5, 6, 7].map((n) => doc(n).id));
+      expect((await b.memories.remove('default', doc(2).id)).status).toBe('ok');
+      expect((await a.memories.similar(axis(3), KEY, 4, { namespace: 'default' })).map((s) => s.id)).toEqual([4, 5, 6, 7].map((n) => doc(n).id));
       // A local delete frees the slot at once.
-      expect((await a.memories.remove(doc(4).id)).status).toBe('ok');
+      expect((await a.memories.remove('default', doc(4).id)).status).toBe('ok');
       expect(a.memories.vectorCache.size).toBe(7);
       expect((await search(a, axis(3), 3)).rows.map((r) => r.id)).toEqual([5, 6, 7].map((n) => doc(n).id));
     });
@@ -138,15 +138,15 @@ if (uri)
         [doc(5, { project: 'mine', tags: ['x'] }), noise(5)],
       ];
       await seed(a, rows);
-      const ids = async (f: MemoryFilter) => (await search(a, axis(4), 10, f)).rows.map((r) => r.id);
+      const ids = async (f: Omit<MemoryFilter, 'namespace'>) => (await search(a, axis(4), 10, f)).rows.map((r) => r.id);
       expect(await ids({ project: 'mine' })).toEqual([3, 4, 5].map((n) => doc(n).id));
       expect(await ids({ tags: ['x'] })).toEqual([2, 3, 5].map((n) => doc(n).id));
       expect(await ids({ type: 'decision' })).toEqual([doc(3).id]);
       expect(await ids({ project: 'mine', tags: ['y'] })).toEqual([3, 4].map((n) => doc(n).id));
       expect(await ids({ project: 'nobody' })).toEqual([]);
-      expect((await a.memories.similar(axis(4), KEY, 1, { project: 'mine' })).map((s) => s.id)).toEqual([doc(3).id]);
+      expect((await a.memories.similar(axis(4), KEY, 1, { namespace: 'default', project: 'mine' })).map((s) => s.id)).toEqual([doc(3).id]);
       // Hard phrase filter: only memories whose text has the phrase.
-      const page = await a.memories.search({ text: '"note 4"', filter: {}, limit: 10, offset: 0, mode: 'semantic', vector: axis(4), vectorKey: KEY });
+      const page = await a.memories.search({ text: '"note 4"', filter: { namespace: 'default' }, limit: 10, offset: 0, mode: 'semantic', vector: axis(4), vectorKey: KEY });
       expect(page.rows.map((r) => r.id)).toEqual([doc(4).id]);
     });
 

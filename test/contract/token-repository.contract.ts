@@ -14,6 +14,7 @@ export function tokenFactory(over: Partial<TokenRecord> = {}): TokenRecord {
     name: 'ci deploy',
     secretHash: randomBytes(32).toString('hex'),
     scopes: ['memory:read'],
+    namespaces: ['default'],
     createdAt: new Date(Math.floor(Date.now() / 1000) * 1000 + 123),
     expiresAt: null,
     allowedIps: [],

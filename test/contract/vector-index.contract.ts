@@ -110,14 +110,14 @@ export function vectorIndexContract(name: string, open: () => Promise<{ index: M
       await index.insertMany([near, mid, far]);
       await embedAll({ [near.id]: unit(1, 0.1, 0, 0), [mid.id]: unit(1, 1, 0, 0), [far.id]: unit(0, 0, 1, 0) });
       const q = unit(1, 0, 0, 0);
-      const search = (filter = {}) => index.search({ text: 'anything', filter, limit: 10, offset: 0, mode: 'semantic', vector: q, vectorKey: KEY });
+      const search = (filter = {}) => index.search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit: 10, offset: 0, mode: 'semantic', vector: q, vectorKey: KEY });
       const all = await search();
       expect(all.rows.map((r) => r.id)).toEqual([near.id, mid.id, far.id]);
       expect(all.rows[0].score).toBeCloseTo(0.995, 2);
       expect(all.rows[0].matched).toEqual(['semantic']);
       expect((await search({ project: 'p' })).rows.map((r) => r.id)).toEqual([near.id, far.id]);
       expect((await search({ type: 'fact' })).rows.map((r) => r.id)).toEqual([near.id]);
-      await index.delete(near.id);
+      await index.delete('default', near.id);
       expect((await search()).rows.map((r) => r.id)).toEqual([mid.id, far.id]);
       expect((await index.embeddingProgress(KEY)).embedded).toBe(2);
     });
@@ -129,7 +129,7 @@ export function vectorIndexContract(name: string, open: () => Promise<{ index: M
       await index.insertMany([para, word, excluded]);
       await embedAll({ [para.id]: unit(1, 0, 0, 0), [word.id]: unit(0, 1, 0, 0), [excluded.id]: unit(0.9, 0.1, 0, 0) });
       const q = unit(1, 0.05, 0, 0);
-      const hybrid = (text: string) => index.search({ text, filter: {}, limit: 10, offset: 0, mode: 'hybrid', vector: q, vectorKey: KEY });
+      const hybrid = (text: string) => index.search({ text, filter: { namespace: 'default' }, limit: 10, offset: 0, mode: 'hybrid', vector: q, vectorKey: KEY });
       const res = await hybrid('running');
       const ids = res.rows.map((r) => r.id);
       expect(ids).toContain(para.id);
@@ -151,7 +151,7 @@ export function vectorIndexContract(name: string, open: () => Promise<{ index: M
       expect(await index.embeddingProgress('test:other-3')).toMatchObject({ pending: 2, embedded: 0 });
       const [job] = await index.claimEmbeddingJobs('w1', 1, 60_000);
       await index.storeVector(job, 'test:other-3', Float32Array.from([1, 0, 0]));
-      const res = await index.search({ text: 'x', filter: {}, limit: 10, offset: 0, mode: 'semantic', vector: Float32Array.from([1, 0, 0]), vectorKey: 'test:other-3' });
+      const res = await index.search({ text: 'x', filter: { namespace: 'default' }, limit: 10, offset: 0, mode: 'semantic', vector: Float32Array.from([1, 0, 0]), vectorKey: 'test:other-3' });
       expect(res.rows.map((r) => r.id)).toEqual([job.id]);
       expect(await index.embeddingProgress('test:other-3')).toMatchObject({ pending: 1, embedded: 1 });
       expect(await index.useVectorSpace('test:other-3')).toBe(false);
@@ -162,7 +162,7 @@ export function vectorIndexContract(name: string, open: () => Promise<{ index: M
       const b = doc(2, { title: 'Lunch' });
       await index.insertMany([a, b]);
       await embedAll({ [a.id]: unit(1, 0, 0, 0), [b.id]: unit(0, 1, 0, 0) });
-      const hits = await index.similar(unit(1, 0.02, 0, 0), KEY, 3, { project: 'p' });
+      const hits = await index.similar(unit(1, 0.02, 0, 0), KEY, 3, { namespace: 'default', project: 'p' });
       expect(hits[0]).toEqual({ id: a.id, title: 'Deploy policy', score: expect.any(Number) });
       expect(hits[0].score).toBeGreaterThan(0.99);
       expect(hits[1].score).toBeLessThan(0.1);

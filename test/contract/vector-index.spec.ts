@@ -68,7 +68,7 @@ describe('SQLite vector index file', () => {
     o.db.close();
   };
   const semantic = (index: SqliteMemoryIndex, vector: Float32Array, filter = {}) =>
-    index.search({ text: 'anything', filter, limit: 3, offset: 0, mode: 'semantic', vector, vectorKey: KEY }).then((p) => p.rows.map((r) => r.id));
+    index.search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit: 3, offset: 0, mode: 'semantic', vector, vectorKey: KEY }).then((p) => p.rows.map((r) => r.id));
   const embed = async (index: SqliteMemoryIndex, vectors: (id: string) => Float32Array) => {
     for (const j of await index.claimEmbeddingJobs('spec', 1000, 60_000)) await index.storeVector(j, KEY, vectors(j.id));
   };
@@ -96,7 +96,7 @@ describe('SQLite vector index file', () => {
 
     // While no index is open: one memory deleted, one added with its vector (another process's writes).
     const other = open();
-    await other.index.remove('persist-7');
+    await other.index.remove('default', 'persist-7');
     await other.index.insert(doc(100));
     await embed(other.index, () => unit(0, 0, 0, 1));
     other.db.close(); // closed without saving: the file is from before these writes

@@ -215,9 +215,9 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
       const store = t.app.get(ObjectStore);
       const missingObjects = async () => {
         const missing: string[] = [];
-        const rows = (await index.list({ filter: {}, limit: 10_000, offset: 0 })).rows;
+        const rows = (await index.list({ filter: { namespace: 'default' }, limit: 10_000, offset: 0 })).rows;
         for (const r of rows) {
-          const keys = [r.objectKey, ...(await index.history(r.id, 1000, 0)).rows.filter((h) => h.version <= r.version).map((h) => h.objectKey)];
+          const keys = [r.objectKey, ...(await index.history('default', r.id, 1000, 0)).rows.filter((h) => h.version <= r.version).map((h) => h.objectKey)];
           for (const key of keys)
             if (
               key &&
@@ -239,8 +239,8 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
       db.pragma('foreign_keys = ON');
       const copy = new SqliteMemoryIndex(db, { maintenanceIdleMs: null });
       await new ReindexService(copy, store, t.app.get(WriteIntentRepository)).reindex();
-      const live = (await index.list({ filter: {}, limit: 10_000, offset: 0 })).rows.map((r) => [r.id, r.version, r.objectKey]);
-      const rebuilt = (await copy.list({ filter: {}, limit: 10_000, offset: 0 })).rows.map((r) => [r.id, r.version, r.objectKey]);
+      const live = (await index.list({ filter: { namespace: 'default' }, limit: 10_000, offset: 0 })).rows.map((r) => [r.id, r.version, r.objectKey]);
+      const rebuilt = (await copy.list({ filter: { namespace: 'default' }, limit: 10_000, offset: 0 })).rows.map((r) => [r.id, r.version, r.objectKey]);
       expect(rebuilt).toEqual(live);
       db.close();
       console.log(

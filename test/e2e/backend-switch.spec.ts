@@ -128,15 +128,15 @@ withServers('switching embedded → MongoDB + S3 → embedded without a restart'
     const backends = t.app.get(BackendsService);
     const index = t.app.get(MemoryIndex);
     const settings = t.app.get(SettingsService);
-    const before = await index.count();
+    const before = await index.count('default');
     expect(before).toBeGreaterThan(0); // the embedded memory of the first test
     await backends.pin(async () => {
       await settings.save({ docdb_uri: mongoUri, docdb_db: freshDatabaseName() });
       await backends.settled();
       expect(backends.docdb.kind).toBe('mongodb'); // new requests go to MongoDB...
-      expect(await index.count()).toBe(before); // ...this one still reads the embedded index
+      expect(await index.count('default')).toBe(before); // ...this one still reads the embedded index
     });
-    expect(await index.count()).toBe(0); // outside the pinned request: the new, empty database
+    expect(await index.count('default')).toBe(0); // outside the pinned request: the new, empty database
     await settings.save({ docdb_uri: '' });
     await backends.settled();
     expect(backends.docdb.kind).toBe('sqlite');

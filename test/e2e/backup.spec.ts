@@ -78,12 +78,15 @@ describe('backup of the embedded default while 20 clients write, restored into a
         const store = b.app.get(ObjectStore);
         const keys: string[] = [];
         for await (const k of store.list('memories/')) keys.push(k);
-        expect(keys).toHaveLength(await index.count());
+        expect(keys).toHaveLength(await index.count('default'));
         let after: ListCursor | undefined;
         let checked = 0;
         for (;;) {
-          const page = await index.list({ filter: {}, limit: 500, offset: 0, after });
-          for (const doc of await index.getMany(page.rows.map((x) => x.id))) {
+          const page = await index.list({ filter: { namespace: 'default' }, limit: 500, offset: 0, after });
+          for (const doc of await index.getMany(
+            'default',
+            page.rows.map((x) => x.id),
+          )) {
             const file = parseMarkdown((await store.get(objectKeyOf(doc))).toString('utf8'));
             expect(memoryDigest(file)).toBe(memoryDigest(doc));
             checked++;

@@ -20,7 +20,7 @@ const memoryFiles = (t: TestApp) => {
 };
 /** The file of a memory's current version. */
 const currentFile = async (t: TestApp, id: string) => {
-  const doc = await t.app.get(BackendsService).docdb.memories.get(id);
+  const doc = await t.app.get(BackendsService).docdb.memories.get('default', id);
   return path.join(t.dataDir, 'objects', ...doc!.objectKey!.split('/'));
 };
 

@@ -186,7 +186,7 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     }
     const copy = await reindexCopy();
     const fetched = (await api.get(`/api/memories/${m.id}`).expect(200)).body.memory;
-    expect(await copy.get(m.id)).toMatchObject({ title: fetched.title, content: fetched.content, version: fetched.version });
+    expect(await copy.get('default', m.id)).toMatchObject({ title: fetched.title, content: fetched.content, version: fetched.version });
   }, 300_000);
 
   it('PATCH racing DELETE: one wins cleanly, never a resurrected or half memory', async () => {
@@ -205,7 +205,7 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
       expect(left).toEqual([]);
     }
     const copy = await reindexCopy();
-    expect((await copy.list({ filter: {}, limit: 100, offset: 0 })).rows.some((r) => r.title === null && r.snippet.startsWith('patched'))).toBe(false);
+    expect((await copy.list({ filter: { namespace: 'default' }, limit: 100, offset: 0 })).rows.some((r) => r.title === null && r.snippet.startsWith('patched'))).toBe(false);
   }, 120_000);
 
   it('start-up sweep: the object of a write that crashed before its index write is removed and never comes back', async () => {
@@ -213,7 +213,7 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     const store = t.app.get(ObjectStore);
     // The crash: intent recorded, object written, then the process died (no index write).
     const ghostId = '65f0000000000000000000aa';
-    const key = versionKey(ghostId, 1);
+    const key = versionKey('default', ghostId, 1);
     const at = new Date(Date.now() - 3_600_000);
     await intents.add({ objectKey: key, memoryId: ghostId, createdAt: at });
     await store.put(
@@ -223,7 +223,7 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     );
     // An acknowledged write whose intent was left behind (died after the index write) is kept.
     const kept = await createMemory(api, { content: 'acknowledged' });
-    const keptKey = (await t.app.get(MemoryIndex).get(kept.id))!.objectKey!;
+    const keptKey = (await t.app.get(MemoryIndex).get('default', kept.id))!.objectKey!;
     // The create drops its own intent off the response path: wait for that before planting the
     // leftover one under the same key.
     const pending = async () => (await intents.olderThan(new Date(Date.now() + 60_000), 1000)).some((i) => i.objectKey === keptKey);
@@ -236,8 +236,8 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     await expect(store.get(key)).rejects.toThrow();
     expect((await api.get(`/api/memories/${kept.id}`).expect(200)).body.memory.content).toBe('acknowledged');
     const copy = await reindexCopy();
-    expect(await copy.get(ghostId)).toBeNull();
-    expect(await copy.get(kept.id)).not.toBeNull();
+    expect(await copy.get('default', ghostId)).toBeNull();
+    expect(await copy.get('default', kept.id)).not.toBeNull();
   });
 
   it('a crash between object and index write: on restart the sweep removes the object, and it never comes back as a memory', async () => {
@@ -271,7 +271,7 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
       const api2 = await fullAccessApi(t2);
       expect((await api2.get('/api/memories?q=wombatword').expect(200)).body.total).toBe(0);
       const copy = await reindexCopy();
-      expect((await copy.search({ text: 'wombatword', filter: {}, limit: 10, offset: 0 })).total).toBe(0);
+      expect((await copy.search({ text: 'wombatword', filter: { namespace: 'default' }, limit: 10, offset: 0 })).total).toBe(0);
     } finally {
       release();
       insert.mockRestore();
@@ -302,8 +302,8 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
     expect(await objectsOf(m.id)).toHaveLength(2);
     await api.get(`/api/memories/${m.id}`).expect(404);
     const copy = await reindexCopy();
-    expect(await copy.get(m.id)).toBeNull();
-    expect((await copy.search({ text: 'yakword', filter: {}, limit: 10, offset: 0 })).total).toBe(0);
+    expect(await copy.get('default', m.id)).toBeNull();
+    expect((await copy.search({ text: 'yakword', filter: { namespace: 'default' }, limit: 10, offset: 0 })).total).toBe(0);
     const report = await t.app.get(WriteSweeper).sweep(0);
     expect(report.deleted).toContain(m.id);
     expect(await objectsOf(m.id)).toEqual([]);
@@ -327,7 +327,7 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
       } finally {
         update.mockRestore();
       }
-      const doc = (await memories.get(m.id))!;
+      const doc = (await memories.get('default', m.id))!;
       expect(doc).toMatchObject({ version: 2, content: 'committed but unanswered' });
       expect((await store.get(doc.objectKey!)).toString('utf8')).toContain('committed but unanswered');
 
@@ -360,7 +360,7 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
       }
       const pendingKey = (await objectsOf(m.id)).find((k) => !before.has(k));
       expect(pendingKey).toBeDefined();
-      expect((await reindexCopy().then((c) => c.get(m.id)))?.content).not.toBe('never committed');
+      expect((await reindexCopy().then((c) => c.get('default', m.id)))?.content).not.toBe('never committed');
 
       const report = await t.app.get(WriteSweeper).sweep(0);
       expect(report.removed).toContain(pendingKey);
@@ -368,7 +368,7 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
       await expect(store.get(pendingKey!)).rejects.toThrow();
       expect((await store.get(doc.objectKey!)).toString('utf8')).toContain('committed but unanswered');
       expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory).toMatchObject({ version: 2, content: 'committed but unanswered' });
-      expect(await (await reindexCopy()).get(m.id)).toMatchObject({ version: 2, content: 'committed but unanswered' });
+      expect(await (await reindexCopy()).get('default', m.id)).toMatchObject({ version: 2, content: 'committed but unanswered' });
       // The next write is not held up by what the failed one left behind.
       await api.patch(`/api/memories/${m.id}`, { content: 'third state' }).expect(200);
 
@@ -409,7 +409,7 @@ describe.each(testBackends())('write integrity on $name', (backend) => {
         remove.mockRestore();
       }
       expect(await objectsOf(gone.id)).toHaveLength(1); // the index row went, the file did not
-      expect(await (await reindexCopy()).get(gone.id)).toBeNull();
+      expect(await (await reindexCopy()).get('default', gone.id)).toBeNull();
       const report = await t.app.get(WriteSweeper).sweep(0);
       expect(report.deleted).toEqual([gone.id]);
       expect(await objectsOf(gone.id)).toEqual([]);

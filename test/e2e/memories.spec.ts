@@ -38,7 +38,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
 
   /** The stored markdown file of a memory, read and written through the active object store (filesystem or S3). */
   // Each version of a memory is its own object (issue 9); the index knows the current one.
-  const objectKey = async (id: string) => (await t.app.get(MemoryIndex).get(id))?.objectKey ?? `memories/${id}.md`;
+  const objectKey = async (id: string) => (await t.app.get(MemoryIndex).get('default', id))?.objectKey ?? `memories/${id}.md`;
   const readObject = async (id: string) => (await t.app.get(ObjectStore).get(await objectKey(id))).toString('utf8');
   const writeObject = async (id: string, body: string) => t.app.get(ObjectStore).put(await objectKey(id), body, 'text/markdown; charset=utf-8');
   /** Whether any object of the memory (any version, either layout) is still in the store. */
@@ -532,7 +532,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
       expect(res.headers['x-content-type-options']).toBe('nosniff'); // the security headers come along
       expect(res.body).toMatchObject({ ok: true, count: 2, total: 3, has_next: true, search_mode: 'keyword' });
-      expect(res.text).toBe(JSON.stringify(await t.app.get(MemoriesService).list(query)));
+      expect(res.text).toBe(JSON.stringify(await t.app.get(MemoriesService).list('default', query)));
       // HEAD: the same headers, no body.
       const head = await request(t.http).head('/api/memories?q=numbat&limit=2&mode=keyword').set('Authorization', `Bearer ${api.bearer}`).expect(200);
       expect(head.headers['content-length']).toBe(res.headers['content-length']);

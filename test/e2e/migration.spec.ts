@@ -88,6 +88,7 @@ if (!available) {
           const at = new Date(t0 + i * 60_000);
           docs.push({
             id: newMemoryId(at.getTime()),
+            namespace: 'default',
             title: i % 7 === 0 ? null : `Memory ${i} — ünïcødé "quoted"`,
             content: `Content ${i}\n---\nline with: colon and #tag${i % 13}\n`,
             type: TYPES[i % TYPES.length],
@@ -105,8 +106,8 @@ if (!available) {
       }
       // Three memories with earlier versions (v1 → v2 → v3): their history must survive both hops.
       for (const s of sample.slice(0, 3)) {
-        await svc.update(s.id as string, { content: `second body of ${s.id as string}` });
-        await svc.update(s.id as string, { title: 'third title', content: `third body of ${s.id as string}` });
+        await svc.update('default', s.id as string, { content: `second body of ${s.id as string}` });
+        await svc.update('default', s.id as string, { title: 'third title', content: `third body of ${s.id as string}` });
       }
       before = await snapshot(a, bearer);
       expect(before).toHaveLength(N);
@@ -143,7 +144,7 @@ if (!available) {
       }
       expect(error).toBeInstanceOf(MigrationInterruptedError);
       expect(fs.existsSync(checkpoint)).toBe(true);
-      const partial = await dest.db.memories.count();
+      const partial = await dest.db.memories.count('default');
       expect(partial).toBeGreaterThanOrEqual(2000);
       expect(partial).toBeLessThan(N);
       await closePair(source);

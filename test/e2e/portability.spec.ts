@@ -555,7 +555,7 @@ describe('import bounds: hostile archives', () => {
       if (running) setImmediate(turn);
     };
     setImmediate(turn);
-    const report = await t.app.get(ImportService).importFile(file, { onConflict: 'skip', dryRun: true, format: 'jsonl', filename: 'flood.jsonl' });
+    const report = await t.app.get(ImportService).importFile(file, { onConflict: 'skip', dryRun: true, format: 'jsonl', filename: 'flood.jsonl', namespace: 'default' });
     running = false;
     expect(report).toMatchObject({ processed: lines, invalid: lines });
     expect(turns).toBeGreaterThanOrEqual(lines / PACE_ITEMS);

@@ -16,6 +16,7 @@ export function wheelDoc(
   const w = (k: number) => WHEEL_WORDS[(i * opts.stride + k * 3) % WHEEL_WORDS.length];
   return {
     id: (opts.idBase + i).toString(16).padStart(8, '0') + '0'.repeat(16),
+    namespace: 'default',
     title: i % opts.titleEvery === 0 ? `About ${w(1)}` : null,
     type: i % 2 ? 'fact' : 'note',
     scope: 'global',

@@ -172,14 +172,20 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       const same = await m.memories.collection.updateOne({ _id, namespace: rest.namespace, title: rest.title, content: rest.content } as never, { $set: rest });
       if (same.matchedCount === 1) return true;
       // A new generation: a vector computed from the old text does not clear the job.
-      const r = await m.memories.collection.updateOne({ _id, namespace: rest.namespace } as never, { $set: { ...rest, ...vectors.queuedFields(Date.now()) }, $unset: { emb_owner: '', emb_error: '' } });
+      const r = await m.memories.collection.updateOne({ _id, namespace: rest.namespace } as never, {
+        $set: { ...rest, ...vectors.queuedFields(Date.now()) },
+        $unset: { emb_owner: '', emb_error: '' },
+      });
       return r.matchedCount === 1;
     });
   }
 
   override get(ns: string, id: string): Promise<MemoryDoc | null> {
     return this.run(async (m) => {
-      const r = await m.memories.findOne({ _id: String(id), ...inNamespace(ns) }, NO_VECTOR).lean<MemoryRecord>().exec();
+      const r = await m.memories
+        .findOne({ _id: String(id), ...inNamespace(ns) }, NO_VECTOR)
+        .lean<MemoryRecord>()
+        .exec();
       return r ? toDoc(r) : null;
     });
   }
@@ -402,10 +408,13 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       // new generation, so a vector computed from the old text does not clear the job).
       let r = await m.memories.collection.updateOne({ ...this.versionFilter(_id, expected), namespace: ns, title: rest.title, content: rest.content }, { $set: rest });
       if (r.matchedCount !== 1) {
-        r = await m.memories.collection.updateOne({ ...this.versionFilter(_id, expected), namespace: ns }, {
-          $set: { ...rest, ...vectors.queuedFields(Date.now()) },
-          $unset: { emb_owner: '', emb_error: '' },
-        });
+        r = await m.memories.collection.updateOne(
+          { ...this.versionFilter(_id, expected), namespace: ns },
+          {
+            $set: { ...rest, ...vectors.queuedFields(Date.now()) },
+            $unset: { emb_owner: '', emb_error: '' },
+          },
+        );
       }
       if (r.matchedCount !== 1) {
         await m.versions.collection.deleteOne({ _id: `${doc.id}:${doc.version}` } as never);
@@ -515,7 +524,19 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       const mem = await m.memories.collection.findOne({ _id: String(id), ...inNamespace(ns) } as never, { projection: { namespace: 1 } });
       if (!mem) return;
       const recs = entries.map((e) => ({
-        ...this.claimRecord({ id, namespace: (mem.namespace as string | undefined) ?? DEFAULT_NAMESPACE, version: e.version, objectKey: e.objectKey, title: e.title, content: '', updatedAt: e.updatedAt, author: e.author } as MemoryDoc, 'write'),
+        ...this.claimRecord(
+          {
+            id,
+            namespace: (mem.namespace as string | undefined) ?? DEFAULT_NAMESPACE,
+            version: e.version,
+            objectKey: e.objectKey,
+            title: e.title,
+            content: '',
+            updatedAt: e.updatedAt,
+            author: e.author,
+          } as MemoryDoc,
+          'write',
+        ),
         size: e.size,
       }));
       await m.versions.collection.insertMany(recs as never[], { ordered: false }).catch((e: { code?: number; writeErrors?: unknown }) => {

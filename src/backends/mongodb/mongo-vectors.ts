@@ -54,7 +54,17 @@ export async function claimJobs(m: MongoModels, owner: string, max: number, leas
       { $set: { emb_lease_until: now + leaseMs, emb_owner: owner } },
       // No projection: FerretDB does not implement one on findAndModify.
       { returnDocument: 'after', includeResultMetadata: false },
-    )) as unknown as { _id: string; namespace?: string; title: string | null; content: string; project?: string | null; agent?: string | null; createdAt: Date; emb_gen?: number; emb_attempts?: number } | null;
+    )) as unknown as {
+      _id: string;
+      namespace?: string;
+      title: string | null;
+      content: string;
+      project?: string | null;
+      agent?: string | null;
+      createdAt: Date;
+      emb_gen?: number;
+      emb_attempts?: number;
+    } | null;
     if (!r) break;
     jobs.push({ id: r._id, text: memoryEmbeddingText(r.title, r.content, await previousContent(m, r)), gen: r.emb_gen ?? 1, attempts: r.emb_attempts ?? 0 });
   }

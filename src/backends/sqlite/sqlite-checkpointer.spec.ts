@@ -39,7 +39,7 @@ describe('SqliteCheckpointer', () => {
     const deadline = Date.now() + 10_000;
     while (size(file) <= before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(size(file)).toBeGreaterThan(before + 100 * 1024);
-    expect(await database.memories.count()).toBe(200);
+    expect(await database.memories.count('default')).toBe(200);
   });
 
   it('close ends the thread and its connection: the WAL is folded into the file and removed, nothing is lost', async () => {
@@ -51,7 +51,7 @@ describe('SqliteCheckpointer', () => {
     const again = new SqliteDocumentDatabase(file);
     await again.init();
     try {
-      expect(await again.memories.count()).toBe(50);
+      expect(await again.memories.count('default')).toBe(50);
     } finally {
       await again.close();
     }

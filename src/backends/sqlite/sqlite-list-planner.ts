@@ -64,6 +64,26 @@ export function rarestFirst(stmt: Stmt, tags: string[]): string[] {
     .map((x) => x.t);
 }
 
+/**
+ * The filter a search runs with (decision 0100): a namespace that holds every memory of the store
+ * (a store with one namespace, as every store before issue 43) is searched as the whole store, so
+ * the windowed ranking and the unfiltered vector index work as before. Callers keep only rows of
+ * the namespace in what they return (onlyNamespace), so a memory of another namespace written
+ * between this check and the search is dropped, never shown.
+ */
+export function searchFilter(stmt: Stmt, f: MemoryFilter): MemoryFilter {
+  if (f.namespace === ALL_NAMESPACES) return f;
+  const n = stmt("SELECT coalesce(sum(n), 0) AS ns, (SELECT coalesce(sum(n), 0) FROM memory_counts WHERE dim = 'type') AS total FROM memory_counts WHERE namespace = ? AND dim = 'type'").get(
+    f.namespace,
+  ) as { ns: number; total: number };
+  return n.ns > 0 && n.ns === n.total ? { ...f, namespace: ALL_NAMESPACES } : f;
+}
+
+/** The rows of namespace `ns` (all for ALL_NAMESPACES): the last guard of every search's answer. */
+export function onlyNamespace<T extends { namespace: string }>(ns: string, rows: T[]): T[] {
+  return ns === ALL_NAMESPACES ? rows : rows.filter((r) => r.namespace === ns);
+}
+
 export function hasFilter(f: MemoryFilter): boolean {
   return f.namespace !== ALL_NAMESPACES || f.type !== undefined || f.scope !== undefined || f.agent !== undefined || f.project !== undefined || f.since !== undefined || (f.tags?.length ?? 0) > 0;
 }

@@ -21,10 +21,10 @@ describe('SqliteMemoryIndex full-text segment maintenance', () => {
     });
   const queries: SearchQuery[] = [
     ...['deploy', 'cache schema', 'latency budget retry', '"the deploy"', 'token -queue', 'what about the index'].flatMap((text) => [
-      { text, filter: {}, limit: 5, offset: 0 },
-      { text, filter: {}, limit: 5, offset: 5 },
+      { text, filter: { namespace: 'default' }, limit: 5, offset: 0 },
+      { text, filter: { namespace: 'default' }, limit: 5, offset: 5 },
     ]),
-    { text: 'backup', filter: { type: 'fact' }, limit: 10, offset: 0 },
+    { text: 'backup', filter: { namespace: 'default', type: 'fact' }, limit: 10, offset: 0 },
   ];
   const answers = async (index: SqliteMemoryIndex) => Promise.all(queries.map((q) => index.search(q)));
 
@@ -72,7 +72,7 @@ describe('SqliteMemoryIndex full-text segment maintenance', () => {
       const deadline = Date.now() + 5000;
       while (auto.ftsSegments().fts >= segments && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(auto.ftsSegments().fts).toBeLessThan(segments);
-      await auto.delete(doc(500).id);
+      await auto.delete('default', doc(500).id);
       expect(await answers(auto)).toEqual(before);
     } finally {
       auto.stopMaintenance();

@@ -20,6 +20,7 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
     const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
     return {
       id: (0x65000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16),
+      namespace: 'default',
       title: null,
       type: 'note',
       scope: 'global',
@@ -57,7 +58,7 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
       [20, 0],
       [20, 20],
     ]) {
-      const page = await index.search({ text: 'quota', filter: {}, limit, offset });
+      const page = await index.search({ text: 'quota', filter: { namespace: 'default' }, limit, offset });
       expect(page.total).toBe(30);
       expect(page.rows.length).toBe(Math.min(limit, 30 - offset));
       for (const row of page.rows) {
@@ -65,14 +66,14 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
         expect(row.snippet).toContain(`quota for marker${i} was raised`);
       }
     }
-    const filtered = await index.search({ text: 'quota', filter: { type: 'fact' }, limit: 1, offset: 4 });
+    const filtered = await index.search({ text: 'quota', filter: { namespace: 'default', type: 'fact' }, limit: 1, offset: 4 });
     const i = parseInt(filtered.rows[0].id.slice(0, 8), 16) - 0x65000000;
     expect(filtered.rows[0].snippet).toContain(`marker${i} `);
   });
 
   it('ranks the same with and without a filter that keeps every row', async () => {
-    const plain = await index.search({ text: 'quota marker3 raised', filter: {}, limit: 10, offset: 0 });
-    const joined = await index.search({ text: 'quota marker3 raised', filter: { since: new Date(0) }, limit: 10, offset: 0 });
+    const plain = await index.search({ text: 'quota marker3 raised', filter: { namespace: 'default' }, limit: 10, offset: 0 });
+    const joined = await index.search({ text: 'quota marker3 raised', filter: { namespace: 'default', since: new Date(0) }, limit: 10, offset: 0 });
     expect(plain.total).toBe(30);
     expect(joined).toEqual(plain);
     expect(plain.rows[0].id).toBe(doc(3, '').id); // the only row with all three words
@@ -80,7 +81,7 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
   });
 
   it('stems in the snippet as in the match (restart finds Restarted)', async () => {
-    const page = await index.search({ text: 'restart', filter: {}, limit: 5, offset: 0 });
+    const page = await index.search({ text: 'restart', filter: { namespace: 'default' }, limit: 5, offset: 0 });
     expect(page.rows.map((r) => r.title)).toEqual(['Release habits']);
     expect(page.rows[0].snippet).toContain('Restarted the workers of the service on Fridays');
   });
@@ -102,7 +103,7 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
         ['"was raised" marker7', {}, 10, 0],
         ['nothing-like-it', {}, 10, 0],
       ] as const) {
-        const query = { text, filter, limit, offset };
+        const query = { text, filter: { namespace: 'default', ...filter }, limit, offset };
         const page = rankedFullTextSearch(stmt, ranking, query);
         const seqs = rankedFullTextSeqs(stmt, ranking, query);
         expect(seqs).toEqual(page.rows.map((r) => ({ seq: seqOf.get(r.id), score: r.score })));

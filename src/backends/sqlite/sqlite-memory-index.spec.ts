@@ -18,11 +18,11 @@ describe('SqliteMemoryIndex', () => {
     it('ranks among the newest matches of a common word and estimates the total', async () => {
       const index = new SqliteMemoryIndex(db, { termWindow: 5 });
       for (let i = 0; i < 40; i++) await index.insert(memoryDoc({ content: `common word ${i}`, type: i % 2 ? 'fact' : 'note' }));
-      const res = await index.search({ text: 'common', filter: {}, limit: 10, offset: 0 });
+      const res = await index.search({ text: 'common', filter: { namespace: 'default' }, limit: 10, offset: 0 });
       expect(res.rows).toHaveLength(5); // the window
       expect(res.total).toBe(40); // scaled estimate: exact here because every row matches
       expect(res.reachable).toBe(5); // paging reaches the window only
-      const newest = (await index.list({ filter: {}, limit: 5, offset: 0 })).rows.map((r) => r.id);
+      const newest = (await index.list({ filter: { namespace: 'default' }, limit: 5, offset: 0 })).rows.map((r) => r.id);
       expect(res.rows.map((r) => r.id)).toEqual(newest); // equal scores: newest first
     });
 
@@ -31,7 +31,7 @@ describe('SqliteMemoryIndex', () => {
       const rare = memoryDoc({ content: 'common and zeppelin' });
       await index.insert(rare);
       for (let i = 0; i < 30; i++) await index.insert(memoryDoc({ content: `common ${i}` }));
-      const res = await index.search({ text: 'zeppelin common', filter: {}, limit: 3, offset: 0 });
+      const res = await index.search({ text: 'zeppelin common', filter: { namespace: 'default' }, limit: 3, offset: 0 });
       expect(res.rows[0].id).toBe(rare.id);
     });
 
@@ -43,7 +43,7 @@ describe('SqliteMemoryIndex', () => {
         await index.insert(d);
         if (d.type === 'fact') facts.push(d.id);
       }
-      const res = await index.search({ text: 'common', filter: { type: 'fact' }, limit: 10, offset: 0 });
+      const res = await index.search({ text: 'common', filter: { namespace: 'default', type: 'fact' }, limit: 10, offset: 0 });
       expect(res.rows.map((r) => r.id).sort()).toEqual([...facts].sort());
       expect(res.total).toBe(4);
     });
@@ -57,9 +57,9 @@ describe('SqliteMemoryIndex', () => {
     db.exec(`DROP TRIGGER memories_tt_insert; DROP TRIGGER memories_tt_delete; DROP TRIGGER memories_tt_update; DROP TABLE memories_tt;
              DROP TRIGGER memory_counts_insert; DROP TRIGGER memory_counts_delete; DROP TRIGGER memory_counts_update; DROP TABLE memory_counts;`);
     const upgraded = new SqliteMemoryIndex(db);
-    const res = await upgraded.search({ text: 'zeppelin', filter: {}, limit: 10, offset: 0 });
+    const res = await upgraded.search({ text: 'zeppelin', filter: { namespace: 'default' }, limit: 10, offset: 0 });
     expect(res.rows[0].id).toBe(d.id); // the title hit still weighs more
-    const stats = await upgraded.stats();
+    const stats = await upgraded.stats('default');
     expect(stats.total).toBe(2);
     expect(stats.byType.code).toBe(1);
     expect(stats.byProject).toEqual({ p: 1, '(none)': 1 });
@@ -85,7 +85,7 @@ describe('SqliteMemoryIndex', () => {
       { seq: seq(c.id), prev: seq(b.id) },
     ]);
     expect(await upgraded.embeddingProgress('test:2')).toMatchObject({ pending: 0 });
-    await upgraded.delete(b.id);
+    await upgraded.delete('default', b.id);
     const jobs = await upgraded.claimEmbeddingJobs('spec', 10, 60_000);
     expect(jobs.map((j) => j.text)).toEqual(['turn 2\nturn 0']);
   });
@@ -108,7 +108,7 @@ describe('SqliteMemoryIndex', () => {
              CREATE TRIGGER operator_log_insert AFTER INSERT ON operator_log BEGIN SELECT 1; END;`);
     const upgraded = new SqliteMemoryIndex(db);
     await upgraded.insert(memoryDoc({ type: 'fact' }));
-    expect((await upgraded.stats()).byType.fact).toBe(2);
+    expect((await upgraded.stats('default')).byType.fact).toBe(2);
     const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'").pluck().all() as string[];
     expect(triggers).not.toContain('memories_gone_since');
     expect(triggers).toContain('operator_log_insert');
@@ -124,7 +124,7 @@ describe('SqliteMemoryIndex', () => {
              CREATE TABLE memory_tags (tag TEXT NOT NULL, seq INTEGER NOT NULL REFERENCES memories (seq) ON DELETE CASCADE, PRIMARY KEY (tag, seq)) WITHOUT ROWID;
              CREATE INDEX memory_tags_seq ON memory_tags (seq);`);
     const upgraded = new SqliteMemoryIndex(db);
-    const ids = async (tags: string[]) => (await upgraded.list({ filter: { tags }, limit: 10, offset: 0 })).rows.map((r) => r.id);
+    const ids = async (tags: string[]) => (await upgraded.list({ filter: { namespace: 'default', tags }, limit: 10, offset: 0 })).rows.map((r) => r.id);
     expect(await ids(['y'])).toEqual([b.id, a.id]);
     expect(await ids(['x', 'y'])).toEqual([a.id]);
   });
@@ -142,7 +142,7 @@ describe('SqliteMemoryIndex', () => {
              CREATE INDEX memory_tags_by_memory ON memory_tags (seq, tag);
              INSERT INTO memory_tags SELECT j.value, m.created_at, m.id, m.seq FROM memories m, json_each(m.tags) j;`);
     const upgraded = new SqliteMemoryIndex(db);
-    const page = (filter: object) => upgraded.list({ filter, limit: 10, offset: 0 });
+    const page = (filter: object) => upgraded.list({ filter: { namespace: 'default', ...filter }, limit: 10, offset: 0 });
     expect((await page({ tags: ['x'], type: 'fact' })).rows.map((r) => r.id)).toEqual([b.id, a.id]);
     expect(await page({ tags: ['x'], project: 'p' })).toMatchObject({ total: 2, rows: [{ id: c.id }, { id: a.id }] });
     expect(await page({ tags: ['y', 'x'], type: 'fact', project: 'q' })).toMatchObject({ total: 1, rows: [{ id: b.id }] });
@@ -188,11 +188,11 @@ describe('SqliteMemoryIndex', () => {
           (f.project === undefined || d.project === f.project) &&
           ((f.tags as string[] | undefined) ?? []).every((t) => d.tags.includes(t)),
       );
-      const first = await index.list({ filter, limit: 4, offset: 0 });
+      const first = await index.list({ filter: { namespace: 'default', ...filter }, limit: 4, offset: 0 });
       expect({ filter, total: first.total, ids: first.rows.map((x) => x.id) }).toEqual({ filter, total: want.length, ids: want.slice(0, 4).map((d) => d.id) });
       if (want.length > 4) {
         const last = first.rows[first.rows.length - 1];
-        const next = await index.list({ filter, limit: 4, offset: 0, after: { createdAt: last.createdAt, id: last.id } });
+        const next = await index.list({ filter: { namespace: 'default', ...filter }, limit: 4, offset: 0, after: { createdAt: last.createdAt, id: last.id } });
         expect({ filter, ids: next.rows.map((x) => x.id) }).toEqual({ filter, ids: want.slice(4, 8).map((d) => d.id) });
       }
     }
@@ -201,12 +201,12 @@ describe('SqliteMemoryIndex', () => {
   it('reports a closed database as 503 Document database unavailable', async () => {
     const index = new SqliteMemoryIndex(db);
     db.close();
-    await expect(index.count()).rejects.toMatchObject({ status: 503, message: expect.stringMatching(/^Document database unavailable: /) });
+    await expect(index.count('default')).rejects.toMatchObject({ status: 503, message: expect.stringMatching(/^Document database unavailable: /) });
     db = new Database(':memory:'); // for afterEach
   });
 
   describe('group commit: creates that reach the index in one turn of the event loop', () => {
-    const ids = async (index: SqliteMemoryIndex) => (await index.list({ filter: {}, limit: 100, offset: 0 })).rows.map((r) => r.id).sort();
+    const ids = async (index: SqliteMemoryIndex) => (await index.list({ filter: { namespace: 'default' }, limit: 100, offset: 0 })).rows.map((r) => r.id).sort();
     /** A database file (WAL pages and closing need one; the other tests use memory). */
     let dir: string;
     beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-group-commit-'))));
@@ -228,7 +228,7 @@ describe('SqliteMemoryIndex', () => {
         await Promise.all(Array.from({ length: 8 }, (_, i) => index.insert(doc(i)))); // together: one
         const together = walPages();
         expect(together).toBeLessThan(apart / 3);
-        expect(await index.count()).toBe(56);
+        expect(await index.count('default')).toBe(56);
       } finally {
         file.close();
       }

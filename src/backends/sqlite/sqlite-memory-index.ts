@@ -408,7 +408,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       this.vectors.refresh(this.stmt, key);
       const f = vectorFilter(this.stmt, filter, undefined, EXACT_FILTERED_MAX);
       const top = await this.vectors.top(this.stmt, vector, limit, f?.accept, f?.allowed);
-      return similarRows(this.stmt, top);
+      return similarRows(this.stmt, top, filter.namespace);
     } catch (e) {
       throw this.translate(e);
     }
@@ -435,7 +435,9 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
 
   override async count(ns: string): Promise<number> {
     // Two statements, so that a namespace's count walks its own index entries.
-    return this.guard(() => (ns === ALL_NAMESPACES ? this.stmt('SELECT count(*) FROM memories').pluck().get() : this.stmt('SELECT count(*) FROM memories WHERE namespace = ?').pluck().get(ns)) as number);
+    return this.guard(
+      () => (ns === ALL_NAMESPACES ? this.stmt('SELECT count(*) FROM memories').pluck().get() : this.stmt('SELECT count(*) FROM memories WHERE namespace = ?').pluck().get(ns)) as number,
+    );
   }
 
   override async clear(): Promise<void> {

@@ -317,7 +317,8 @@ function migrate(db: Database.Database): void {
   if (has('memories') && !columnsOf('memories').includes('namespace')) db.exec("ALTER TABLE memories ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'");
   if (has('memory_tags') && !oldTags && !columnsOf('memory_tags').includes('namespace')) db.exec("ALTER TABLE memory_tags ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'");
   if (has('memory_counts') && !columnsOf('memory_counts').includes('namespace')) db.exec('DROP TABLE memory_counts');
-  for (const old of ['type', 'scope', 'agent', 'project', 'type_project', 'type_scope', 'type_agent', 'scope_project', 'scope_agent', 'agent_project']) db.exec(`DROP INDEX IF EXISTS memories_${old}_f`);
+  for (const old of ['type', 'scope', 'agent', 'project', 'type_project', 'type_scope', 'type_agent', 'scope_project', 'scope_agent', 'agent_project'])
+    db.exec(`DROP INDEX IF EXISTS memories_${old}_f`);
   for (const old of ['type', 'scope', 'agent', 'project']) db.exec(`DROP INDEX IF EXISTS memory_tags_${old}_f`);
   const hadCounts = has('memory_counts');
   const hadQueue = has('embedding_queue');

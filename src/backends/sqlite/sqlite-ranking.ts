@@ -1,6 +1,6 @@
 import { hasPositiveTerms, ParsedSearch, parseSearchQuery, snippetMaker, toFts5Match, toFts5Terms } from '../../../libs/search-query';
 import { MemoryPage, MemoryRow, SearchQuery } from '../ports/memory.model';
-import { filterSql, hasFilter } from './sqlite-list-planner';
+import { filterSql, hasFilter, onlyNamespace, searchFilter } from './sqlite-list-planner';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
 
 /** Tokens around the best match shown by snippet(). */
@@ -29,11 +29,13 @@ export interface RankingOptions {
  * contains, so more and rarer words rank higher and title/tag hits weigh more; ties go to the
  * newer memory.
  */
-export function rankedFullTextSearch(stmt: Stmt, opts: RankingOptions, query: SearchQuery): MemoryPage {
-  const parsed = parseSearchQuery(query.text);
+export function rankedFullTextSearch(stmt: Stmt, opts: RankingOptions, asked: SearchQuery): MemoryPage {
+  const parsed = parseSearchQuery(asked.text);
   if (!hasPositiveTerms(parsed)) return { rows: [], total: 0 };
+  const query = { ...asked, filter: searchFilter(stmt, asked.filter) };
   const ranked = rankedSearch(stmt, opts, parsed, query);
-  return 'rows' in ranked ? ranked : exactSearch(stmt, parsed, query, ranked.total);
+  const page = 'rows' in ranked ? ranked : exactSearch(stmt, parsed, query, ranked.total);
+  return { ...page, rows: onlyNamespace(asked.filter.namespace, page.rows) };
 }
 
 /** A memory's place in the full-text ranking: its seq and its score, rounded as rows show it. */
@@ -46,9 +48,11 @@ export interface RankedSeq {
  * The page rankedFullTextSearch would return, as seqs and scores only: no rows read, no
  * snippets built (hybrid search's keyword list, sqlite-vectors.ts, reads rows for its own page).
  */
-export function rankedFullTextSeqs(stmt: Stmt, opts: RankingOptions, query: SearchQuery): RankedSeq[] {
-  const parsed = parseSearchQuery(query.text);
+export function rankedFullTextSeqs(stmt: Stmt, opts: RankingOptions, asked: SearchQuery): RankedSeq[] {
+  const parsed = parseSearchQuery(asked.text);
   if (!hasPositiveTerms(parsed)) return [];
+  // Seqs only: the caller's rows are read (and kept to the namespace) by vectorSearch's pageRows.
+  const query = { ...asked, filter: searchFilter(stmt, asked.filter) };
   const ranked = rankedSearch(stmt, opts, parsed, query, true);
   return 'seqs' in ranked ? ranked.seqs : exactSearch(stmt, parsed, query, ranked.total, true).seqs;
 }

@@ -21,12 +21,12 @@ describe('SqliteSearchPool', () => {
   afterAll(() => jest.restoreAllMocks());
   const doc = (i: number, extra: Partial<MemoryDoc> = {}): MemoryDoc => wheelDoc(i, { idBase: 0x67000000, stride: 5, titleEvery: 4 }, { project: i % 2 ? 'atlas' : null, ...extra });
   const queries: SearchQuery[] = [
-    { text: 'deploy', filter: {}, limit: 5, offset: 0 },
-    { text: 'cache schema', filter: {}, limit: 5, offset: 5 },
-    { text: '"the deploy"', filter: {}, limit: 20, offset: 0 },
-    { text: 'token -queue', filter: { project: 'atlas' }, limit: 3, offset: 0 },
-    { text: 'budget', filter: { since: new Date(Date.UTC(2026, 0, 1, 0, 0, 30)) }, limit: 10, offset: 0 },
-    { text: 'the and of', filter: {}, limit: 10, offset: 0 },
+    { text: 'deploy', filter: { namespace: 'default' }, limit: 5, offset: 0 },
+    { text: 'cache schema', filter: { namespace: 'default' }, limit: 5, offset: 5 },
+    { text: '"the deploy"', filter: { namespace: 'default' }, limit: 20, offset: 0 },
+    { text: 'token -queue', filter: { namespace: 'default', project: 'atlas' }, limit: 3, offset: 0 },
+    { text: 'budget', filter: { namespace: 'default', since: new Date(Date.UTC(2026, 0, 1, 0, 0, 30)) }, limit: 10, offset: 0 },
+    { text: 'the and of', filter: { namespace: 'default' }, limit: 10, offset: 0 },
   ];
 
   let dir: string;
@@ -68,9 +68,9 @@ describe('SqliteSearchPool', () => {
     expect(all.filter((page) => page.rows.length > 0)).toHaveLength(queries.length - 1);
 
     await database.memories.insert(doc(1000, { content: 'a zyzzyva appeared' }));
-    expect((await database.memories.search({ text: 'zyzzyva', filter: {}, limit: 5, offset: 0 })).rows.map((r) => r.id)).toEqual([doc(1000).id]);
-    await database.memories.delete(doc(1000).id);
-    expect((await database.memories.search({ text: 'zyzzyva', filter: {}, limit: 5, offset: 0 })).total).toBe(0);
+    expect((await database.memories.search({ text: 'zyzzyva', filter: { namespace: 'default' }, limit: 5, offset: 0 })).rows.map((r) => r.id)).toEqual([doc(1000).id]);
+    await database.memories.delete('default', doc(1000).id);
+    expect((await database.memories.search({ text: 'zyzzyva', filter: { namespace: 'default' }, limit: 5, offset: 0 })).total).toBe(0);
   });
 
   it("runs vector searches on the workers with the hits of the main thread's one vector index, new vectors included", async () => {
@@ -85,7 +85,15 @@ describe('SqliteSearchPool', () => {
     for (const [i, j] of jobs.entries()) await database.memories.storeVector(j, KEY, unit(1, (i % 7) / 7, (i % 5) / 5, 0.1));
     const pool = database.searchWorkers() as SqliteSearchPool;
     await waitReady(pool, 2);
-    const vq = (text: string, vector: Float32Array, mode: 'semantic' | 'hybrid', filter = {}): SearchQuery => ({ text, filter, limit: 5, offset: 0, mode, vector, vectorKey: KEY });
+    const vq = (text: string, vector: Float32Array, mode: 'semantic' | 'hybrid', filter = {}): SearchQuery => ({
+      text,
+      filter: { namespace: 'default', ...filter },
+      limit: 5,
+      offset: 0,
+      mode,
+      vector,
+      vectorKey: KEY,
+    });
     const vqs = [vq('deploy', unit(1, 0.5, 0.2, 0.1), 'hybrid'), vq('cache', unit(0.2, 1, 0, 0), 'semantic'), vq('token', unit(1, 0, 1, 0), 'hybrid', { project: 'atlas' })];
     const onPool = jest.spyOn(pool, 'search');
     for (const q of vqs) {
@@ -102,9 +110,9 @@ describe('SqliteSearchPool', () => {
       [unit(1, 0.5, 0.2, 0.1), {}],
       [unit(1, 0, 1, 0), { project: 'atlas' }],
     ] as const) {
-      const hits = await database.memories.similar(vector, KEY, 3, filter);
+      const hits = await database.memories.similar(vector, KEY, 3, { namespace: 'default', ...filter });
       expect(hits).toHaveLength(3);
-      for (const h of hits) if ('project' in filter) expect((await database.memories.get(h.id))?.project).toBe('atlas');
+      for (const h of hits) if ('project' in filter) expect((await database.memories.get('default', h.id))?.project).toBe('atlas');
     }
     // A vector stored just before is found by the next search on a worker (the copy is the main thread's).
     await database.memories.insert(doc(2000, { content: 'nothing alike' }));
@@ -113,10 +121,10 @@ describe('SqliteSearchPool', () => {
     const page = await database.memories.search(vq('nothing', unit(0, 0, 0, 1), 'semantic'));
     expect(page.rows[0]).toMatchObject({ id: doc(2000).id });
     expect(page.rows[0].score).toBeCloseTo(1, 5);
-    expect((await database.memories.similar(unit(0, 0, 0, 1), KEY, 1))[0]).toMatchObject({ id: doc(2000).id, title: doc(2000).title });
+    expect((await database.memories.similar(unit(0, 0, 0, 1), KEY, 1, { namespace: 'default' }))[0]).toMatchObject({ id: doc(2000).id, title: doc(2000).title });
     // The memory with the newest vector deleted, then another one's vector stored (SQLite gives the
     // new memory the deleted one's seq): the next search uses the new vector, not the deleted one's.
-    await database.memories.delete(doc(2000).id);
+    await database.memories.delete('default', doc(2000).id);
     await database.memories.insert(doc(2001, { content: 'nothing alike either' }));
     const [next] = await database.memories.claimEmbeddingJobs('test', 10, 60_000);
     await database.memories.storeVector(next, KEY, unit(0, 0, 1, 1));

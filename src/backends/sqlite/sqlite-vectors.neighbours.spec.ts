@@ -37,6 +37,7 @@ describe('hybrid session neighbours', () => {
   function doc(i: number, when: Date, agent: string | null, project: string | null): MemoryDoc {
     return {
       id: (0x6a000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16),
+      namespace: 'default',
       title: null,
       type: 'note',
       scope: 'global',
@@ -161,7 +162,7 @@ describe('hybrid session neighbours', () => {
     const deleted = shuffled.slice(0, 30);
     const moved = shuffled.slice(30, 50);
     const deletedSeqs = new Set(deleted.map((d) => seqOf(d.id)));
-    for (const d of deleted) expect(await index.delete(d.id)).toBe(true);
+    for (const d of deleted) expect(await index.delete('default', d.id)).toBe(true);
     for (const [i, d] of moved.entries()) {
       const change = i % 3 === 0 ? { project: 'moved' } : i % 3 === 1 ? { agent: 'moved' } : { createdAt: new Date(d.createdAt.getTime() + 7 * 60_000) };
       expect(await index.replace({ ...d, ...change, version: 2 })).toBe(true);

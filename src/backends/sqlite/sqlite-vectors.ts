@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
 import { Accept, dot, VectorHit, vectorOf } from '../vector/vector-index';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
-import { filterSql, hasFilter } from './sqlite-list-planner';
+import { filterSql, hasFilter, onlyNamespace, searchFilter } from './sqlite-list-planner';
 import { NEXT_SEQ, PREVIOUS_SEQ, REQUEUE } from './sqlite-memory-schema';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
 import { rankedFullTextSeqs, RankingOptions } from './sqlite-ranking';
@@ -20,9 +20,11 @@ export function vectorFilter(stmt: Stmt, filter: MemoryFilter | undefined, text:
   const parsed = parseSearchQuery(text ?? '');
   const { terms, exclusion } = toFts5Terms(parsed);
   const phrases = terms.filter((t) => t.required).map((t) => t.expr);
-  const filtered = filter !== undefined && hasFilter(filter);
+  if (filter === undefined || typeof filter.namespace !== 'string') throw new Error('A vector search without a namespace');
+  const scoped = searchFilter(stmt, filter);
+  const filtered = hasFilter(scoped);
   if (!filtered && phrases.length === 0 && !exclusion) return null;
-  const { where, params } = filtered ? filterSql(filter) : { where: [] as string[], params: {} };
+  const { where, params } = filtered ? filterSql(scoped) : { where: [] as string[], params: {} };
   if (phrases.length > 0) {
     where.push('m.seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH @v_only)');
     params.v_only = phrases.join(' AND ');
@@ -82,7 +84,7 @@ export function vectorSearch(stmt: Stmt, ranking: RankingOptions, query: SearchQ
   if (mode === 'hybrid') linkNeighbours(stmt, candidates);
   const fused = fuse([...candidates.values()], mode);
   const pageOf = fused.slice(query.offset, query.offset + query.limit);
-  const rows = pageRows(stmt, pageOf, parsed);
+  const rows = onlyNamespace(query.filter.namespace, pageRows(stmt, pageOf, parsed));
   return { rows, total: fused.length };
 }
 
@@ -138,14 +140,15 @@ function pageRows(stmt: Stmt, page: Array<{ key: number; score: number; matched:
 }
 
 /** The memories of `top` with their titles (duplicate hints), in its order. */
-export function similarRows(stmt: Stmt, top: VectorHit[]): SimilarHit[] {
+export function similarRows(stmt: Stmt, top: VectorHit[], ns: string): SimilarHit[] {
   if (top.length === 0) return [];
-  const rows = stmt('SELECT seq, id, title FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify(top.map((t) => t.label))) as Array<{
+  const rows = stmt('SELECT seq, id, title, namespace FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify(top.map((t) => t.label))) as Array<{
     seq: number;
     id: string;
     title: string | null;
+    namespace: string;
   }>;
-  const bySeq = new Map(rows.map((r) => [r.seq, r]));
+  const bySeq = new Map(onlyNamespace(ns, rows).map((r) => [r.seq, r]));
   return top.flatMap((t) => {
     const r = bySeq.get(t.label);
     return r ? [{ id: r.id, title: r.title, score: Number(t.score.toPrecision(4)) }] : [];
