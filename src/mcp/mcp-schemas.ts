@@ -111,6 +111,7 @@ const NULLABLE = z.string().nullable();
 
 const memoryFields = {
   id: z.string(),
+  namespace: z.string().describe('The namespace the memory belongs to.'),
   title: NULLABLE,
   type: TYPE,
   tags: z.array(z.string()),

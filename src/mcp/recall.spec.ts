@@ -2,7 +2,20 @@ import type { MemoryDto } from '../memories/dto/memory-response.dto';
 import { estimateTokens, selectForBudget, taskQuery } from './recall';
 
 function memory(id: string, content: string, title: string | null = null): MemoryDto {
-  return { id, title, type: 'note', content, tags: [], scope: 'global', agent: null, project: null, created_at: '2026-11-01T00:00:00.000Z', updated_at: '2026-11-01T00:00:00.000Z', version: 1 };
+  return {
+    id,
+    namespace: 'default',
+    title,
+    type: 'note',
+    content,
+    tags: [],
+    scope: 'global',
+    agent: null,
+    project: null,
+    created_at: '2026-11-01T00:00:00.000Z',
+    updated_at: '2026-11-01T00:00:00.000Z',
+    version: 1,
+  };
 }
 
 function store(...items: MemoryDto[]) {

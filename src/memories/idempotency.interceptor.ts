@@ -1,6 +1,8 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
+import { DEFAULT_NAMESPACE } from '../namespaces/namespace';
+import { requestNamespace } from '../namespaces/request-namespace';
 import { from, Observable } from 'rxjs';
 import { catchError, mergeMap } from 'rxjs/operators';
 import { IdempotencyRecord, IdempotencyRepository } from '../backends/ports/idempotency.repository';
@@ -36,7 +38,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
     const p = req.principal;
     const who = !p ? 'anonymous' : p.kind === 'token' ? `token:${p.tokenId}` : 'admin';
-    const key = `${who}|${req.method} ${req.path}|${given}`;
+    // Per namespace (issue 43): 'default' keeps the form of before, so keys written before namespaces still replay.
+    const ns = requestNamespace(req);
+    const key = `${who}|${ns === DEFAULT_NAMESPACE ? '' : `ns:${ns}|`}${req.method} ${req.path}|${given}`;
     const fingerprint = createHash('sha256')
       .update(canonicalJson(req.body ?? null))
       .digest('hex');

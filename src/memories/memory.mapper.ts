@@ -7,6 +7,7 @@ import type { AuthorDto, VersionDto } from './dto/memory-versions.dto';
 export function mapMemory(doc: MemoryDoc): MemoryDto {
   return {
     id: doc.id,
+    namespace: doc.namespace,
     title: doc.title,
     type: doc.type,
     content: doc.content,
@@ -52,6 +53,7 @@ export function sentFields(body: unknown): string[] {
 export function mapRow(row: MemoryRow): MemoryRowDto {
   const out: MemoryRowDto = {
     id: row.id,
+    namespace: row.namespace,
     title: row.title,
     type: row.type,
     tags: [...row.tags],

@@ -292,6 +292,36 @@ describe('route permissions', () => {
       expect(wrong).toEqual([]);
     });
 
+    it('namespaces: every memory route of a token bound elsewhere misses the memory, refuses a namespace outside its binding (403 naming it) and an ambiguous request (400)', async () => {
+      const token = async (namespaces: string[]) =>
+        (
+          await admin
+            .post('/api/tokens')
+            .send({ name: `ns ${namespaces.join(',')}`, preset: 'full', namespaces })
+            .expect(201)
+        ).body.plaintext as string;
+      const other = await token(['tenant-x']);
+      const both = await token(['tenant-x', 'tenant-y']);
+      const as = (b: string, r: request.Test) => r.set('Authorization', `Bearer ${b}`);
+      const MEMORY_ROUTES = REST.filter(([, scope]) => scope?.startsWith('memory:'));
+      const wrong: string[] = [];
+      for (const [name, , req, ok] of MEMORY_ROUTES) {
+        const id = await victim(); // in 'default', made by the admin
+        const inOwn = await as(other, req('full', id));
+        // Reads of the list kind answer (empty of the victim); anything naming the victim's id is a 404; import makes its own copy.
+        const want = ['list', 'search', 'stats', 'export', 'create', 'import', 'bulk delete'].includes(name) ? ok : 404;
+        if (inOwn.status !== want) wrong.push(`${name} in tenant-x: ${inOwn.status}, expected ${want}`);
+        for (const s of secrets) if ((inOwn.text ?? '').includes(s)) wrong.push(`${name} in tenant-x leaked "${s}"`);
+        const outside = await as(other, req('full', id)).set('X-Memory-Namespace', 'default');
+        if (outside.status !== 403 || !String(outside.body.error).includes('"default"')) wrong.push(`${name} choosing default: ${outside.status} ${outside.text.slice(0, 100)}`);
+        const ambiguous = await as(both, req('full', id));
+        if (ambiguous.status !== 400 || !/x-memory-namespace/i.test(String(ambiguous.body.error))) wrong.push(`${name} ambiguous: ${ambiguous.status} ${ambiguous.text.slice(0, 100)}`);
+        // The victim is still there, as it was.
+        expect((await admin.get(`/api/memories/${id}`).expect(200)).body.memory.content).toBe(`${SECRET.content} (edited)`);
+      }
+      expect(wrong).toEqual([]);
+    });
+
     it.each(WHO.filter((w) => w !== 'admin'))('MCP as %s: each tool answers or refuses by scope, and a non-reader never sees stored content', async (who) => {
       const connect = async () => {
         const c = new Client({ name: 'matrix', version: '1.0.0' });

@@ -8,6 +8,8 @@ const AT = '2026-11-21T09:30:00.000Z';
 export class MemoryDto {
   @ApiProperty({ example: ID, pattern: '^[0-9a-f]{24}$' })
   id: string;
+  @ApiProperty({ example: 'default', description: 'The namespace the memory belongs to (issue 43): the request’s own; `default` for a token bound to it or to *' })
+  namespace: string;
   @ApiProperty({ type: String, nullable: true, example: 'Deployment policy' })
   title: string | null;
   @ApiProperty({ enum: MEMORY_TYPES, example: 'decision' })

@@ -1,0 +1,224 @@
+/**
+ * Issue 43: hard tenant isolation, on every backend pair, with the local embedding model (so the
+ * semantic and hybrid searches and the duplicate hints really look at vectors). Tokens of two
+ * namespaces (A: acme/a, B: acme/b), one bound to acme/* and one to *: every REST memory route and
+ * every MCP tool, resource and prompt is walked as A against B's memory, and A can neither read,
+ * find, count, hint, export, restore, download, modify nor delete it.
+ */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
+import { testBackends } from '../support/backends';
+import { binaryParser, makeZip, unzip } from '../support/zip';
+
+jest.setTimeout(120_000);
+
+interface Caller {
+  get(url: string): request.Test;
+  post(url: string, body?: unknown): request.Test;
+  patch(url: string, body?: unknown): request.Test;
+  delete(url: string): request.Test;
+  bearer: string;
+}
+
+describe.each(testBackends())('namespaces on $name', (backend) => {
+  let t: TestApp;
+  let base: string;
+  let A: Caller;
+  let B: Caller;
+  let star: Caller;
+  let acme: Caller;
+  let legacy: Caller;
+  const open: Client[] = [];
+  /** B's memory (two versions), A's look-alike. */
+  let secret: { id: string };
+  let mine: { id: string };
+  const WORD = 'quetzalword';
+  const SECRET_TEXT = `The payroll export runs every Friday at noon through the ${WORD} batch job of the finance team.`;
+
+  function caller(bearer: string): Caller {
+    const auth = (r: request.Test) => r.set('Authorization', `Bearer ${bearer}`);
+    return {
+      bearer,
+      get: (url) => auth(request(t.http).get(url)),
+      post: (url, body) => auth(request(t.http).post(url)).send(body as object),
+      patch: (url, body) => auth(request(t.http).patch(url)).send(body as object),
+      delete: (url) => auth(request(t.http).delete(url)),
+    };
+  }
+  const token = async (namespaces: string[] | undefined, preset = 'full') =>
+    caller((await createToken(t, { name: `ns ${namespaces?.join(',') ?? 'none'}`, preset, rate_limit_per_minute: 0, ...(namespaces ? { namespaces } : {}) })).plaintext);
+
+  const settle = async () => {
+    const end = Date.now() + 60_000;
+    while ((await star.get('/api/status').expect(200)).body.embeddings.pending !== 0) {
+      if (Date.now() > end) throw new Error('embeddings still pending');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  async function mcp(bearer: string, headers: Record<string, string> = {}): Promise<Client> {
+    const client = new Client({ name: 'memstore-ns', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${bearer}`, ...headers } } }));
+    open.push(client);
+    return client;
+  }
+
+  beforeAll(async () => {
+    t = await createTestApp({ ...(await backend.env()), MEMSTORE_EMBEDDING_PROVIDER: '' });
+    await t.app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(t.http.address() as AddressInfo).port}`;
+    A = await token(['acme/a']);
+    B = await token(['acme/b']);
+    star = await token(['*']);
+    acme = await token(['acme/*']);
+    legacy = await token(undefined);
+    secret = (await B.post('/api/memories', { title: 'Payroll export', content: SECRET_TEXT, project: 'fin', tags: ['payroll'] }).expect(201)).body.memory;
+    await B.patch(`/api/memories/${secret.id}`, { title: 'Payroll export (v2)' }).expect(200);
+    mine = (await A.post('/api/memories', { title: 'Garden', content: `Water the tomatoes on Mondays; ${WORD} is the name of the hose.`, project: 'fin' }).expect(201)).body.memory;
+    await settle();
+  });
+  afterAll(async () => {
+    for (const c of open) await c.close().catch(() => undefined);
+    await t?.close();
+  });
+
+  it('binds tokens: default ["default"], entries checked (422), answers name the namespace', async () => {
+    const admin = await adminAgent(t);
+    const made = await admin.post('/api/tokens').send({ name: 'plain', preset: 'read-only' }).expect(201);
+    expect(made.body.token.namespaces).toEqual(['default']);
+    const bad = await admin
+      .post('/api/tokens')
+      .send({ name: 'bad', namespaces: ['Acme'] })
+      .expect(422);
+    expect(bad.body.detail[0].loc).toEqual(['body', 'namespaces', 0]);
+    await admin
+      .post('/api/tokens')
+      .send({ name: 'bad', namespaces: ['acme/**'] })
+      .expect(422);
+    expect((await B.get(`/api/memories/${secret.id}`).expect(200)).body.memory.namespace).toBe('acme/b');
+  });
+
+  it('REST: A cannot read, find, count, hint, export, download, restore, modify or delete B’s memory', async () => {
+    const id = secret.id;
+    for (const url of [`/api/memories/${id}`, `/api/memories/${id}/download`, `/api/memories/${id}/download?url=true`, `/api/memories/${id}/versions`, `/api/memories/${id}/versions/1`]) {
+      const res = await A.get(url);
+      expect({ url, status: res.status }).toEqual({ url, status: 404 });
+    }
+    await A.post(`/api/memories/${id}/versions/1/restore`).expect(404);
+    await A.patch(`/api/memories/${id}`, { content: 'overwritten by A' }).expect(404);
+    await A.delete(`/api/memories/${id}`).expect(404);
+    expect((await A.post('/api/memories/bulk-delete', { ids: [id] }).expect(200)).body).toMatchObject({ deleted: 0, missing: [id] });
+
+    for (const mode of ['keyword', 'semantic', 'hybrid']) {
+      const found = (await A.get(`/api/memories?${new URLSearchParams({ q: `${WORD} payroll export friday`, mode })}`).expect(200)).body;
+      expect({ mode, ids: found.rows.map((r: { id: string }) => r.id) }).toEqual({ mode, ids: [mine.id] });
+      expect(found.total).toBe(1);
+      // The same query from B finds B's memory: the search itself works.
+      const theirs = (await B.get(`/api/memories?${new URLSearchParams({ q: `${WORD} payroll export friday`, mode })}`).expect(200)).body;
+      expect(theirs.rows.map((r: { id: string }) => r.id)).toEqual([id]);
+    }
+    expect((await A.get('/api/memories?project=fin').expect(200)).body.rows.map((r: { id: string }) => r.id)).toEqual([mine.id]);
+    expect((await A.get('/api/stats').expect(200)).body.stats).toMatchObject({ total: 1, by_project: { fin: 1 } });
+    // Duplicate hints: a near-copy of B's memory written by A names nothing of B's; written by B it does.
+    const copyA = await A.post('/api/memories', { title: 'Payroll export', content: SECRET_TEXT, project: 'fin' }).expect(201);
+    expect(copyA.body.similar.map((s: { id: string }) => s.id)).not.toContain(id);
+    const copyB = await B.post('/api/memories', { title: 'Payroll export', content: SECRET_TEXT, project: 'fin' }).expect(201);
+    expect(copyB.body.similar.map((s: { id: string }) => s.id)).toContain(id);
+    await A.delete(`/api/memories/${copyA.body.memory.id}`).expect(200);
+    await B.delete(`/api/memories/${copyB.body.memory.id}`).expect(200);
+
+    // Export: only A's namespace.
+    const zip = await A.get('/api/export')
+      .buffer(true)
+      .parse(binaryParser as never)
+      .expect(200);
+    const files = [...(await unzip(zip.body as Buffer)).keys()].filter((f) => f.startsWith('memories/'));
+    expect(files).toEqual([`memories/${mine.id}.md`]);
+
+    // B's memory is untouched: same version, same content.
+    const after = (await B.get(`/api/memories/${id}`).expect(200)).body.memory;
+    expect(after).toMatchObject({ version: 2, title: 'Payroll export (v2)', content: SECRET_TEXT });
+  });
+
+  it('import goes into the request’s namespace; an archive naming B’s id makes a copy in A, B’s memory stays', async () => {
+    const file = (await B.get(`/api/memories/${secret.id}/download`).expect(200)).text.replace(SECRET_TEXT, 'planted by A');
+    const archive = await makeZip({ [`memories/${secret.id}.md`]: file });
+    const res = await request(t.http).post('/api/import').set('Authorization', `Bearer ${A.bearer}`).set('Content-Type', 'application/zip').send(archive).expect(200);
+    expect(res.body.created).toBe(1);
+    const copyId = res.body.items.find((i: { status: string }) => i.status === 'created').id;
+    expect(copyId).not.toBe(secret.id);
+    expect((await A.get(`/api/memories/${copyId}`).expect(200)).body.memory).toMatchObject({ namespace: 'acme/a', content: 'planted by A' });
+    expect((await B.get(`/api/memories/${secret.id}`).expect(200)).body.memory.content).toBe(SECRET_TEXT);
+    await A.delete(`/api/memories/${copyId}`).expect(200);
+  });
+
+  it('choosing a namespace: 403 outside the binding (naming it), 400 when ambiguous or contradictory, * and prefixes work', async () => {
+    const forbidden = await A.get('/api/memories').set('X-Memory-Namespace', 'acme/b').expect(403);
+    expect(forbidden.body.error).toContain('acme/b');
+    await A.get('/api/memories?namespace=acme/b').expect(403);
+    await A.post('/api/memories', { content: 'x', namespace: 'acme/b' }).expect(403);
+    const ambiguous = await acme.get('/api/memories').expect(400);
+    expect(ambiguous.body.error).toMatch(/X-Memory-Namespace|x-memory-namespace/i);
+    await A.get('/api/memories?namespace=acme/a').set('X-Memory-Namespace', 'acme/b').expect(400);
+    await A.get('/api/memories').set('X-Memory-Namespace', 'Not A Name').expect(400);
+    expect((await acme.get('/api/memories?namespace=acme/b').expect(200)).body.rows.map((r: { id: string }) => r.id)).toEqual([secret.id]);
+    expect((await star.get(`/api/memories/${secret.id}`).set('X-Memory-Namespace', 'acme/b').expect(200)).body.memory.id).toBe(secret.id);
+    // A token bound to * (and the admin) works in default without a choice; a token from before namespaces is default's.
+    await star.get(`/api/memories/${secret.id}`).expect(404);
+    const d = (await legacy.post('/api/memories', { content: 'in default' }).expect(201)).body.memory;
+    expect(d.namespace).toBe('default');
+    expect((await star.get(`/api/memories/${d.id}`).expect(200)).body.memory.id).toBe(d.id);
+    const admin = await adminAgent(t);
+    expect((await admin.get(`/api/memories?namespace=acme/b`).expect(200)).body.rows.map((r: { id: string }) => r.id)).toEqual([secret.id]);
+    await admin.get(`/api/memories/${secret.id}`).expect(404);
+  });
+
+  it('MCP: every tool, resource and prompt of A stays in acme/a', async () => {
+    const a = await mcp(A.bearer);
+    const id = secret.id;
+    const text = (r: unknown) => JSON.stringify(r);
+    for (const [name, args] of [
+      ['get_memory', { id }],
+      ['update_memory', { id, content: 'overwritten over MCP' }],
+      ['delete_memory', { id }],
+    ] as const) {
+      const r = await a.callTool({ name, arguments: args });
+      expect({ name, isError: r.isError }).toEqual({ name, isError: true });
+    }
+    for (const mode of ['keyword', 'semantic', 'hybrid'] as const) {
+      const s = await a.callTool({ name: 'search_memories', arguments: { q: `${WORD} payroll export friday`, mode } });
+      expect((s.structuredContent as { rows: Array<{ id: string }> }).rows.map((r) => r.id)).toEqual([mine.id]);
+    }
+    expect(text((await a.callTool({ name: 'list_recent', arguments: {} })).structuredContent)).not.toContain(id);
+    expect((await a.callTool({ name: 'memory_stats', arguments: {} })).structuredContent).toMatchObject({ stats: { total: 1 } });
+    const recall = await a.callTool({ name: 'recall_context', arguments: { task: 'run the payroll export on Friday' } });
+    expect(text(recall.structuredContent)).not.toContain(id);
+    expect(text(recall.structuredContent)).not.toContain('finance team');
+    const created = await a.callTool({ name: 'create_memory', arguments: { title: 'Payroll export', content: SECRET_TEXT } });
+    expect(text(created.structuredContent)).not.toContain(id);
+    await A.delete(`/api/memories/${(created.structuredContent as { memory: { id: string } }).memory.id}`).expect(200);
+    // The namespace argument: outside the binding is refused, naming it.
+    const other = await a.callTool({ name: 'list_recent', arguments: { namespace: 'acme/b' } });
+    expect(other.isError).toBe(true);
+    expect(text(other.content)).toContain('acme/b');
+    // Resources: memory://<B's id> is not found; the list has only A's.
+    await expect(a.readResource({ uri: `memory://${id}` })).rejects.toThrow();
+    expect(text(await a.listResources())).not.toContain(id);
+    // A multi-namespace token chooses with the argument, or with the header for resources.
+    const m = await mcp(acme.bearer);
+    expect((await m.callTool({ name: 'list_recent', arguments: {} })).isError).toBe(true);
+    const theirs = await m.callTool({ name: 'get_memory', arguments: { id, namespace: 'acme/b' } });
+    expect((theirs.structuredContent as { memory: { content: string } }).memory.content).toBe(SECRET_TEXT);
+    const viaHeader = await mcp(acme.bearer, { 'X-Memory-Namespace': 'acme/b' });
+    expect(((await viaHeader.readResource({ uri: `memory://${id}` })).contents[0] as { text: string }).text).toContain(SECRET_TEXT);
+    // Prompts only phrase instructions; they carry no memory.
+    const prompts = await a.listPrompts();
+    for (const p of prompts.prompts) {
+      const got = await a.getPrompt({ name: p.name, arguments: p.arguments?.some((x) => x.name === 'topic') ? { topic: 'payroll' } : {} }).catch(() => null);
+      expect(text(got)).not.toContain(SECRET_TEXT);
+    }
+    expect((await B.get(`/api/memories/${id}`).expect(200)).body.memory).toMatchObject({ version: 2, content: SECRET_TEXT });
+  });
+});
