@@ -41,7 +41,7 @@ Exit codes: 0 done (nothing invalid), 1 some files were invalid (see the report)
           dryRun: values['dry-run'] === true,
           format: values.format as ImportFormat,
           filename: path.basename(file),
-          namespace: values.namespace as string,
+          namespace: values.namespace,
           onItem: (_item, n) => progress.update(n, null, 'files'),
         });
         progress.finish();

@@ -40,7 +40,7 @@ export function versionKey(ns: string, id: string, version: number): string {
  */
 export function namespaceKeyPrefix(ns: string): string {
   if (ns === DEFAULT_NAMESPACE) return '';
-  if (!isNamespaceName(ns)) throw new Error(`Not a namespace name: ${ns}`);
+  if (!isNamespaceName(ns)) throw new Error(`Not a namespace name: ${JSON.stringify(ns)}`);
   return `${NAMESPACE_KEY_DIR}/${ns}/`;
 }
 export const NAMESPACE_KEY_DIR = 'ns';

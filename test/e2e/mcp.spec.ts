@@ -91,7 +91,7 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       expect(byName.delete_memory.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       expect(byName.search_memories.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
       const searchProps = byName.search_memories.inputSchema.properties as Record<string, { description?: string; enum?: string[] }>;
-      expect(Object.keys(searchProps).sort()).toEqual(['agent', 'cursor', 'days', 'limit', 'mode', 'page', 'project', 'q', 'scope', 'since', 'tags', 'type']);
+      expect(Object.keys(searchProps).sort()).toEqual(['agent', 'cursor', 'days', 'limit', 'mode', 'namespace', 'page', 'project', 'q', 'scope', 'since', 'tags', 'type']);
       expect(searchProps.type.enum).toContain('decision');
       expect(searchProps.q.description).toMatch(/phrase/);
       expect(byName.create_memory.inputSchema.required).toEqual(['content']);

@@ -80,7 +80,7 @@ describe('upgrade to namespaces', () => {
     const s3 = new S3Client({ endpoint: env.MEMSTORE_OBJSTORE_ENDPOINT, region: 'us-east-1', forcePathStyle: true, credentials: S3RVER_CREDENTIALS });
     try {
       const db = client.db(env.MEMSTORE_DOCDB_DB);
-      for (const [name, docs] of Object.entries(dump.collections)) if (docs.length > 0) await db.collection(name).insertMany(docs as never[]);
+      for (const [name, docs] of Object.entries(dump.collections)) if (docs.length > 0) await db.collection(name).insertMany(docs);
       for (const [key, body] of Object.entries(dump.objects)) await s3.send(new PutObjectCommand({ Bucket: env.MEMSTORE_OBJSTORE_BUCKET, Key: key, Body: body }));
       expect(await db.collection('memories').countDocuments({ namespace: { $exists: true } })).toBe(0);
       const t = await createTestApp({ ...env, MEMSTORE_SECRET_KEY: KEY });
