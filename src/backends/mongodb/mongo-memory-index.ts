@@ -248,7 +248,7 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
           (q) => this.search(q),
           async (ids) => {
             const docs = await m.memories
-              .find({ _id: { $in: ids } }, NO_VECTOR)
+              .find({ _id: { $in: ids }, ...inNamespace(query.filter.namespace) }, NO_VECTOR)
               .lean<MemoryRecord[]>()
               .exec();
             const patterns = snippetPatterns(parseSearchQuery(query.text));

@@ -1,4 +1,4 @@
-import { DEFAULT_NAMESPACE } from '../../namespaces/namespace';
+import { ALL_NAMESPACES, DEFAULT_NAMESPACE } from '../../namespaces/namespace';
 import type { FilterQuery } from 'mongoose';
 import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
 import type { EmbeddingJob, EmbeddingProgress, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
@@ -235,7 +235,7 @@ export async function vectorSearch(
         meta.set(id, { project: r.project, agent: r.agent, at: r.createdAt.getTime() });
       }
     }
-    await addNeighbours(m, candidates, keys, meta);
+    await addNeighbours(m, candidates, keys, meta, query.filter.namespace);
     fused = fuse([...candidates.values()], mode);
   }
   // A semantic hit whose document is gone (deleted by another instance) leaves the copy and the
@@ -271,6 +271,7 @@ async function addNeighbours(
   candidates: Map<string, FusionCandidate<string>>,
   keys: string[],
   meta: Map<string, { project: string | null; agent: string | null; at: number }>,
+  ns: string,
 ): Promise<void> {
   const link = (a: string, b: string) => {
     const ca = candidates.get(a);
@@ -283,7 +284,8 @@ async function addNeighbours(
     keys.flatMap((id) => {
       const me = meta.get(id);
       if (!me) return [];
-      const same = { project: me.project, agent: me.agent };
+      // A session never crosses namespaces (issue 43).
+      const same = { ...(ns === ALL_NAMESPACES ? {} : { namespace: ns }), project: me.project, agent: me.agent };
       const at = new Date(me.at);
       const near = async (dir: 1 | -1) => {
         const cond = dir < 0 ? { $or: [{ createdAt: { $lt: at } }, { createdAt: at, _id: { $lt: id } }] } : { $or: [{ createdAt: { $gt: at } }, { createdAt: at, _id: { $gt: id } }] };
