@@ -9,30 +9,9 @@ import { BackendUnavailableError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { requestLogContext } from '../observability/json-logger';
 
-/**
- * Audited actions. Admin actions: sign-in (success and failure, with the username tried), sign-out,
- * password change (page or command line), token create/update/revoke/delete, settings change,
- * backend test, migration. Memory actions: delete, bulk delete, import (also failed or aborted),
- * restore, export (a bulk read). Refused API tokens (`token.refused`, aggregated: see recordRefusal).
- */
-export const AUDIT_ACTIONS = [
-  'admin.login',
-  'admin.logout',
-  'admin.password_change',
-  'token.refused',
-  'memory.export',
-  'backend.migrate',
-  'token.create',
-  'token.update',
-  'token.revoke',
-  'token.delete',
-  'settings.update',
-  'backend.test',
-  'memory.delete',
-  'memory.bulk_delete',
-  'memory.import',
-  'memory.restore',
-] as const;
+import { AUDIT_ACTIONS } from './audit-actions';
+
+export { AUDIT_ACTIONS };
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export interface AuditRecordOptions {

@@ -172,15 +172,18 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
        */
       const recovery = async () => {
         const back = Date.now();
+        const refusals = new Map<string, number>();
         for (let n = 0; ; n++) {
           const content = `drill probe ${back} n${n}`;
-          const res = await api.post('/api/memories', { content }).catch(() => null);
-          if (res && res.status === 201) {
+          const res = await api.post('/api/memories', { content }).catch((e: Error) => e);
+          if (!(res instanceof Error) && res.status === 201) {
             acked.set(res.body.memory.id as string, content);
             figures.acknowledged += 1;
             break;
           }
-          if (Date.now() - back > 60_000) throw new Error('no create succeeded within 60 s of the backend coming back');
+          const why = res instanceof Error ? res.message : `${res.status} ${JSON.stringify(res.body)}`;
+          refusals.set(why, (refusals.get(why) ?? 0) + 1);
+          if (Date.now() - back > 60_000) throw new Error(`no create succeeded within 60 s of the backend coming back: ${JSON.stringify([...refusals])}`);
           await new Promise((r) => setTimeout(r, 50));
         }
         figures.recoveryMs.push(Date.now() - back);

@@ -6,55 +6,19 @@
  * after `memstore reindex` rebuilt the index from the files. Bounded: two rounds of about a
  * second of load each, two process starts. The figures are printed for the closing note.
  */
-import { ChildProcess, spawn } from 'node:child_process';
-import * as path from 'node:path';
 import { runCli } from '../../src/cli';
 import type { AddressInfo } from 'node:net';
 import { createTestApp, tempDir } from '../support/app';
+import { ServiceProcess, spawnService } from '../support/service-process';
 
 const ROUNDS = 2;
 const WORKERS = 6;
 const SECRET = 'crash-drill-secret-key-0123456789abcdef0123';
 const PASSWORD = 'crash-drill-password';
 
-interface Server {
-  proc: ChildProcess;
-  base: string;
-  exited: Promise<void>;
-}
+const startServer = (dataDir: string) => spawnService(dataDir, { MEMSTORE_ADMIN_PASSWORD: PASSWORD, MEMSTORE_SECRET_KEY: SECRET, MEMSTORE_EMBEDDING_PROVIDER: 'none' });
 
-function startServer(dataDir: string): Promise<Server> {
-  const root = path.resolve(__dirname, '../..');
-  const proc = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      MEMSTORE_DATA_DIR: dataDir,
-      MEMSTORE_PORT: '0',
-      MEMSTORE_ADMIN_PASSWORD: PASSWORD,
-      MEMSTORE_SECRET_KEY: SECRET,
-      MEMSTORE_EMBEDDING_PROVIDER: 'none',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout.on('data', (d) => (out += d));
-  proc.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 90_000);
-    proc.stdout.on('data', () => {
-      const m = /Listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ proc, base: `http://127.0.0.1:${m[1]}`, exited });
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
-  });
-}
-
-async function stopServer(s: Server, signal: NodeJS.Signals): Promise<void> {
+async function stopServer(s: ServiceProcess, signal: NodeJS.Signals): Promise<void> {
   s.proc.kill(signal);
   await s.exited;
 }

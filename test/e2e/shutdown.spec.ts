@@ -1,45 +1,13 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import * as http from 'node:http';
-import * as path from 'node:path';
 import { tempDir } from '../support/app';
+import { spawnService } from '../support/service-process';
 
 /** The real process, started as `npm start` would (from the TypeScript sources), then sent SIGTERM. */
-function startServer(dataDir: string): Promise<{ proc: ChildProcess; port: number; output: () => string }> {
-  const root = path.resolve(__dirname, '../..');
-  const proc = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH,
-      MEMSTORE_DATA_DIR: dataDir,
-      MEMSTORE_PORT: '0',
-      MEMSTORE_ADMIN_PASSWORD: 'shutdown-test-password',
-      MEMSTORE_SECRET_KEY: 'shutdown-test-secret-key-0123456789abcdef',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  proc.stdout.on('data', (d) => (out += d));
-  proc.stderr.on('data', (d) => (out += d));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
-    const onData = () => {
-      const m = /Listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ proc, port: Number(m[1]), output: () => out });
-      }
-    };
-    proc.stdout.on('data', onData);
-    proc.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
-  });
-}
-
 describe('process shutdown', () => {
   jest.setTimeout(90_000);
 
   it('on SIGTERM finishes the request in flight, refuses new connections and exits 0', async () => {
-    const { proc, port, output } = await startServer(tempDir());
-    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    const { proc, port, output, exited } = await spawnService(tempDir(), { MEMSTORE_ADMIN_PASSWORD: 'shutdown-test-password', MEMSTORE_SECRET_KEY: 'shutdown-test-secret-key-0123456789abcdef' });
 
     // A request whose body is still arriving when SIGTERM is sent.
     const body = JSON.stringify({ username: 'admin', password: 'wrong' });

@@ -3,20 +3,8 @@
 export const MEMORY_TYPES = ['note', 'fact', 'decision', 'task', 'preference', 'reference', 'code', 'conversation'] as const;
 export const MEMORY_SCOPES = ['global', 'project', 'agent', 'user'] as const;
 export const TOKEN_SCOPES = ['memory:read', 'memory:write', 'memory:delete', 'metrics:read'] as const;
-/** Audit log actions (the server's AUDIT_ACTIONS in src/audit/audit.service.ts). */
-export const AUDIT_ACTIONS = [
-  'admin.login',
-  'token.create',
-  'token.update',
-  'token.revoke',
-  'token.delete',
-  'settings.update',
-  'backend.test',
-  'memory.delete',
-  'memory.bulk_delete',
-  'memory.import',
-  'memory.restore',
-] as const;
+/** Audit log actions: the server's own list. */
+export { AUDIT_ACTIONS } from '../../src/audit/audit-actions';
 export const TOKEN_PRESETS: Record<string, string[]> = {
   'read-only': ['memory:read'],
   'read-write': ['memory:read', 'memory:write'],
