@@ -19,6 +19,7 @@ import { InputChecker } from './memory-input';
 import { isMemoryId, newMemoryId, objectKeyOf, versionKey } from './memory-id';
 import { MarkdownParseError, parseMarkdown, toMarkdown } from './memory-markdown';
 import { mapRow } from './memory.mapper';
+import { checkSupersedes, markLikelyUpdates, SimilarHint, supersededVersion, supersessionFilter } from './supersession';
 
 export const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
 const DAY_MS = 86_400_000;
@@ -69,6 +70,7 @@ export class MemoriesService {
     const project = dto.project == null ? null : check.text('project', dto.project);
     const tags = dto.tags == null ? [] : check.tags(dto.tags);
     check.throwIfAny();
+    const supersedes = await checkSupersedes(dto.supersedes, null, (i) => this.index.get(i));
 
     const now = new Date();
     const id = newMemoryId(now.getTime());
@@ -88,12 +90,30 @@ export class MemoriesService {
       author: opts.author ?? null,
     };
     await this.insertNew(doc);
+    await this.supersede(supersedes, id, now, doc.author ?? null);
     return doc;
   }
 
-  /** Duplicate hints for a new memory (same project): see EmbeddingsService.similar. */
-  similarTo(doc: MemoryDoc): Promise<SimilarHit[]> {
-    return this.embeddings.similar(doc.title, doc.content, doc.project ? { project: doc.project } : {}, doc.id);
+  /** Duplicate hints for a new memory (same project, not superseded): see EmbeddingsService.similar; those that look like updates are marked. */
+  async similarTo(doc: MemoryDoc): Promise<SimilarHint[]> {
+    const hits: SimilarHit[] = await this.embeddings.similar(doc.title, doc.content, { ...(doc.project ? { project: doc.project } : {}), current: true }, doc.id);
+    return hits.length === 0 ? [] : markLikelyUpdates(doc, hits, (i) => this.index.get(i));
+  }
+
+  /**
+   * Records that memory `by` replaces the memories `ids` since `at` (decision 0130): each gets a
+   * new version carrying superseded_by and valid_to (history keeps the one before; If-Match moves
+   * on as with any write). One deleted meanwhile, or already superseded, is left as it is.
+   */
+  private async supersede(ids: string[], by: string, at: Date, author: Author | null): Promise<void> {
+    for (const id of ids) {
+      for (let round = 0; round < UPDATE_ROUNDS; round++) {
+        const old = await this.index.get(id);
+        const next = old && supersededVersion(old, by, at);
+        if (!old || !next) break;
+        if (await this.commit(old, next, author).catch((e) => (e instanceof MemoryNotFoundError ? old : Promise.reject(e)))) break;
+      }
+    }
   }
 
   /** The memory with its content read from the object store. */
@@ -120,10 +140,13 @@ export class MemoriesService {
     for (let round = 0; ; round++) {
       const old = await this.indexed(id);
       this.checkIfMatch(old.version, opts.ifMatch);
+      const supersedes = await checkSupersedes(dto.supersedes, old, (i) => this.index.get(i));
       const next: MemoryDoc = { ...old, ...patch };
-      if (sameMemory(old, next)) return old;
-      const done = await this.commit(old, next, opts.author ?? null);
-      if (done) return done;
+      const done = sameMemory(old, next) ? old : await this.commit(old, next, opts.author ?? null);
+      if (done) {
+        await this.supersede(supersedes, id, done === old ? new Date() : done.updatedAt, opts.author ?? null);
+        return done;
+      }
       if (opts.ifMatch !== undefined || round >= UPDATE_ROUNDS) {
         const now = await this.indexed(id);
         throw new PreconditionFailedError(`Memory ${id} was changed by another write (now version ${now.version})`, now.version);
@@ -375,7 +398,7 @@ export class MemoriesService {
   /** A list or search page. */
   async list(q: ListMemoriesQueryDto): Promise<MemoryListResponseDto> {
     const limit = q.limit;
-    const filter = this.filterOf(q);
+    const filter = { ...this.filterOf(q), ...supersessionFilter(q) };
     const text = (q.q ?? '').trim();
 
     if (text !== '') {

@@ -51,6 +51,13 @@ export class MemoryRecord {
 
   @Prop({ type: Object, default: null })
   author?: { kind: 'token' | 'admin'; id: string; name: string | null } | null;
+
+  /** Set when a newer memory replaced this one (decision 0130); absent/null otherwise. */
+  @Prop({ type: String, default: null })
+  supersededBy?: string | null;
+
+  @Prop({ type: Date, default: null })
+  validTo?: Date | null;
 }
 export const MemoryRecordSchema = SchemaFactory.createForClass(MemoryRecord);
 
@@ -62,6 +69,8 @@ export const MEMORY_INDEXES: Array<{ key: Record<string, 1 | -1>; name: string }
   { key: { project: 1, createdAt: -1, _id: -1 }, name: 'by_project' },
   { key: { agent: 1, createdAt: -1, _id: -1 }, name: 'by_agent' },
   { key: { tags: 1, createdAt: -1, _id: -1 }, name: 'by_tag' },
+  // Superseded memories (decision 0130): whether there are any, and which ones as of a moment.
+  { key: { validTo: 1 }, name: 'by_valid_to' },
   // The embedding queue (mongo-vectors.ts): due jobs, and the count of memories per vector space.
   { key: { emb_pending: 1, emb_next_at: 1 }, name: 'embedding_queue' },
   { key: { vec_model: 1 }, name: 'by_vector_space' },
