@@ -19,6 +19,7 @@ import { InputChecker } from './memory-input';
 import { isMemoryId, newMemoryId, objectKeyOf, versionKey } from './memory-id';
 import { MarkdownParseError, parseMarkdown, toMarkdown } from './memory-markdown';
 import { mapRow } from './memory.mapper';
+import { recencyPrior } from './recency-prior';
 import { checkSupersedes, markLikelyUpdates, SimilarHint, supersededVersion, supersessionFilter } from './supersession';
 
 export const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
@@ -412,7 +413,9 @@ export class MemoriesService {
       const mode = embedded ? wanted : 'keyword';
       const res = await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key });
       const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
-      return { ...this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext), search_mode: mode };
+      // The newer of two near-duplicate hits first (decision 0131); keyword mode keeps its order.
+      const rows = mode === 'keyword' ? res.rows : recencyPrior(res.rows);
+      return { ...this.page('search', rows.map(mapRow), res.total, limit, offset, null, hasNext), search_mode: mode };
     }
 
     if (q.after !== undefined) {
