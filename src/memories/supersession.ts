@@ -42,11 +42,12 @@ export type SimilarHint = SimilarHit & { likely_update: boolean };
 /**
  * Marks the duplicate hints that look like updates (decision 0130): a near-copy (cosine ≥ the hint
  * threshold: same subject) that is older than the new memory and says something else (its text
- * differs once case and whitespace are ignored). A same-text hit is a plain duplicate. `get` reads
+ * differs in its words or numbers, not only in case, spacing or punctuation). A same-text hit is a plain duplicate. `get` reads
  * the few hits (at most 3).
  */
 export async function markLikelyUpdates(doc: MemoryDoc, hits: SimilarHit[], get: (id: string) => Promise<MemoryDoc | null>): Promise<SimilarHint[]> {
-  const norm = (d: Pick<MemoryDoc, 'title' | 'content'>) => `${d.title ?? ''}\n${d.content}`.toLowerCase().replace(/\s+/g, ' ').trim();
+  // Words and numbers only: a copy that differs in case, spacing or punctuation is a duplicate, not an update.
+  const norm = (d: Pick<MemoryDoc, 'title' | 'content'>) => (`${d.title ?? ''}\n${d.content}`.toLowerCase().match(/\p{L}+|\p{N}+/gu) ?? []).join(' ');
   const mine = norm(doc);
   const out: SimilarHint[] = [];
   for (const h of hits) {
