@@ -112,7 +112,12 @@ export class MemoriesService {
         const old = await this.index.get(id);
         const next = old && supersededVersion(old, by, at);
         if (!old || !next) break;
-        if (await this.commit(old, next, author).catch((e) => (e instanceof MemoryNotFoundError ? old : Promise.reject(e)))) break;
+        try {
+          if (await this.commit(old, next, author)) break;
+        } catch (e) {
+          if (e instanceof MemoryNotFoundError) break; // deleted meanwhile
+          throw e;
+        }
       }
     }
   }

@@ -925,9 +925,7 @@ export interface components {
             scope?: "global" | "project" | "agent" | "user" | null;
             /**
              * @description At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written
-             * @example [
-             *       "6740a1b2c3d4e5f601234567"
-             *     ]
+             * @example []
              */
             supersedes?: string[] | null;
             /**
@@ -1938,9 +1936,7 @@ export interface components {
             scope?: "global" | "project" | "agent" | "user" | null;
             /**
              * @description At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written
-             * @example [
-             *       "6740a1b2c3d4e5f601234567"
-             *     ]
+             * @example []
              */
             supersedes?: string[] | null;
             /** @description [] clears the tags; each at most 64 characters (surrounding spaces count, then are trimmed) */

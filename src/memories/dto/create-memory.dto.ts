@@ -60,7 +60,7 @@ export class CreateMemoryDto {
     items: { type: 'string', pattern: '^[0-9a-f]{24}$' },
     nullable: true,
     maxItems: 20,
-    example: ['6740a1b2c3d4e5f601234567'],
+    example: [],
     description: 'At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written',
   })
   @IsOptional()
