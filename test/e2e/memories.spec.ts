@@ -52,7 +52,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
   /** Deletes every memory so a test can count from zero. */
   async function wipe(): Promise<void> {
     for (;;) {
-      const res = await api.get('/api/memories?limit=200').expect(200);
+      const res = await api.get('/api/memories?limit=200&include_superseded=true').expect(200);
       if (res.body.rows.length === 0) return;
       await api.post('/api/memories/bulk-delete', { ids: res.body.rows.map((r: { id: string }) => r.id) }).expect(200);
     }
