@@ -22,6 +22,8 @@ const FILTERS = {
   tags: z.array(z.string()).optional().describe('Only memories carrying every one of these tags (exact, case-sensitive).'),
   days: z.number().int().optional().describe('Only memories created in the last N days (N ≥ 1).'),
   since: z.string().optional().describe('Only memories created at or after this ISO-8601 date-time, e.g. 2026-11-01T00:00:00Z.'),
+  include_superseded: z.boolean().optional().describe('Also memories that a newer memory superseded (left out by default: they are no longer true).'),
+  as_of: z.string().optional().describe('Answer as of this ISO-8601 moment: memories created by then and not yet superseded then.'),
 };
 
 /** Every tool's namespace argument (issue 43): needed only by a token bound to several namespaces. */
@@ -75,6 +77,7 @@ export const createInput = z.object({
   tags: WRITE_FIELDS.tags.optional(),
   project: WRITE_FIELDS.project.optional(),
   agent: WRITE_FIELDS.agent.optional(),
+  supersedes: z.array(ID).optional().describe('Ids of older memories this one replaces (e.g. an old value of the same fact; at most 20): they drop out of searches and lists and point to this one.'),
 });
 
 export const updateInput = z.object({
@@ -87,6 +90,7 @@ export const updateInput = z.object({
   tags: WRITE_FIELDS.tags.optional().describe('The complete new tag list (replaces the old one); [] removes all tags. Omit to keep them.'),
   project: WRITE_FIELDS.project.optional().describe('New project; "" removes it. Omit to keep it.'),
   agent: WRITE_FIELDS.agent.optional().describe('New agent; "" removes it. Omit to keep it.'),
+  supersedes: z.array(ID).optional().describe('Ids of older memories this one replaces: they drop out of searches and lists and point to this one.'),
 });
 
 export const deleteInput = z.object({ id: ID, ...NAMESPACE });
@@ -121,6 +125,8 @@ const memoryFields = {
   created_at: z.string(),
   updated_at: z.string(),
   version: z.number().int().describe('Write counter: 1 on create, +1 on every change.'),
+  superseded_by: z.string().optional().describe('Set when a newer memory replaced this one: its id.'),
+  valid_to: z.string().optional().describe('Set with superseded_by: when it stopped being true.'),
 };
 
 export const memoryObject = z.object({ ...memoryFields, content: z.string() });
@@ -128,8 +134,16 @@ export const memoryOutput = z.object({ memory: memoryObject });
 export const createOutput = z.object({
   memory: memoryObject,
   similar: z
-    .array(z.object({ id: z.string(), title: NULLABLE, score: z.number() }))
+    .array(
+      z.object({
+        id: z.string(),
+        title: NULLABLE,
+        score: z.number(),
+        likely_update: z.boolean().describe('Looks like an older statement of the same thing: pass supersedes if this memory replaces it.'),
+      }),
+    )
     .describe('Up to 3 stored memories of the same project whose meaning is very close: consider updating one of them instead of keeping both. Empty when search is keyword-only.'),
+  hint: z.string().optional().describe('When a similar memory looks like an older statement: how to mark it superseded.'),
 });
 /** update_memory: the whole memory for a token with memory:read, else id, version, timestamps and the fields sent (decision 0050). */
 export const writtenOutput = z.object({

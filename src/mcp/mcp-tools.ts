@@ -12,6 +12,7 @@ import type { MemoryDto } from '../memories/dto/memory-response.dto';
 import { UpdateMemoryDto } from '../memories/dto/update-memory.dto';
 import { MemoriesService, MemoryNotFoundError } from '../memories/memories.service';
 import { canRead, mapMemory, mapStats, mapWritten, sentFields } from '../memories/memory.mapper';
+import { updateHint } from '../memories/supersession';
 import { principalAuthor } from '../memories/write-headers';
 import {
   createInput,
@@ -131,7 +132,9 @@ export class McpTools {
         run: async (a: CreateInput, p: TokenPrincipal, ns: string) => {
           const doc = await this.memories.create(ns, await this.dto(CreateMemoryDto, a), { author: principalAuthor(p) });
           // No duplicate hints without memory:read: they name stored memories (decision 0050).
-          return { memory: mapMemory(doc), similar: canRead(p) ? await this.memories.similarTo(doc) : [] };
+          const similar = canRead(p) ? await this.memories.similarTo(doc) : [];
+          const hint = updateHint(similar);
+          return { memory: mapMemory(doc), similar, ...(hint ? { hint } : {}) };
         },
       },
       {
@@ -279,6 +282,8 @@ export class McpTools {
       page: a.page,
       after: a.after,
       mode: a.mode,
+      include_superseded: a.include_superseded,
+      as_of: a.as_of,
     };
     return (await this.pipe.transform(withoutUndefined(query), { type: 'query', metatype: ListMemoriesQueryDto })) as ListMemoriesQueryDto;
   }

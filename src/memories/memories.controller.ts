@@ -21,6 +21,7 @@ import { baseUrl } from '../common/base-url';
 import { AppConfig } from '../config/app-config';
 import { BulkDeleteDto } from './dto/bulk-delete.dto';
 import { CreateMemoryDto } from './dto/create-memory.dto';
+import { updateHint } from './supersession';
 import { DownloadQueryDto } from './dto/download-query.dto';
 import { ListMemoriesQueryDto } from './dto/list-memories-query.dto';
 import {
@@ -99,7 +100,8 @@ export class MemoriesController {
   @RequireScopes('memory:write')
   @ApiOperation({
     summary: 'Create a memory',
-    description: 'Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another).',
+    description:
+      'Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another). `supersedes` names older memories this one replaces (they drop out of searches and lists); a hint with `likely_update` suggests it.',
   })
   @ApiCreatedResponse({ type: CreatedMemoryResponseDto })
   @ApiHeader(IDEMPOTENCY_KEY)
@@ -108,7 +110,9 @@ export class MemoriesController {
     const doc = await this.memories.create(ns, body, { author: authorOf(req) });
     setEtag(res, doc.version);
     // Everything in `memory` is what the caller sent; `similar` names stored memories, so only a reader gets it (decision 0050).
-    return { ok: true, memory: mapMemory(doc), similar: canRead(req.principal) ? await this.memories.similarTo(doc) : [] };
+    const similar = canRead(req.principal) ? await this.memories.similarTo(doc) : [];
+    const hint = updateHint(similar);
+    return { ok: true, memory: mapMemory(doc), similar, ...(hint ? { hint } : {}) };
   }
 
   /** Deletes each id; unknown ids are listed in `missing`. */

@@ -19,6 +19,8 @@ import { InputChecker } from './memory-input';
 import { isMemoryId, namespaceKeyPrefix, newMemoryId, objectKeyOf, versionKey } from './memory-id';
 import { MarkdownParseError, parseMarkdown, toMarkdown } from './memory-markdown';
 import { mapRow } from './memory.mapper';
+import { recencyPrior } from './recency-prior';
+import { checkSupersedes, markLikelyUpdates, SimilarHint, supersededVersion, supersessionFilter } from './supersession';
 
 export const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
 const DAY_MS = 86_400_000;
@@ -69,6 +71,7 @@ export class MemoriesService {
     const project = dto.project == null ? null : check.text('project', dto.project);
     const tags = dto.tags == null ? [] : check.tags(dto.tags);
     check.throwIfAny();
+    const supersedes = await checkSupersedes(dto.supersedes, null, (i) => this.index.get(ns, i));
 
     const now = new Date();
     const id = newMemoryId(now.getTime());
@@ -89,12 +92,35 @@ export class MemoriesService {
       author: opts.author ?? null,
     };
     await this.insertNew(doc);
+    await this.supersede(ns, supersedes, id, now, doc.author ?? null);
     return doc;
   }
 
-  /** Duplicate hints for a new memory (same namespace and project): see EmbeddingsService.similar. */
-  similarTo(doc: MemoryDoc): Promise<SimilarHit[]> {
-    return this.embeddings.similar(doc.title, doc.content, doc.project ? { namespace: doc.namespace, project: doc.project } : { namespace: doc.namespace }, doc.id);
+  /** Duplicate hints for a new memory (same namespace and project, not superseded): see EmbeddingsService.similar; those that look like updates are marked. */
+  async similarTo(doc: MemoryDoc): Promise<SimilarHint[]> {
+    const hits: SimilarHit[] = await this.embeddings.similar(doc.title, doc.content, { namespace: doc.namespace, ...(doc.project ? { project: doc.project } : {}), current: true }, doc.id);
+    return hits.length === 0 ? [] : markLikelyUpdates(doc, hits, (i) => this.index.get(doc.namespace, i));
+  }
+
+  /**
+   * Records that memory `by` replaces the memories `ids` since `at` (decision 0130): each gets a
+   * new version carrying superseded_by and valid_to (history keeps the one before; If-Match moves
+   * on as with any write). One deleted meanwhile, or already superseded, is left as it is.
+   */
+  private async supersede(ns: string, ids: string[], by: string, at: Date, author: Author | null): Promise<void> {
+    for (const id of ids) {
+      for (let round = 0; round < UPDATE_ROUNDS; round++) {
+        const old = await this.index.get(ns, id);
+        const next = old && supersededVersion(old, by, at);
+        if (!old || !next) break;
+        try {
+          if (await this.commit(old, next, author)) break;
+        } catch (e) {
+          if (e instanceof MemoryNotFoundError) break; // deleted meanwhile
+          throw e;
+        }
+      }
+    }
   }
 
   /** The memory with its content read from the object store (404 for a memory of another namespace). */
@@ -121,10 +147,13 @@ export class MemoriesService {
     for (let round = 0; ; round++) {
       const old = await this.indexed(ns, id);
       this.checkIfMatch(old.version, opts.ifMatch);
+      const supersedes = await checkSupersedes(dto.supersedes, old, (i) => this.index.get(ns, i));
       const next: MemoryDoc = { ...old, ...patch };
-      if (sameMemory(old, next)) return old;
-      const done = await this.commit(old, next, opts.author ?? null);
-      if (done) return done;
+      const done = sameMemory(old, next) ? old : await this.commit(old, next, opts.author ?? null);
+      if (done) {
+        await this.supersede(ns, supersedes, id, done === old ? new Date() : done.updatedAt, opts.author ?? null);
+        return done;
+      }
       if (opts.ifMatch !== undefined || round >= UPDATE_ROUNDS) {
         const now = await this.indexed(ns, id);
         throw new PreconditionFailedError(`Memory ${id} was changed by another write (now version ${now.version})`, now.version);
@@ -377,7 +406,7 @@ export class MemoriesService {
   /** A list or search page of namespace `ns`. */
   async list(ns: string, q: ListMemoriesQueryDto): Promise<MemoryListResponseDto> {
     const limit = q.limit;
-    const filter = this.filterOf(ns, q);
+    const filter = { ...this.filterOf(ns, q), ...supersessionFilter(q) };
     const text = (q.q ?? '').trim();
 
     if (text !== '') {
@@ -391,7 +420,9 @@ export class MemoriesService {
       const mode = embedded ? wanted : 'keyword';
       const res = await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key });
       const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
-      return { ...this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext), search_mode: mode };
+      // The newer of two near-duplicate hits first (decision 0131); keyword mode keeps its order.
+      const rows = mode === 'keyword' ? res.rows : recencyPrior(res.rows);
+      return { ...this.page('search', rows.map(mapRow), res.total, limit, offset, null, hasNext), search_mode: mode };
     }
 
     if (q.after !== undefined) {

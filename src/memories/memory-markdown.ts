@@ -18,6 +18,7 @@ export function toMarkdown(doc: Omit<MemoryDoc, 'namespace'>): string {
     created_at: doc.createdAt.toISOString(),
     updated_at: doc.updatedAt.toISOString(),
     version: doc.version,
+    ...(doc.supersededBy && doc.validTo ? { superseded_by: doc.supersededBy, valid_to: doc.validTo.toISOString() } : {}),
     ...(doc.author ? { author: { kind: doc.author.kind, id: doc.author.id, name: doc.author.name, ...(doc.author.claimed ? { claimed: doc.author.claimed } : {}) } } : {}),
   };
   // The yaml library quotes whatever needs it (---, ..., #, colons, quotes, newlines, unicode);
@@ -62,9 +63,12 @@ export function parseMarkdown(text: string): Omit<MemoryDoc, 'namespace'> {
   };
   const version = f.version ?? 1;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) throw new MarkdownParseError('version is not a positive integer');
+  const supersededBy = optional('superseded_by');
+  if (supersededBy !== null && !isMemoryId(supersededBy)) throw new MarkdownParseError('superseded_by is not a memory id');
   return {
     id: f.id,
     version,
+    ...(supersededBy !== null ? { supersededBy, validTo: date('valid_to') } : {}),
     author: authorOf(f.author),
     title: optional('title'),
     type: f.type as MemoryType,

@@ -18,7 +18,13 @@ export function mapMemory(doc: MemoryDoc): MemoryDto {
     created_at: doc.createdAt.toISOString(),
     updated_at: doc.updatedAt.toISOString(),
     version: doc.version,
+    ...superseded(doc),
   };
+}
+
+/** superseded_by and valid_to, when a newer memory replaced this one (decision 0130). */
+function superseded(d: Pick<MemoryDoc, 'supersededBy' | 'validTo'>): { superseded_by?: string; valid_to?: string } {
+  return d.supersededBy && d.validTo ? { superseded_by: d.supersededBy, valid_to: d.validTo.toISOString() } : {};
 }
 
 /** Whether the caller may see stored content: the admin, or a token with memory:read (decision 0050). */
@@ -64,6 +70,7 @@ export function mapRow(row: MemoryRow): MemoryRowDto {
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     version: row.version,
+    ...superseded(row),
   };
   if (row.score !== undefined) out.score = row.score;
   if (row.matched !== undefined) out.matched = [...row.matched];

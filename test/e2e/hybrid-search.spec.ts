@@ -111,6 +111,25 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     expect(fresh.body.similar).toEqual([]);
   });
 
+  it('hints that a near-copy looks like an update, and once linked with supersedes only the newer one answers in hybrid and semantic mode', async () => {
+    const old = await createMemory(api, { title: 'Mortgage pre-approval', content: 'Wells Fargo pre-approved our mortgage for $350,000.', project: 'home' });
+    await settle();
+    const copy = await api.post('/api/memories', { title: 'Mortgage pre-approval', content: 'Wells Fargo pre-approved our mortgage for $400,000.', project: 'home' }).expect(201);
+    // Hints are best effort (an embedding-time budget); when given, the older near-copy is a likely update.
+    if (copy.body.similar.length > 0) {
+      expect(copy.body.similar[0]).toMatchObject({ id: old.id, likely_update: true });
+      expect(copy.body.hint).toContain(`supersedes: ["${old.id}"]`);
+    }
+    await settle();
+    const q = 'how much was the mortgage pre-approval?';
+    for (const mode of ['hybrid', 'semantic']) expect((await search(q, { project: 'home', mode })).rows.map((r) => r.id)).toEqual([copy.body.memory.id, old.id]);
+    await api.patch(`/api/memories/${copy.body.memory.id}`, { supersedes: [old.id] }).expect(200);
+    for (const mode of ['hybrid', 'semantic']) {
+      expect((await search(q, { project: 'home', mode })).rows.map((r) => r.id)).toEqual([copy.body.memory.id]);
+      expect((await search(q, { project: 'home', mode, include_superseded: 'true' })).rows.map((r) => r.id)).toEqual([copy.body.memory.id, old.id]);
+    }
+  });
+
   it('gives no duplicate hints to a token without memory:read (they would name stored memories, issue 46)', async () => {
     const { plaintext } = await createToken(t, { scopes: ['memory:write'], rate_limit_per_minute: 0 });
     const copy = await request(t.http)

@@ -91,7 +91,7 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       expect(byName.delete_memory.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       expect(byName.search_memories.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
       const searchProps = byName.search_memories.inputSchema.properties as Record<string, { description?: string; enum?: string[] }>;
-      expect(Object.keys(searchProps).sort()).toEqual(['agent', 'cursor', 'days', 'limit', 'mode', 'namespace', 'page', 'project', 'q', 'scope', 'since', 'tags', 'type']);
+      expect(Object.keys(searchProps).sort()).toEqual(['agent', 'as_of', 'cursor', 'days', 'include_superseded', 'limit', 'mode', 'namespace', 'page', 'project', 'q', 'scope', 'since', 'tags', 'type']);
       expect(searchProps.type.enum).toContain('decision');
       expect(searchProps.q.description).toMatch(/phrase/);
       expect(byName.create_memory.inputSchema.required).toEqual(['content']);
@@ -167,7 +167,18 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       expect(ctx.note).toMatch(/1 near-duplicate/);
       expect(JSON.parse((recalled.content as Array<{ text: string }>)[0].text)).toEqual(ctx);
 
-      // A small budget: the answer is trimmed to fit, and says so.
+      // supersedes (decision 0130): the twin replaces the first; searches and recall answer only the twin unless asked.
+      const linked = await client.callTool({ name: 'update_memory', arguments: { id: twinId, supersedes: [id] } });
+      expect(linked.isError).toBeFalsy();
+      const current = await client.callTool({ name: 'recall_context', arguments: { task: 'When do we deploy the "payments" service?', tags: [tag] } });
+      expect(current.structuredContent).toMatchObject({ matched: 1, memories: [expect.objectContaining({ id: twinId })] });
+      const hidden = await client.callTool({ name: 'search_memories', arguments: { q: 'deploy Wednesdays', tags: [tag] } });
+      expect(((hidden.structuredContent as Structured).rows as Structured[]).map((r) => r.id)).not.toContain(id);
+      const shown = await client.callTool({ name: 'search_memories', arguments: { q: 'deploy Wednesdays', tags: [tag], include_superseded: true } });
+      expect((shown.structuredContent as Structured).rows).toContainEqual(expect.objectContaining({ id, superseded_by: twinId, valid_to: expect.any(String) }));
+      const bad = await client.callTool({ name: 'create_memory', arguments: { content: 'replaces nothing', supersedes: ['0123456789abcdef01234567'] } });
+      expect((bad.content as Array<{ text: string }>)[0].text).toBe('Invalid arguments for create_memory: supersedes.0: Memory 0123456789abcdef01234567 does not exist.');
+
       const long = await client.callTool({
         name: 'create_memory',
         arguments: { title: 'Deploy runbook', content: `Deploy runbook for payments. ${'Check the pipeline dashboards and the error budget before each step. '.repeat(60)}`, tags: [tag] },
@@ -505,7 +516,8 @@ describe.each(testBackends())('MCP answers on $name match the listed output sche
     const id = memory.id as string;
     const twin = await ok('create_memory', { title: 'On-call rotation', content: 'The on-call rotation changes every Monday at 10:00; hand over in the ops channel!', tags: [tag], project: tag });
     // Duplicate hints are best effort (a budget of embedding time): [] or the first memory.
-    expect([[], [{ id, title: 'On-call rotation', score: expect.any(Number) }]]).toContainEqual(twin.similar);
+    // Only punctuation differs: a duplicate, not a likely update (decision 0130).
+    expect([[], [{ id, title: 'On-call rotation', score: expect.any(Number), likely_update: false }]]).toContainEqual(twin.similar);
     const twinId = (twin.memory as Structured).id as string;
     expect(((await ok('get_memory', { id })).memory as Structured).version).toBe(1);
     expect(((await ok('update_memory', { id, content: 'The on-call rotation changes every Monday at 09:00; hand over in the ops channel.' })).memory as Structured).version).toBe(2);
@@ -523,6 +535,11 @@ describe.each(testBackends())('MCP answers on $name match the listed output sche
     }
     expect((await ok('recall_context', { task: 'when does the on-call rotation change?', tags: [tag] })).matched).toBe(2);
     expect(((await ok('memory_stats', {})).stats as Structured).by_project).toMatchObject({ [tag]: 2 });
+    // supersedes (decision 0130): the twin replaces the first; rows carry the link when asked for (closed schemas list it).
+    expect(((await ok('update_memory', { id: twinId, supersedes: [id] })).memory as Structured).id).toBe(twinId);
+    expect(rows(await ok('list_recent', { tags: [tag] })).map((r) => r.id)).toEqual([twinId]);
+    expect(rows(await ok('search_memories', { q: 'on-call rotation monday', tags: [tag], include_superseded: true }))).toContainEqual(expect.objectContaining({ id, superseded_by: twinId }));
+    expect(((await ok('get_memory', { id })).memory as Structured).superseded_by).toBe(twinId);
     expect(await ok('delete_memory', { id: twinId })).toEqual({ deleted: true, id: twinId });
     expect(await ok('delete_memory', { id })).toEqual({ deleted: true, id });
 

@@ -33,7 +33,7 @@ describe('memories in the OpenAPI description', () => {
 
   it('documents the list query parameters and the request/response schemas with examples', () => {
     const params = doc.paths['/api/memories'].get.parameters.map((p: { name: string }) => p.name).sort();
-    expect(params).toEqual(['after', 'agent', 'days', 'limit', 'mode', 'page', 'project', 'q', 'scope', 'since', 'skip', 'tag', 'type'].sort());
+    expect(params).toEqual(['after', 'agent', 'as_of', 'days', 'include_superseded', 'limit', 'mode', 'page', 'project', 'q', 'scope', 'since', 'skip', 'tag', 'type'].sort());
     expect(doc.paths['/api/memories'].get.parameters.find((p: { name: string }) => p.name === 'mode').schema.enum).toEqual(['hybrid', 'keyword', 'semantic']);
     expect(doc.paths['/api/memories'].post.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/CreatedMemoryResponseDto');
     const schemas = doc.components.schemas;
@@ -44,7 +44,7 @@ describe('memories in the OpenAPI description', () => {
       expect.arrayContaining(['rows', 'count', 'total', 'page', 'page_size', 'total_pages', 'has_prev', 'has_next', 'next_cursor', 'mode', 'search_mode']),
     );
     expect(Object.keys(doc.components.schemas.MemoryRowDto.properties)).toEqual(expect.arrayContaining(['score', 'matched']));
-    expect(Object.keys(doc.components.schemas.SimilarMemoryDto.properties).sort()).toEqual(['id', 'score', 'title']);
+    expect(Object.keys(doc.components.schemas.SimilarMemoryDto.properties).sort()).toEqual(['id', 'likely_update', 'score', 'title']);
     expect(schemas.StatsDto.properties.by_agent).toBeDefined();
   });
 

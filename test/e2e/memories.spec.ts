@@ -52,7 +52,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
   /** Deletes every memory so a test can count from zero. */
   async function wipe(): Promise<void> {
     for (;;) {
-      const res = await api.get('/api/memories?limit=200').expect(200);
+      const res = await api.get('/api/memories?limit=200&include_superseded=true').expect(200);
       if (res.body.rows.length === 0) return;
       await api.post('/api/memories/bulk-delete', { ids: res.body.rows.map((r: { id: string }) => r.id) }).expect(200);
     }
@@ -211,6 +211,85 @@ describe.each(testBackends())('memories API on $name', (backend) => {
 
     it('answers 404 for an unknown id', async () => {
       expect((await api.patch(`/api/memories/${MISSING_ID}`, { title: 'x' }).expect(404)).body.error).toBe('Memory not found');
+    });
+  });
+
+  describe('supersedes (decision 0130)', () => {
+    const ids = (res: request.Response) => res.body.rows.map((r: { id: string }) => r.id);
+    const pause = () => new Promise((r) => setTimeout(r, 5));
+
+    it('create with supersedes: the older memory is hidden from search and list, shown with include_superseded, as of a moment, and keeps its history', async () => {
+      const old = await createMemory(api, { title: 'Mortgage', content: 'Pre-approved for a zebramortgage of $350,000', project: 'sup-create' });
+      await pause();
+      const created = await api.post('/api/memories', { title: 'Mortgage', content: 'Pre-approved for a zebramortgage of $400,000', project: 'sup-create', supersedes: [old.id] }).expect(201);
+      const now = created.body.memory;
+      expect(now.superseded_by).toBeUndefined();
+
+      // GET by id still answers the older one, with the link and when it stopped being true.
+      const got = (await api.get(`/api/memories/${old.id}`).expect(200)).body.memory;
+      expect(got).toMatchObject({ content: 'Pre-approved for a zebramortgage of $350,000', superseded_by: now.id, valid_to: now.created_at, version: 2 });
+      expect(await readObject(old.id)).toMatch(new RegExp(`^superseded_by: ${now.id}$`, 'm'));
+      const history = (await api.get(`/api/memories/${old.id}/versions`).expect(200)).body;
+      expect(history.rows.map((r: { version: number }) => r.version)).toEqual([2, 1]);
+      expect((await api.get(`/api/memories/${old.id}/versions/1`).expect(200)).body.memory.superseded_by).toBeUndefined();
+
+      // A question about the fact answers only the newer statement, in every mode the pair runs.
+      for (const mode of ['keyword', 'hybrid', 'semantic']) {
+        const res = await api.get(`/api/memories?q=zebramortgage&mode=${mode}`).expect(200);
+        expect(ids(res)).not.toContain(old.id);
+        if (mode === 'keyword') expect(res.body).toMatchObject({ total: 1, rows: [{ id: now.id }] });
+      }
+      expect(ids(await api.get('/api/memories?project=sup-create').expect(200))).toEqual([now.id]);
+      expect((await api.get('/api/memories?project=sup-create').expect(200)).body.total).toBe(1);
+
+      const all = await api.get('/api/memories?q=zebramortgage&mode=keyword&include_superseded=true').expect(200);
+      expect(all.body.total).toBe(2);
+      expect(all.body.rows.find((r: { id: string }) => r.id === old.id)).toMatchObject({ superseded_by: now.id, valid_to: now.created_at });
+      expect(ids(await api.get('/api/memories?project=sup-create&include_superseded=1').expect(200))).toEqual([now.id, old.id]);
+
+      // As of a moment: before the newer one was written only the older one was true.
+      expect(ids(await api.get(`/api/memories?project=sup-create&as_of=${encodeURIComponent(old.created_at)}`).expect(200))).toEqual([old.id]);
+      expect(ids(await api.get(`/api/memories?q=zebramortgage&mode=keyword&as_of=${encodeURIComponent(old.created_at)}`).expect(200))).toEqual([old.id]);
+      expect(ids(await api.get(`/api/memories?project=sup-create&as_of=${encodeURIComponent(now.created_at)}`).expect(200))).toEqual([now.id]);
+      expect(ids(await api.get('/api/memories?project=sup-create&as_of=2000-01-01T00:00:00Z').expect(200))).toEqual([]);
+      expect(errType(await api.get('/api/memories?as_of=2026-02-31').expect(422))).toBe('datetime_parsing');
+      expect(errType(await api.get('/api/memories?include_superseded=maybe').expect(422))).toBe('bool_parsing');
+    });
+
+    it('PATCH with supersedes links an existing memory; If-Match of the older one moves on', async () => {
+      const a = await createMemory(api, { content: 'The staging database is db-ostrich-1', project: 'sup-patch' });
+      const b = await createMemory(api, { content: 'The staging database is db-ostrich-2', project: 'sup-patch' });
+      const res = await api.patch(`/api/memories/${b.id}`, { supersedes: [a.id] }).expect(200);
+      expect(res.body.memory.version).toBe(1); // nothing of b itself changed
+      const got = (await api.get(`/api/memories/${a.id}`).expect(200)).body.memory;
+      expect(got).toMatchObject({ superseded_by: b.id, version: 2 });
+      await api.patch(`/api/memories/${a.id}`, { title: 'stale' }).set('If-Match', '"1"').expect(412);
+      expect(ids(await api.get('/api/memories?q=ostrich&mode=keyword').expect(200))).toEqual([b.id]);
+      // A superseded memory cannot supersede others (links never form a cycle).
+      expect(loc(await api.patch(`/api/memories/${a.id}`, { supersedes: [b.id] }).expect(422))).toEqual(['body', 'supersedes']);
+      expect((await api.get(`/api/memories/${b.id}`).expect(200)).body.memory.superseded_by).toBeUndefined();
+    });
+
+    it('refuses bad supersedes ids with a 422 naming the entry, and writes nothing', async () => {
+      const a = await createMemory(api, { content: 'Kept as it is: quokka', project: 'sup-bad' });
+      const cases: Array<[unknown, unknown[]]> = [
+        [
+          [a.id, MISSING_ID],
+          ['body', 'supersedes', 1],
+        ],
+        [['not-an-id'], ['body', 'supersedes', 0]],
+        [Array.from({ length: 21 }, () => a.id), ['body', 'supersedes']],
+        ['x', ['body', 'supersedes']],
+      ];
+      for (const [supersedes, where] of cases) {
+        const res = await api.post('/api/memories', { content: 'quokka replacement', project: 'sup-bad', supersedes }).expect(422);
+        expect(loc(res)).toEqual(where);
+      }
+      expect(loc(await api.patch(`/api/memories/${a.id}`, { content: 'changed quokka', supersedes: [a.id] }).expect(422))).toEqual(['body', 'supersedes', 0]);
+      expect(loc(await api.patch(`/api/memories/${a.id}`, { content: 'changed quokka', supersedes: [MISSING_ID] }).expect(422))).toEqual(['body', 'supersedes', 0]);
+      const listed = await api.get('/api/memories?project=sup-bad&include_superseded=true').expect(200);
+      expect(ids(listed)).toEqual([a.id]);
+      expect((await api.get(`/api/memories/${a.id}`).expect(200)).body.memory).toMatchObject({ content: 'Kept as it is: quokka', version: 1 });
     });
   });
 

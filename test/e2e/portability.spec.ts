@@ -185,6 +185,20 @@ describe.each(testBackends())('export / import on $name', (backend) => {
     expect(claimless((await api.get(`/api/memories/${m.id}/versions`).expect(200)).body)).toEqual(versionsBefore);
   });
 
+  it('keeps supersedes links through export → wipe → import (decision 0130)', async () => {
+    const old = await createMemory(api, { content: 'The office is on floor 3', project: 'sup-port' });
+    const now = (await api.post('/api/memories', { content: 'The office moved to floor 5', project: 'sup-port', supersedes: [old.id] }).expect(201)).body.memory;
+    const before = (await api.get(`/api/memories/${old.id}`).expect(200)).body.memory;
+    expect(before).toMatchObject({ superseded_by: now.id, valid_to: now.created_at });
+
+    const zip = await exportZip(api, '?project=sup-port');
+    await api.post('/api/memories/bulk-delete', { ids: [old.id, now.id] }).expect(200);
+    expect((await importRaw(api, zip).expect(200)).body).toMatchObject({ created: 2, invalid: 0 });
+    expect((await api.get(`/api/memories/${old.id}`).expect(200)).body.memory).toMatchObject({ superseded_by: now.id, valid_to: now.created_at, content: before.content });
+    expect((await api.get('/api/memories?project=sup-port').expect(200)).body.rows.map((r: { id: string }) => r.id)).toEqual([now.id]);
+    expect((await api.get('/api/memories?q=office&project=sup-port&mode=keyword').expect(200)).body.rows.map((r: { id: string }) => r.id)).toEqual([now.id]);
+  });
+
   it('records the importer as the author of imported versions, beside what the file claimed (issue 46)', async () => {
     const { plaintext, id: tokenId } = await createToken(t, { name: 'importer bot', preset: 'read-write', rate_limit_per_minute: 0 });
     const id = 'aaaaaaaaaaaaaaaaaaaa0046';

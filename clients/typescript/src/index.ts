@@ -46,6 +46,10 @@ export interface ListParams {
   mode?: 'hybrid' | 'keyword' | 'semantic';
   /** `next_cursor` of a previous list page (list mode only). */
   after?: string;
+  /** Also memories a newer one superseded (left out by default). */
+  include_superseded?: boolean;
+  /** Answer as of this moment: memories created by then and not yet superseded then. */
+  as_of?: string | Date;
 }
 
 /** The version an If-Match names: a version number, an ETag (`"3"`), or a memory (its `version`). */

@@ -316,7 +316,7 @@ export interface paths {
          * Create a memory
          * @description **Access:** API token with scope `memory:write`, or an admin session.
          *
-         *     Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another).
+         *     Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another). `supersedes` names older memories this one replaces (they drop out of searches and lists); a hint with `likely_update` suggests it.
          */
         post: operations["createMemory"];
         delete?: never;
@@ -887,6 +887,11 @@ export interface components {
             status: string;
         };
         CreatedMemoryResponseDto: {
+            /**
+             * @description Present when a hint is a likely update: a sentence saying how to pass `supersedes` (decision 0130).
+             * @example This looks like a newer statement of 6740a1b2c3d4e5f601234567. If it replaces it, pass supersedes: ["6740a1b2c3d4e5f601234567"] …
+             */
+            hint?: string;
             memory: components["schemas"]["MemoryDto"];
             /** @example true */
             ok: boolean;
@@ -918,6 +923,11 @@ export interface components {
              * @enum {string|null}
              */
             scope?: "global" | "project" | "agent" | "user" | null;
+            /**
+             * @description At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written
+             * @example []
+             */
+            supersedes?: string[] | null;
             /**
              * @description At most 50 after dropping empty and duplicate tags; each at most 64 characters after trimming
              * @example [
@@ -1207,6 +1217,11 @@ export interface components {
              */
             scope: "global" | "project" | "agent" | "user";
             /**
+             * @description Set when a newer memory replaced this one (`supersedes`, decision 0130): the newer memory's id.
+             * @example 6740a1b2c3d4e5f601234567
+             */
+            superseded_by?: string;
+            /**
              * @example [
              *       "deploy",
              *       "policy"
@@ -1225,6 +1240,12 @@ export interface components {
              * @example 2026-11-21T09:30:00.000Z
              */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description Set with superseded_by: when the superseding write happened (the end of this memory's validity).
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            valid_to?: string;
             /**
              * @description Write counter: 1 on create, +1 on every change; also the ETag (`"<version>"`) for If-Match.
              * @example 1
@@ -1316,6 +1337,11 @@ export interface components {
              */
             snippet: string;
             /**
+             * @description Set when a newer memory replaced this one (`supersedes`, decision 0130): the newer memory's id.
+             * @example 6740a1b2c3d4e5f601234567
+             */
+            superseded_by?: string;
+            /**
              * @example [
              *       "deploy",
              *       "policy"
@@ -1334,6 +1360,12 @@ export interface components {
              * @example 2026-11-21T09:30:00.000Z
              */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description Set with superseded_by: when the superseding write happened (the end of this memory's validity).
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            valid_to?: string;
             /**
              * @description Write counter: 1 on create, +1 on every change; also the ETag (`"<version>"`) for If-Match.
              * @example 1
@@ -1693,6 +1725,11 @@ export interface components {
             /** @example 6740a1b2c3d4e5f601234567 */
             id: string;
             /**
+             * @description True when it looks like an older statement of what the new memory says (same subject, different text): pass `supersedes` if the new one replaces it.
+             * @example false
+             */
+            likely_update: boolean;
+            /**
              * @description Cosine similarity of the two memories' embeddings (0..1).
              * @example 0.93
              */
@@ -1897,6 +1934,11 @@ export interface components {
             project?: string | null;
             /** @enum {string|null} */
             scope?: "global" | "project" | "agent" | "user" | null;
+            /**
+             * @description At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written
+             * @example []
+             */
+            supersedes?: string[] | null;
             /** @description [] clears the tags; each at most 64 characters (surrounding spaces count, then are trimmed) */
             tags?: string[] | null;
             /** @description "" clears the title */
@@ -3291,8 +3333,12 @@ export interface operations {
                 after?: string;
                 /** @description Only memories of this agent. */
                 agent?: string;
+                /** @description An ISO-8601 date or date-time that exists */
+                as_of?: string;
                 /** @description Only memories created in the last N days (N ≥ 1). */
                 days?: number;
+                /** @description Also memories that a newer one superseded (decision 0130); by default they are left out. */
+                include_superseded?: boolean;
                 /** @description Page size, 1 to 200. */
                 limit?: number;
                 /**

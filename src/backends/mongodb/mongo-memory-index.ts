@@ -50,6 +50,7 @@ function toDoc(r: MemoryRecord): MemoryDoc {
     version: r.version ?? 1,
     objectKey: r.objectKey ?? null,
     author: toAuthor(r.author),
+    ...(r.supersededBy && r.validTo ? { supersededBy: r.supersededBy, validTo: new Date(r.validTo) } : {}),
   };
 }
 
@@ -84,6 +85,8 @@ function toRecord(d: MemoryDoc): MemoryRecord {
     version: d.version ?? 1,
     objectKey: d.objectKey ?? null,
     author: d.author ?? null,
+    supersededBy: d.supersededBy && d.validTo ? d.supersededBy : null,
+    validTo: d.supersededBy && d.validTo ? d.validTo : null,
   };
 }
 
@@ -101,6 +104,9 @@ function filterQuery(f: MemoryFilter): FilterQuery<MemoryRecord> {
   if (f.project) q.project = String(f.project);
   if (f.tags && f.tags.length > 0) q.tags = { $all: f.tags.map(String) };
   if (f.since) q.createdAt = { $gte: f.since };
+  if (f.asOf) q.$and = [{ createdAt: { $lte: f.asOf } }];
+  // Superseded (decision 0130): validTo is null or absent for a memory nothing replaced.
+  if (f.current) q.$or = f.asOf ? [{ validTo: null }, { validTo: { $gt: f.asOf } }] : [{ validTo: null }];
   return q;
 }
 
@@ -226,9 +232,22 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     });
   }
 
+  /**
+   * The filter without `current` when no memory is superseded (one probe of by_valid_to): a store
+   * that never used `supersedes` queries exactly as before (decision 0130).
+   */
+  private idleSupersession(m: MongoModels, f: MemoryFilter): Promise<MemoryFilter> | MemoryFilter {
+    if (!f.current || f.asOf) return f;
+    return m.memories.collection.findOne({ validTo: { $type: 'date' } } as never, { projection: { _id: 1 } }).then((hit) => {
+      if (hit) return f;
+      const { current: _c, ...rest } = f;
+      return rest;
+    });
+  }
+
   override list(query: ListQuery): Promise<MemoryPage> {
     return this.run(async (m) => {
-      const base = filterQuery(query.filter);
+      const base = filterQuery(await this.idleSupersession(m, query.filter));
       const cursor = query.after ? { $or: [{ createdAt: { $lt: new Date(query.after.createdAt) } }, { createdAt: new Date(query.after.createdAt), _id: { $lt: String(query.after.id) } }] } : null;
       let find = m.memories.find(and(base, cursor), NO_VECTOR).sort(NEWEST_FIRST);
       if (!query.after && query.offset > 0) find = find.skip(query.offset);
@@ -237,7 +256,8 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     });
   }
 
-  override search(query: SearchQuery): Promise<MemoryPage> {
+  override async search(asked: SearchQuery): Promise<MemoryPage> {
+    const query = asked.filter.current ? { ...asked, filter: await this.run((m) => Promise.resolve(this.idleSupersession(m, asked.filter))) } : asked;
     if (query.vector && query.vectorKey && query.mode !== 'keyword') {
       return this.run((m) =>
         vectors.vectorSearch(
@@ -580,7 +600,7 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   }
 
   similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter): Promise<SimilarHit[]> {
-    return this.run((m) => vectors.similar(m, this.vectorCache, vector, key, limit, filterQuery(filter)));
+    return this.run(async (m) => vectors.similar(m, this.vectorCache, vector, key, limit, filterQuery(await this.idleSupersession(m, filter))));
   }
 
   override searchMode(): string {

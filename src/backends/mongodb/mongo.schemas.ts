@@ -55,6 +55,13 @@ export class MemoryRecord {
 
   @Prop({ type: Object, default: null })
   author?: { kind: 'token' | 'admin'; id: string; name: string | null } | null;
+
+  /** Set when a newer memory replaced this one (decision 0130); absent/null otherwise. */
+  @Prop({ type: String, default: null })
+  supersededBy?: string | null;
+
+  @Prop({ type: Date, default: null })
+  validTo?: Date | null;
 }
 export const MemoryRecordSchema = SchemaFactory.createForClass(MemoryRecord);
 
@@ -73,6 +80,8 @@ export const MEMORY_INDEXES: Array<{ key: Record<string, 1 | -1>; name: string }
   { key: { namespace: 1, project: 1, createdAt: -1, _id: -1 }, name: 'ns_by_project' },
   { key: { namespace: 1, agent: 1, createdAt: -1, _id: -1 }, name: 'ns_by_agent' },
   { key: { namespace: 1, tags: 1, createdAt: -1, _id: -1 }, name: 'ns_by_tag' },
+  // Superseded memories (decision 0130): whether there are any, and which ones as of a moment.
+  { key: { validTo: 1 }, name: 'by_valid_to' },
   // The embedding queue (mongo-vectors.ts): due jobs, and the count of memories per vector space.
   { key: { emb_pending: 1, emb_next_at: 1 }, name: 'embedding_queue' },
   { key: { vec_model: 1 }, name: 'by_vector_space' },

@@ -26,6 +26,9 @@ export interface MemoryDoc {
   objectKey?: string | null;
   /** Who wrote this version (absent for memories written before provenance was recorded). */
   author?: Author | null;
+  /** Set when a newer memory replaced this one (`supersedes`, decision 0130): the newer one's id, and when that write happened. */
+  supersededBy?: string | null;
+  validTo?: Date | null;
 }
 
 /** Provenance of a version: an API token (id and name at the time) or the signed-in administrator. */
@@ -97,6 +100,10 @@ export interface MemoryFilter {
   project?: string;
   tags?: string[]; // every tag must be present
   since?: Date; // created_at >= since
+  /** Hide superseded memories (decision 0130): those superseded by now, or by `asOf` when given. */
+  current?: boolean;
+  /** As of a moment: only memories created by then. */
+  asOf?: Date;
 }
 
 /** Position in the newest-first order: (createdAt desc, id desc). */

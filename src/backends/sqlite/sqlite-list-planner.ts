@@ -1,6 +1,7 @@
 import { ALL_NAMESPACES } from '../../namespaces/namespace';
 import { ListQuery, MemoryFilter, MemoryPage } from '../ports/memory.model';
 import { DbRow, Params, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
+import { supersessionSql } from './sqlite-supersession';
 
 /**
  * The list query planner: newest-first pages under any combination of filters, each walking the
@@ -85,7 +86,17 @@ export function onlyNamespace<T extends { namespace: string }>(ns: string, rows:
 }
 
 export function hasFilter(f: MemoryFilter): boolean {
-  return f.namespace !== ALL_NAMESPACES || f.type !== undefined || f.scope !== undefined || f.agent !== undefined || f.project !== undefined || f.since !== undefined || (f.tags?.length ?? 0) > 0;
+  return (
+    f.namespace !== ALL_NAMESPACES ||
+    f.type !== undefined ||
+    f.scope !== undefined ||
+    f.agent !== undefined ||
+    f.project !== undefined ||
+    f.since !== undefined ||
+    f.current === true ||
+    f.asOf !== undefined ||
+    (f.tags?.length ?? 0) > 0
+  );
 }
 
 export function filterSql(f: MemoryFilter, opts: { tagDriven?: boolean } = {}): { where: string[]; params: Params } {
@@ -118,6 +129,7 @@ export function filterSql(f: MemoryFilter, opts: { tagDriven?: boolean } = {}): 
     where.push(`${a}.created_at >= @f_since`);
     params.f_since = f.since.getTime();
   }
+  supersessionSql(f, a, where, params);
   [...new Set(f.tags ?? [])].forEach((tag, i) => {
     if (i === 0 && opts.tagDriven) {
       where.push('t0.tag = @f_tag0');

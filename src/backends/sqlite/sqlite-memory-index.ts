@@ -22,6 +22,7 @@ import { FtsMaintenance } from './sqlite-fts-maintenance';
 import { listPage } from './sqlite-list-planner';
 import { createMemorySchema, resetMemorySchema } from './sqlite-memory-schema';
 import { DbRow, Params, previewOf, ROW_COLUMNS, StatementCache, toRow } from './sqlite-memory-rows';
+import { withoutIdleSupersession } from './sqlite-supersession';
 import { DEFAULT_EXACT_RANKING_BUDGET, DEFAULT_TERM_WINDOW, rankedFullTextSearch, RankingOptions } from './sqlite-ranking';
 import { SqliteMemoryVersions } from './sqlite-memory-versions';
 import { FUSION_CANDIDATES } from '../../../libs/search-query';
@@ -208,8 +209,8 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   /** A new memory's row, tags and first version (inside the caller's transaction). */
   private writeNew(doc: MemoryDoc): void {
     const res = this.stmt(
-      `INSERT INTO memories (id, namespace, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at, version, object_key, author)
-       VALUES (@id, @namespace, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at, @version, @object_key, @author)`,
+      `INSERT INTO memories (id, namespace, title, type, scope, tags, tag_text, agent, project, content, preview, created_at, updated_at, version, object_key, author, superseded_by, valid_to)
+       VALUES (@id, @namespace, @title, @type, @scope, @tags, @tag_text, @agent, @project, @content, @preview, @created_at, @updated_at, @version, @object_key, @author, @superseded_by, @valid_to)`,
     ).run(this.params(doc));
     this.writeTags(Number(res.lastInsertRowid), doc);
     this.versions.record(doc);
@@ -231,7 +232,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     this.stmt(
       `UPDATE memories SET title = @title, type = @type, scope = @scope, tags = @tags, tag_text = @tag_text, agent = @agent,
          project = @project, content = @content, preview = @preview, created_at = @created_at, updated_at = @updated_at,
-         version = @version, object_key = @object_key, author = @author
+         version = @version, object_key = @object_key, author = @author, superseded_by = @superseded_by, valid_to = @valid_to
        WHERE id = @id AND namespace = @namespace`,
     ).run(this.params(doc));
     this.stmt('DELETE FROM memory_tags WHERE seq = ?').run(seq);
@@ -341,11 +342,12 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   }
 
   override async list(query: ListQuery): Promise<MemoryPage> {
-    return this.guard(() => listPage(this.stmt, query));
+    return this.guard(() => listPage(this.stmt, { ...query, filter: withoutIdleSupersession(this.stmt, query.filter) }));
   }
 
   /** Search (CONTRACT §3); the ranking is described in sqlite-ranking.ts. */
-  override async search(query: SearchQuery): Promise<MemoryPage> {
+  override async search(asked: SearchQuery): Promise<MemoryPage> {
+    const query = { ...asked, filter: this.guard(() => withoutIdleSupersession(this.stmt, asked.filter)) };
     const semantic = isVectorSearch(query) ? await this.semanticHits(query) : null;
     if (!this.searchDelegate) return this.searchNow(query, semantic);
     return this.searchDelegate.search(query, semantic) ?? this.searchNow(query, semantic);
@@ -406,7 +408,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
   async similar(vector: Float32Array, key: string, limit: number, filter: MemoryFilter): Promise<SimilarHit[]> {
     try {
       this.vectors.refresh(this.stmt, key);
-      const f = vectorFilter(this.stmt, filter, undefined, EXACT_FILTERED_MAX);
+      const f = vectorFilter(this.stmt, filter && withoutIdleSupersession(this.stmt, filter), undefined, EXACT_FILTERED_MAX);
       const top = await this.vectors.top(this.stmt, vector, limit, f?.accept, f?.allowed);
       return similarRows(this.stmt, top, filter.namespace);
     } catch (e) {
@@ -469,6 +471,8 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
       version: doc.version ?? 1,
       object_key: doc.objectKey ?? null,
       author: doc.author ? JSON.stringify(doc.author) : null,
+      superseded_by: doc.supersededBy && doc.validTo ? doc.supersededBy : null,
+      valid_to: doc.supersededBy && doc.validTo ? doc.validTo.getTime() : null,
     } as Params & Record<string, string | number | null>;
   }
 

@@ -5,7 +5,8 @@ import { parseAuthor } from './sqlite-memory-versions';
 /** Characters of content kept as the list-mode preview. */
 export const PREVIEW_CHARS = 200;
 
-export const ROW_COLUMNS = 'm.seq, m.id, m.namespace, m.title, m.type, m.scope, m.tags, m.agent, m.project, m.preview, m.created_at, m.updated_at, m.version, m.object_key, m.author';
+export const ROW_COLUMNS =
+  'm.seq, m.id, m.namespace, m.title, m.type, m.scope, m.tags, m.agent, m.project, m.preview, m.created_at, m.updated_at, m.version, m.object_key, m.author, m.superseded_by, m.valid_to';
 
 export interface DbRow {
   seq: number;
@@ -23,6 +24,8 @@ export interface DbRow {
   version: number;
   object_key: string | null;
   author: string | null;
+  superseded_by?: string | null;
+  valid_to?: number | null;
   content?: string;
   score?: number;
   snip?: string;
@@ -80,5 +83,6 @@ export function toRow(r: DbRow): MemoryRow {
     version: r.version ?? 1,
     objectKey: r.object_key ?? null,
     author: parseAuthor(r.author),
+    ...(r.superseded_by && r.valid_to != null ? { supersededBy: r.superseded_by, validTo: new Date(r.valid_to) } : {}),
   };
 }

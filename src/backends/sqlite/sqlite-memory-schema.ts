@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { SESSION_GAP_MS } from '../../../libs/search-query';
 import { createVersionSchema, DROP_VERSIONS } from './sqlite-memory-versions';
+import { createSupersessionSchema } from './sqlite-supersession';
 
 /** bm25 column weights: title, tags, content (CONTRACT §3: title and tags weigh more than content). */
 export const BM25_WEIGHTS = 'bm25(10.0, 6.0, 1.0)';
@@ -331,6 +332,7 @@ function migrate(db: Database.Database): void {
   db.exec('DROP INDEX IF EXISTS memories_type; DROP INDEX IF EXISTS memories_scope; DROP INDEX IF EXISTS memories_agent; DROP INDEX IF EXISTS memories_project;');
   db.exec(SCHEMA);
   createVersionSchema(db);
+  createSupersessionSchema(db);
   if (oldTags) {
     db.exec(`INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq, type, scope, agent, project, namespace)
       SELECT j.value, m.created_at, m.id, m.seq, m.type, m.scope, m.agent, m.project, m.namespace FROM memories m, json_each(m.tags) j`);

@@ -53,4 +53,18 @@ export class CreateMemoryDto {
   @IsArray(LIST)
   @IsString({ each: true, ...STRING })
   tags?: string[] | null;
+
+  /** Ids of older memories this one replaces (decision 0130): they get superseded_by and valid_to and drop out of searches and lists. */
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', pattern: '^[0-9a-f]{24}$' },
+    nullable: true,
+    maxItems: 20,
+    example: [],
+    description: 'At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written',
+  })
+  @IsOptional()
+  @IsArray(LIST)
+  @IsString({ each: true, ...STRING })
+  supersedes?: string[] | null;
 }

@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IsRealDateTime } from '../../common/iso-date';
 import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from '../../backends/ports/memory.model';
-import { OneOf, QueryInt } from './validators';
+import { OneOf, QueryBool, QueryInt } from './validators';
 
 const STRING = { message: 'Input should be a valid string', context: { type: 'string_type', ctx: {} } };
 
@@ -89,4 +89,16 @@ export class ListMemoriesQueryDto {
   @IsOptional()
   @IsString(STRING)
   after?: string;
+
+  /** Also memories that a newer one superseded (decision 0130); by default they are left out. */
+  @ApiPropertyOptional({ type: Boolean, default: false })
+  @IsOptional()
+  @QueryBool()
+  include_superseded?: boolean;
+
+  /** Answer as of this ISO-8601 moment: memories created by then and (unless include_superseded) not yet superseded then. */
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-06-01T00:00:00.000Z', description: 'An ISO-8601 date or date-time that exists' })
+  @IsOptional()
+  @IsRealDateTime({ message: 'Input should be a valid datetime (a real date, ISO 8601)', context: { type: 'datetime_parsing', ctx: {} } })
+  as_of?: string;
 }

@@ -31,6 +31,12 @@ export class MemoryDto {
   /** Write counter: 1 on create, +1 on every change; also the ETag (`"<version>"`) for If-Match. */
   @ApiProperty({ type: Number, example: 1, minimum: 1 })
   version: number;
+  /** Set when a newer memory replaced this one (`supersedes`, decision 0130): the newer memory's id. */
+  @ApiPropertyOptional({ example: ID, pattern: '^[0-9a-f]{24}$' })
+  superseded_by?: string;
+  /** Set with superseded_by: when the superseding write happened (the end of this memory's validity). */
+  @ApiPropertyOptional({ format: 'date-time', example: AT })
+  valid_to?: string;
 }
 
 /**
@@ -78,12 +84,18 @@ export class SimilarMemoryDto {
   /** Cosine similarity of the two memories' embeddings (0..1). */
   @ApiProperty({ example: 0.93 })
   score: number;
+  /** True when it looks like an older statement of what the new memory says (same subject, different text): pass `supersedes` if the new one replaces it. */
+  @ApiProperty({ example: false })
+  likely_update: boolean;
 }
 
 /** POST /api/memories: the memory, and up to 3 near-copies already stored (update one of them instead of piling up copies). */
 export class CreatedMemoryResponseDto extends MemoryResponseDto {
   @ApiProperty({ type: [SimilarMemoryDto], description: 'At most 3 stored memories whose meaning is very close (cosine >= 0.86); empty when search is keyword-only.' })
   similar: SimilarMemoryDto[];
+  /** Present when a hint is a likely update: a sentence saying how to pass `supersedes` (decision 0130). */
+  @ApiPropertyOptional({ example: 'This looks like a newer statement of 6740a1b2c3d4e5f601234567. If it replaces it, pass supersedes: ["6740a1b2c3d4e5f601234567"] …' })
+  hint?: string;
 }
 
 /** A list/search row: every field of a memory but content, and a snippet instead. */

@@ -181,11 +181,13 @@ class MemoryStore:
         agent: Optional[str] = None,
         project: Optional[str] = None,
         tags: Optional[Sequence[str]] = None,
+        supersedes: Optional[Sequence[str]] = None,
         idempotency_key: Optional[str] = None,
     ) -> CreatedMemory:
         """Creates a memory. Sends an Idempotency-Key (yours or a random one): a retried create is stored once.
 
-        Returns ``{"memory": ..., "similar": [...]}`` (near-copies already stored).
+        Returns ``{"memory": ..., "similar": [...]}`` (near-copies already stored). ``supersedes``
+        names older memories this one replaces (they drop out of searches and lists).
         """
         body: Dict[str, Any] = {"content": content}
         for key, value in (("title", title), ("type", type), ("scope", scope), ("agent", agent), ("project", project)):
@@ -193,6 +195,8 @@ class MemoryStore:
                 body[key] = value
         if tags is not None:
             body["tags"] = list(tags)
+        if supersedes is not None:
+            body["supersedes"] = list(supersedes)
         answer = self._call(
             "POST", "/api/memories", body=body, headers={"Idempotency-Key": idempotency_key or str(uuid.uuid4())}, retry_503=True
         )

@@ -26,6 +26,8 @@ class Memory(TypedDict, total=False):
     created_at: str
     updated_at: str
     version: int
+    superseded_by: str
+    valid_to: str
 
 
 class MemoryRow(TypedDict, total=False):
@@ -41,6 +43,8 @@ class MemoryRow(TypedDict, total=False):
     created_at: str
     updated_at: str
     version: int
+    superseded_by: str
+    valid_to: str
     snippet: str
     score: float
     matched: List[Literal["keyword", "semantic"]]
@@ -69,6 +73,7 @@ class SimilarMemory(TypedDict, total=False):
     id: str
     title: Optional[str]
     score: float
+    likely_update: bool
 
 
 class CreatedMemory(TypedDict):
