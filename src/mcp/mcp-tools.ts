@@ -63,6 +63,7 @@ interface ListExtra {
   page?: number;
   after?: string;
   mode?: SearchInput['mode'];
+  query_date?: string;
 }
 
 /** The arguments of a tool as the DTO names them (the tools say `tags` and `cursor` where the REST query says `tag` and `after`). */
@@ -95,7 +96,7 @@ export class McpTools {
         input: searchInput,
         output: listOutput,
         annotations: READ_ONLY,
-        run: (a: SearchInput) => this.list(a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode }),
+        run: (a: SearchInput) => this.list(a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode, query_date: a.query_date }),
       },
       {
         name: 'list_recent',
@@ -274,6 +275,7 @@ export class McpTools {
       page: a.page,
       after: a.after,
       mode: a.mode,
+      query_date: a.query_date,
     };
     return (await this.pipe.transform(withoutUndefined(query), { type: 'query', metatype: ListMemoriesQueryDto })) as ListMemoriesQueryDto;
   }
