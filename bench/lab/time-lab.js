@@ -40,6 +40,7 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (a === '--no-locomo') o.locomo = false;
   else if (a === '--eval-dir') o.evalDir = path.resolve(process.argv[++i]);
   else if (a === '--types') o.types = process.argv[++i].split(',');
+  else if (a === '--ids') o.ids = process.argv[++i].split(',');
   else throw new Error(`unknown option ${a}`);
 }
 const PASSWORD = 'time-lab-admin-password-0123456789';
@@ -123,10 +124,19 @@ async function main() {
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l))
-    .filter((q) => o.types.includes(q.question_type) && !q.question_id.endsWith('_abs'));
+    .filter((q) => (o.ids ? o.ids.includes(q.question_id) : o.types.includes(q.question_type)) && !q.question_id.endsWith('_abs'));
   const svc = await start();
   const auth = { authorization: `Bearer ${svc.token}` };
   try {
+    if (o.locomo) {
+      // LoCoMo via eval.js (dated): it imports, waits for the embeddings and prints its table.
+      const r = spawnSync(
+        process.execPath,
+        [path.join(HERE, 'bench', 'eval.js'), '--url', svc.base, '--token', svc.token, '--dated', '--data', path.join(o.evalDir, 'locomo-dev.json'), '--modes', o.modes.join(',')],
+        { stdio: 'inherit', cwd: HERE },
+      );
+      if (r.status !== 0) throw new Error('eval.js failed');
+    }
     const where = new Map(); // memory id -> { session, answer }
     for (const q of qs) {
       const lines = [];
@@ -152,15 +162,6 @@ async function main() {
       await importJsonl(svc, lines);
     }
     console.log(`LongMemEval: ${qs.length} questions, ${where.size} turns imported`);
-    if (o.locomo) {
-      // LoCoMo via eval.js (dated): it imports, waits for the embeddings and prints its table.
-      const r = spawnSync(
-        process.execPath,
-        [path.join(HERE, 'bench', 'eval.js'), '--url', svc.base, '--token', svc.token, '--dated', '--data', path.join(o.evalDir, 'locomo-dev.json'), '--modes', o.modes.join(',')],
-        { stdio: 'inherit', cwd: HERE },
-      );
-      if (r.status !== 0) throw new Error('eval.js failed');
-    }
     for (const t0 = Date.now(); ; await sleep(2000)) {
       const e = expect(await svc.req('GET', '/api/status', { headers: auth }), 200, 'status').embeddings;
       if (!e || e.pending === 0) break;

@@ -56,6 +56,13 @@ describe('resolveTime: expressions resolved against the reference', () => {
     expect(range('tomorrow')).toEqual(['2023-05-21', '2023-05-22']);
   });
 
+  it('reads a day right before "before X" as that day in the week before X, and lets explicit dates outweigh relative words beside them', () => {
+    expect(range('What did Maria do last weekend before April 10, 2023?', new Date('2023-08-20T00:00:00Z'))).toEqual(['2023-04-03', '2023-04-10']);
+    expect(range('What was shown on the Sunday before October 25, 2022?', new Date('2022-11-10T00:00:00Z'))).toEqual(['2022-10-18', '2022-10-25']);
+    // "last week" here is the week before 6 November, not before the reference.
+    expect(range("What was Tim's writing issue last week, as mentioned on November 6, 2023?", new Date('2024-01-10T00:00:00Z'))).toEqual(['2023-11-06', '2023-11-07']);
+  });
+
   it('"before X" reaches back without a start, at half strength', () => {
     const r = resolveTime('before June 2022', SAT_20_MAY_2023).range as TimeRange;
     expect(r.start).toBe(-Infinity);
@@ -107,6 +114,7 @@ describe('resolveTime: keyword text', () => {
     expect(kw('What was the social media activity I participated 5 days ago?')).toBe('What was the social media activity I participated ?');
     expect(kw('where did we go last summer')).toBe('where did we go summer');
     expect(kw('what did Anna say two months ago about rent')).toBe('what did Anna say about rent');
+    expect(kw('What did John do the week before August 3, 2023 with his kids?')).toBe('What did John do August 3, 2023 with his kids?');
   });
 
   it('keeps what names a date: a memory may write it', () => {

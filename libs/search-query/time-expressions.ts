@@ -202,6 +202,21 @@ function withRelation(f: Found, text: string, ref: number): Found {
   return { ...f, ...span, start: -Infinity, end: f.start, strength: f.strength * 0.5 };
 }
 
+/**
+ * "the Sunday before October 25", "last weekend before April 10": a day or weekend right before
+ * a "before X" is the one in the week before X, at full strength (not all of time before X).
+ */
+function anchored(found: Found[], question: string): Found[] {
+  const out: Found[] = [];
+  for (const f of found) {
+    const prev = out[out.length - 1];
+    if (prev && f.start === -Infinity && /^[\s,]*$/.test(question.slice(prev.index + prev.length, f.index)) && prev.end - prev.start <= 7 * DAY) {
+      out[out.length - 1] = { index: prev.index, length: f.index + f.length - prev.index, start: f.end - 7 * DAY, end: f.end, strength: f.strength * 2, relative: false };
+    } else out.push(f);
+  }
+  return out;
+}
+
 /** The time that `question` speaks of, resolved against `reference`, and its keyword text (see ResolvedTime). */
 export function resolveTime(question: string, reference: Date): ResolvedTime {
   const ref = reference.getTime();
@@ -227,12 +242,17 @@ export function resolveTime(question: string, reference: Date): ResolvedTime {
     .map((f) => withRelation(f, question, ref))
     .filter((f) => f.end > f.start && !quoted.some(([a, b]) => f.index < b && a < f.index + f.length) && !/(^|\s)-\S*$/.test(question.slice(0, f.index)))
     .sort((a, b) => a.index - b.index);
+  found = anchored(found, question);
   if (found.length === 0) return { range: null, keywordText: question };
+  // A relative expression beside an explicit date is relative to that date ("last week, as
+  // mentioned on November 6, 2023"), not to the reference: the explicit dates alone decide.
+  const explicit = found.filter((f) => !f.relative);
+  const deciding = explicit.length > 0 ? explicit : found;
   const range: TimeRange = {
-    start: Math.min(...found.map((f) => f.start)),
-    end: Math.max(...found.map((f) => f.end)),
-    strength: Math.min(...found.map((f) => f.strength)),
-    text: found.map((f) => question.slice(f.index, f.index + f.length)).join(' … '),
+    start: Math.min(...deciding.map((f) => f.start)),
+    end: Math.max(...deciding.map((f) => f.end)),
+    strength: Math.min(...deciding.map((f) => f.strength)),
+    text: deciding.map((f) => question.slice(f.index, f.index + f.length)).join(' … '),
   };
   return { range, keywordText: stripRelative(question, found) };
 }
@@ -245,7 +265,7 @@ function stripRelative(question: string, found: Found[]): string {
     out += question.slice(at, f.index);
     const expr = question.slice(f.index, f.index + f.length);
     // Keep what names a date (month, weekday, season, day of month, year); drop the relative words and counts.
-    out += f.relative ? expr.replace(/\b[\p{L}\p{N}]+\b/gu, (w) => (RELATIVE_WORDS.has(w.toLowerCase()) || /^\d{1,2}$/.test(w) ? ' ' : w)) : expr;
+    out += f.relative ? expr.replace(/\b\d+\s+(?=(days?|weeks?|months?|years?)\b)/gi, ' ').replace(/\b[\p{L}\p{N}]+\b/gu, (w) => (RELATIVE_WORDS.has(w.toLowerCase()) ? ' ' : w)) : expr;
     at = f.index + f.length;
   }
   out += question.slice(at);
