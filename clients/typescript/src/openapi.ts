@@ -3307,6 +3307,8 @@ export interface operations {
                 project?: string;
                 /** @description Full-text query; empty means the newest-first list. `"a phrase"` must match as a phrase, `-word` excludes. */
                 q?: string;
+                /** @description An ISO-8601 date or date-time that exists */
+                query_date?: string;
                 scope?: "global" | "project" | "agent" | "user";
                 /** @description An ISO-8601 date or date-time that exists (2026-02-31 is refused) */
                 since?: string;
