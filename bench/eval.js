@@ -18,6 +18,7 @@
  *   node bench/eval.js --modes hybrid --json out.json
  *   node bench/eval.js --dated      # memories dated by their session (JSONL import with created_at), and
  *                                   # each question asked with query_date = its conversation's last session
+ *                                   # (--no-query-date: without it, for a build that does not know it)
  * Every run also writes bench/results/eval-<date>-<seq>.json and .md, and latest-eval.md (lib/results.js).
  */
 'use strict';
@@ -43,6 +44,7 @@ function args(argv) {
     else if (a === '--token') o.token = v();
     else if (a === '--json') o.json = v();
     else if (a === '--dated') o.dated = true;
+    else if (a === '--no-query-date') o.noQueryDate = true;
     else throw new Error(`unknown option ${a}`);
   }
   return o;
@@ -229,7 +231,7 @@ async function main() {
         if (![1, 2, 3, 4].includes(Number(q.category))) continue;
         const evidence = normaliseEvidence(q.evidence ?? [], known).map((d) => `${s.sample_id}/${d}`);
         if (evidence.length === 0) continue;
-        questions.push({ sample: s.sample_id, q: q.question, category: Number(q.category), evidence, date: o.dated && lastSession ? lastSession.toISOString() : undefined });
+        questions.push({ sample: s.sample_id, q: q.question, category: Number(q.category), evidence, date: o.dated && !o.noQueryDate && lastSession ? lastSession.toISOString() : undefined });
       }
     }
     console.log(`stored ${stored} turns in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${questions.length} questions (categories 1-4 with evidence)`);

@@ -41,6 +41,8 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (a === '--eval-dir') o.evalDir = path.resolve(process.argv[++i]);
   else if (a === '--types') o.types = process.argv[++i].split(',');
   else if (a === '--ids') o.ids = process.argv[++i].split(',');
+  else if (a === '--no-query-date')
+    o.noQueryDate = true; // a build that refuses the parameter
   else throw new Error(`unknown option ${a}`);
 }
 const PASSWORD = 'time-lab-admin-password-0123456789';
@@ -132,7 +134,19 @@ async function main() {
       // LoCoMo via eval.js (dated): it imports, waits for the embeddings and prints its table.
       const r = spawnSync(
         process.execPath,
-        [path.join(HERE, 'bench', 'eval.js'), '--url', svc.base, '--token', svc.token, '--dated', '--data', path.join(o.evalDir, 'locomo-dev.json'), '--modes', o.modes.join(',')],
+        [
+          path.join(HERE, 'bench', 'eval.js'),
+          '--url',
+          svc.base,
+          '--token',
+          svc.token,
+          '--dated',
+          '--data',
+          path.join(o.evalDir, 'locomo-dev.json'),
+          '--modes',
+          o.modes.join(','),
+          ...(o.noQueryDate ? ['--no-query-date'] : []),
+        ],
         { stdio: 'inherit', cwd: HERE },
       );
       if (r.status !== 0) throw new Error('eval.js failed');
@@ -174,7 +188,7 @@ async function main() {
       let tn = 0;
       const per = [];
       for (const q of qs) {
-        const p = new URLSearchParams({ q: q.question, project: `lme-${q.question_id}`, limit: '10', mode, query_date: lmeDate(q.question_date).toISOString() });
+        const p = new URLSearchParams({ q: q.question, project: `lme-${q.question_id}`, limit: '10', mode, ...(o.noQueryDate ? {} : { query_date: lmeDate(q.question_date).toISOString() }) });
         const body = expect(await svc.req('GET', `/api/memories?${p}`, { headers: auth }), 200, 'search');
         const top = body.rows.slice(0, 5).map((r) => where.get(r.id));
         const sessions = new Set(top.map((t) => t?.session));
