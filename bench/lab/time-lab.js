@@ -41,6 +41,7 @@ for (let i = 2; i < process.argv.length; i++) {
   else if (a === '--eval-dir') o.evalDir = path.resolve(process.argv[++i]);
   else if (a === '--types') o.types = process.argv[++i].split(',');
   else if (a === '--ids') o.ids = process.argv[++i].split(',');
+  else if (a === '--concurrency') o.concurrency = process.argv[++i];
   else if (a === '--no-query-date')
     o.noQueryDate = true; // a build that refuses the parameter
   else throw new Error(`unknown option ${a}`);
@@ -146,6 +147,7 @@ async function main() {
           '--modes',
           o.modes.join(','),
           ...(o.noQueryDate ? ['--no-query-date'] : []),
+          ...(o.concurrency ? ['--concurrency', o.concurrency] : []),
         ],
         { stdio: 'inherit', cwd: HERE },
       );
@@ -173,7 +175,7 @@ async function main() {
           });
         });
       });
-      await importJsonl(svc, lines);
+      if (lines.length > 0) await importJsonl(svc, lines);
     }
     console.log(`LongMemEval: ${qs.length} questions, ${where.size} turns imported`);
     for (const t0 = Date.now(); ; await sleep(2000)) {
