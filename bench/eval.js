@@ -16,6 +16,9 @@
  *   node bench/eval.js --data other.json         # another file of the same format
  *   node bench/eval.js --url http://127.0.0.1:PORT --token TOKEN   # a running service
  *   node bench/eval.js --modes hybrid --json out.json
+ *   node bench/eval.js --dated      # memories dated by their session (JSONL import with created_at), and
+ *                                   # each question asked with query_date = its conversation's last session
+ *                                   # (--no-query-date: without it, for a build that does not know it)
  * Every run also writes bench/results/eval-<date>-<seq>.json and .md, and latest-eval.md (lib/results.js).
  */
 'use strict';
@@ -30,7 +33,7 @@ const ROOT = path.resolve(__dirname, '..');
 const ADMIN_PASSWORD = 'eval-admin-password-0123456789';
 
 function args(argv) {
-  const o = { data: path.resolve(ROOT, '..', 'shared', 'eval', 'locomo-dev.json'), modes: ['keyword', 'semantic', 'hybrid'], concurrency: 4, url: null, token: null, json: null };
+  const o = { data: path.resolve(ROOT, '..', 'shared', 'eval', 'locomo-dev.json'), modes: ['keyword', 'semantic', 'hybrid'], concurrency: 4, url: null, token: null, json: null, dated: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -40,6 +43,8 @@ function args(argv) {
     else if (a === '--url') o.url = v().replace(/\/+$/, '');
     else if (a === '--token') o.token = v();
     else if (a === '--json') o.json = v();
+    else if (a === '--dated') o.dated = true;
+    else if (a === '--no-query-date') o.noQueryDate = true;
     else throw new Error(`unknown option ${a}`);
   }
   return o;
@@ -128,10 +133,47 @@ function turnsOf(sample) {
     const date = c[`session_${n}_date_time`] ?? `session ${n}`;
     for (const t of session) {
       const content = `${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`;
-      turns.push({ dia_id: t.dia_id, body: { title: `${date} — ${t.speaker}`, content, tags: [t.dia_id], type: 'conversation', project: sample.sample_id } });
+      turns.push({
+        dia_id: t.dia_id,
+        at: sessionTime(date, session.indexOf(t)),
+        body: { title: `${date} — ${t.speaker}`, content, tags: [t.dia_id], type: 'conversation', project: sample.sample_id },
+      });
     }
   }
   return turns;
+}
+
+/** "1:56 pm on 8 May, 2023" (LoCoMo's session dates, read as UTC) plus `i` half minutes: the turn's time (--dated); null when unreadable. */
+function sessionTime(date, i) {
+  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(String(date));
+  if (!m) return null;
+  const month = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'].indexOf(m[5].slice(0, 3).toLowerCase());
+  const hour = (Number(m[1]) % 12) + (m[3].toLowerCase() === 'pm' ? 12 : 0);
+  return month < 0 ? null : new Date(Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2])) + i * 30_000);
+}
+
+/** POST /api/import of JSONL lines (--dated): the memories keep their created_at; a line whose id exists is skipped. */
+function importJsonl(base, token, lines) {
+  const http = require('node:http');
+  const payload = Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: Number(new URL(base).port),
+        method: 'POST',
+        path: '/api/import?format=jsonl&on_conflict=skip',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'content-length': payload.length },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`import: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8').slice(0, 500)}`))));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
 }
 
 async function pool(items, n, fn) {
@@ -167,17 +209,29 @@ async function main() {
     // matches first, so writes in flight together would change vectors and ranks from run to run.
     for (const s of samples) {
       const turns = turnsOf(s);
-      for (const t of turns) {
+      if (o.dated) {
+        // Ids derived from the turn, so a second run against the same service skips what is there.
+        const idOf = (t) => require('node:crypto').createHash('sha256').update(`locomo/${s.sample_id}/${t.dia_id}`).digest('hex').slice(0, 24);
+        await importJsonl(
+          svc.base,
+          svc.token,
+          turns.map((t) => ({ id: idOf(t), ...t.body, created_at: t.at.toISOString(), updated_at: t.at.toISOString() })),
+        );
+        for (const t of turns) idToDia.set(idOf(t), `${s.sample_id}/${t.dia_id}`);
+        stored += turns.length;
+      }
+      for (const t of o.dated ? [] : turns) {
         const r = expect(await request(svc.base, 'POST', '/api/memories', { headers: auth, body: t.body }), 201, `store ${s.sample_id} ${t.dia_id}`);
         idToDia.set(r.memory.id, `${s.sample_id}/${t.dia_id}`);
         stored++;
       }
+      const lastSession = turns.reduce((a, t) => (t.at && (!a || t.at > a) ? t.at : a), null);
       const known = new Set(turns.map((t) => t.dia_id));
       for (const q of s.qa) {
         if (![1, 2, 3, 4].includes(Number(q.category))) continue;
         const evidence = normaliseEvidence(q.evidence ?? [], known).map((d) => `${s.sample_id}/${d}`);
         if (evidence.length === 0) continue;
-        questions.push({ sample: s.sample_id, q: q.question, category: Number(q.category), evidence });
+        questions.push({ sample: s.sample_id, q: q.question, category: Number(q.category), evidence, date: o.dated && !o.noQueryDate && lastSession ? lastSession.toISOString() : undefined });
       }
     }
     console.log(`stored ${stored} turns in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${questions.length} questions (categories 1-4 with evidence)`);
@@ -195,7 +249,7 @@ async function main() {
     for (const mode of o.modes) {
       const per = [];
       await pool(questions, o.concurrency, async (q, i) => {
-        const qs = new URLSearchParams({ q: q.q, project: q.sample, limit: '10', mode });
+        const qs = new URLSearchParams({ q: q.q, project: q.sample, limit: '10', mode, ...(q.date ? { query_date: q.date } : {}) });
         const body = expect(await request(svc.base, 'GET', `/api/memories?${qs}`, { headers: auth }), 200, `search ${q.q}`);
         const got = body.rows.map((r) => idToDia.get(r.id));
         per[i] = { q, got, ran: body.search_mode ?? 'keyword' };

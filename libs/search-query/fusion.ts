@@ -1,3 +1,5 @@
+import { dateBoost, TIME_WEIGHT, type TimeRange } from './time-expressions';
+
 /**
  * Hybrid ranking: fuses a keyword (full-text) list and a semantic (vector) list into one
  * (README "Hybrid search"). Both adapters use it, so SQLite and MongoDB rank alike.
@@ -12,6 +14,8 @@
  *    agent (at most SESSION_GAP_MS apart) belong together, so each candidate adds
  *    NEIGHBOUR_WEIGHT x the best fused score of its candidate neighbours (the memory just before
  *    and just after it in (created at, then written) order). Ties go to the newer memory.
+ * 4. Time in the question (time-expressions.ts): with a resolved range, each candidate adds
+ *    TIME_WEIGHT x dateBoost(its created at, the range) in hybrid and semantic mode.
  * Semantic mode ranks by cosine alone (no fusion, no neighbours); keyword mode does not fuse.
  */
 export const FUSION_CANDIDATES = 50;
@@ -36,6 +40,8 @@ export interface FusionCandidate<K> {
   order: number;
   /** The memories written just before and after it in its session (see SESSION_GAP_MS). */
   neighbours?: K[];
+  /** Created at (ms): the date preference of a question that names a time (step 4). */
+  at?: number;
 }
 
 export interface FusedResult<K> {
@@ -70,7 +76,7 @@ function baseScores<K>(candidates: FusionCandidate<K>[], mode: SearchMode): Map<
   return base;
 }
 
-export function fuse<K>(candidates: FusionCandidate<K>[], mode: SearchMode): FusedResult<K>[] {
+export function fuse<K>(candidates: FusionCandidate<K>[], mode: SearchMode, time?: TimeRange | null): FusedResult<K>[] {
   const base = baseScores(candidates, mode);
   const out = candidates.map((c) => {
     let score = base.get(c.key) as number;
@@ -79,6 +85,7 @@ export function fuse<K>(candidates: FusionCandidate<K>[], mode: SearchMode): Fus
       for (const n of c.neighbours) best = Math.max(best, base.get(n) ?? 0);
       score += NEIGHBOUR_WEIGHT * best;
     }
+    if (time && mode !== 'keyword') score += TIME_WEIGHT * dateBoost(c.at, time);
     const matched: MatchedList[] = [];
     if (c.keyword !== undefined) matched.push('keyword');
     if (c.semanticHit) matched.push('semantic');

@@ -31,6 +31,11 @@ const NAMESPACE = {
   namespace: z.string().optional().describe('The namespace to work in (e.g. acme/alice). Only needed when your token is bound to several; omit it otherwise.'),
 };
 
+const QUERY_DATE = z
+  .string()
+  .optional()
+  .describe('When the question is asked, ISO-8601 (default: now). Times in the question ("last week", "in May", "two months ago") are read from it, and memories of that time rank higher.');
+
 const LIMIT = z.number().int().optional().describe('How many results per page, 1 to 200 (default 10). Ask for few: each row costs context.');
 
 export const searchInput = z.object({
@@ -47,6 +52,7 @@ export const searchInput = z.object({
   mode: SEARCH_MODE.optional().describe(
     'How to rank (with q): hybrid (default: words and meaning), keyword (words only, e.g. for an exact name) or semantic (meaning only). Without an embedding model every search is keyword.',
   ),
+  query_date: QUERY_DATE,
   cursor: z.string().optional().describe('Without q only: the next_cursor of the previous answer, to get the next page.'),
 });
 
@@ -104,6 +110,7 @@ export const recallInput = z.object({
     .describe('What you are about to do or need to know, in a sentence or two (e.g. "fix the flaky deploy step of the payments service"). The most relevant memories for it are returned.'),
   token_budget: z.number().int().optional().describe('How many tokens of memories to return at most, 100 to 20000 (default 2000). Lower it to keep your context small.'),
   ...FILTERS,
+  query_date: QUERY_DATE,
 });
 
 // --- outputs -----------------------------------------------------------------------------------

@@ -66,6 +66,7 @@ interface ListExtra {
   page?: number;
   after?: string;
   mode?: SearchInput['mode'];
+  query_date?: string;
 }
 
 /** The arguments of a tool as the DTO names them (the tools say `tags` and `cursor` where the REST query says `tag` and `after`). */
@@ -98,7 +99,7 @@ export class McpTools {
         input: searchInput,
         output: listOutput,
         annotations: READ_ONLY,
-        run: (a: SearchInput, _p: TokenPrincipal, ns: string) => this.list(ns, a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode }),
+        run: (a: SearchInput, _p: TokenPrincipal, ns: string) => this.list(ns, a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode, query_date: a.query_date }),
       },
       {
         name: 'list_recent',
@@ -284,6 +285,7 @@ export class McpTools {
       mode: a.mode,
       include_superseded: a.include_superseded,
       as_of: a.as_of,
+      query_date: a.query_date,
     };
     return (await this.pipe.transform(withoutUndefined(query), { type: 'query', metatype: ListMemoriesQueryDto })) as ListMemoriesQueryDto;
   }

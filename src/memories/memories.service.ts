@@ -9,7 +9,7 @@ import { AppConfig } from '../config/app-config';
 import { HISTORY_KEEP_DEFAULT } from '../config/setting-rules';
 import { SettingsService } from '../config/settings.service';
 import { EmbeddingsService } from '../embeddings/embeddings.service';
-import { semanticText } from '../../libs/search-query';
+import { resolveTime, semanticText } from '../../libs/search-query';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { CreateMemoryDto } from './dto/create-memory.dto';
 import type { ListMemoriesQueryDto } from './dto/list-memories-query.dto';
@@ -418,7 +418,9 @@ export class MemoriesService {
       const wanted = q.mode ?? 'hybrid';
       const embedded = wanted === 'keyword' ? null : await this.embeddings.queryVector(semanticText(text) || text);
       const mode = embedded ? wanted : 'keyword';
-      const res = await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key });
+      // Time in the question (decision 0135): a date preference; its relative words leave the keyword terms. Keyword mode stays literal.
+      const time = mode === 'keyword' ? null : resolveTime(text, new Date(q.query_date ?? Date.now()));
+      const res = await this.index.search({ text: time?.keywordText ?? text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key, time: time?.range });
       const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
       // The newer of two near-duplicate hits first (decision 0131); keyword mode keeps its order.
       const rows = mode === 'keyword' ? res.rows : recencyPrior(res.rows);

@@ -178,6 +178,34 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     }
   });
 
+  it('prefers the memories of the time a question names (query_date), never empties a search for it, and leaves keyword mode literal', async () => {
+    // Two notes alike in all but their date (imported with their created_at): the words and the
+    // meaning tie (up to the last bits of their vectors), so the date decides.
+    const note = (id: string, at: string) => ({ id, content: 'Noted: the boiler pressure drops overnight; call the plumber.', type: 'note', project: 'house', created_at: at, updated_at: at });
+    const may = 'aaaaaaaaaaaaaaaaaaaa0510';
+    const april = 'aaaaaaaaaaaaaaaaaaaa0404';
+    const jsonl = [note(april, '2023-04-04T09:00:00Z'), note(may, '2023-05-10T09:00:00Z')].map((l) => JSON.stringify(l)).join('\n');
+    await api.post('/api/import?format=jsonl').set('Content-Type', 'application/x-ndjson').send(Buffer.from(jsonl)).expect(200);
+    await settle();
+    const order = async (q: string, extra: Record<string, string>) => (await search(q, { project: 'house', ...extra })).rows.map((r) => r.id);
+    const q = 'what did I note last week about the boiler';
+    for (const mode of ['hybrid', 'semantic']) {
+      // Asked on 10 April 2023, "last week" is 3-9 April: the older note comes first.
+      expect(await order(q, { mode, query_date: '2023-04-10T12:00:00Z' })).toEqual([april, may]);
+      expect(await order(q, { mode, query_date: '2023-05-20' })).toEqual([may, april]);
+      expect(await order('boiler pressure in April 2023', { mode })).toEqual([april, may]);
+      // A time no memory has changes no membership: the search still answers both.
+      expect((await order('boiler pressure in 1999', { mode })).sort()).toEqual([april, may].sort());
+      expect((await order('what did I note yesterday about the boiler', { mode, query_date: '2030-01-01' })).sort()).toEqual([april, may].sort());
+    }
+    // Keyword mode reads the words only: the two dates that reverse the order above change nothing.
+    const literal = await order(q, { mode: 'keyword' });
+    expect([...literal].sort()).toEqual([april, may].sort());
+    for (const query_date of ['2023-04-10T12:00:00Z', '2023-05-20']) expect(await order(q, { mode: 'keyword', query_date })).toEqual(literal);
+    const bad = await api.get('/api/memories?q=boiler&query_date=last%20week').expect(422);
+    expect(bad.body.detail[0].loc).toEqual(['query', 'query_date']);
+  });
+
   it('a model change re-embeds every memory with progress on /api/status while search keeps working', async () => {
     const server = hashEmbeddingServer();
     const url = await server.start();

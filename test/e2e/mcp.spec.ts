@@ -91,7 +91,9 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       expect(byName.delete_memory.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       expect(byName.search_memories.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
       const searchProps = byName.search_memories.inputSchema.properties as Record<string, { description?: string; enum?: string[] }>;
-      expect(Object.keys(searchProps).sort()).toEqual(['agent', 'as_of', 'cursor', 'days', 'include_superseded', 'limit', 'mode', 'namespace', 'page', 'project', 'q', 'scope', 'since', 'tags', 'type']);
+      expect(Object.keys(searchProps).sort()).toEqual(['agent', 'as_of', 'cursor', 'days', 'include_superseded', 'limit', 'mode', 'namespace', 'page', 'project', 'q', 'query_date', 'scope', 'since', 'tags', 'type']);
+      expect(searchProps.query_date.description).toMatch(/last week/);
+      expect(Object.keys(byName.recall_context.inputSchema.properties as object)).toContain('query_date');
       expect(searchProps.type.enum).toContain('decision');
       expect(searchProps.q.description).toMatch(/phrase/);
       expect(byName.create_memory.inputSchema.required).toEqual(['content']);
@@ -122,7 +124,7 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       await client.callTool({ name: 'create_memory', arguments: { title: 'Lunch', content: 'The team prefers ramen on Fridays.', type: 'preference', tags: [tag] } });
       await client.callTool({ name: 'create_memory', arguments: { title: 'Standup', content: 'Standup is at 9:30 in the small room.', type: 'fact', tags: [tag] } });
 
-      const found = await client.callTool({ name: 'search_memories', arguments: { q: 'deploy pipeline', tags: [tag], limit: 5 } });
+      const found = await client.callTool({ name: 'search_memories', arguments: { q: 'deploy pipeline last week', tags: [tag], limit: 5, query_date: new Date().toISOString() } });
       const page = found.structuredContent as Structured;
       expect(page.mode).toBe('search');
       expect((page.rows as Structured[])[0].id).toBeDefined();
@@ -245,6 +247,10 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       const badEnum = await client.callTool({ name: 'search_memories', arguments: { type: 'diary' } });
       expect(badEnum.isError).toBe(true);
       expect((badEnum.content as Array<{ text: string }>)[0].text).toMatch(/type/);
+      const badDate = await client.callTool({ name: 'search_memories', arguments: { q: 'x', query_date: 'last week' } });
+      expect((badDate.content as Array<{ text: string }>)[0].text).toMatch(/^Invalid arguments for search_memories: query_date: Input should be a valid datetime/);
+      const badRecallDate = await client.callTool({ name: 'recall_context', arguments: { task: 'x', query_date: '2023-02-30' } });
+      expect((badRecallDate.content as Array<{ text: string }>)[0].text).toMatch(/query_date/);
       const tooMany = await client.callTool({ name: 'search_memories', arguments: { q: 'x', limit: 500 } });
       expect((tooMany.content as Array<{ text: string }>)[0].text).toBe('Invalid arguments for search_memories: limit: Input should be less than or equal to 200.');
       const badCursor = await client.callTool({ name: 'list_recent', arguments: { cursor: 'nonsense' } });

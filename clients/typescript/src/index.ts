@@ -44,6 +44,8 @@ export interface ListParams {
   skip?: number;
   /** Search only: hybrid (default), keyword or semantic. */
   mode?: 'hybrid' | 'keyword' | 'semantic';
+  /** Search only: when the question is asked (default now); times in `q` ("last week", "in May") are read from it. */
+  query_date?: string | Date;
   /** `next_cursor` of a previous list page (list mode only). */
   after?: string;
   /** Also memories a newer one superseded (left out by default). */

@@ -3353,6 +3353,8 @@ export interface operations {
                 project?: string;
                 /** @description Full-text query; empty means the newest-first list. `"a phrase"` must match as a phrase, `-word` excludes. */
                 q?: string;
+                /** @description Search only: when the question is asked, an ISO-8601 date or date-time that exists (default now). Times in q ("last week", "in May") are read from it. */
+                query_date?: string;
                 scope?: "global" | "project" | "agent" | "user";
                 /** @description An ISO-8601 date or date-time that exists (2026-02-31 is refused) */
                 since?: string;

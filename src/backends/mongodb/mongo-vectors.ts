@@ -212,16 +212,16 @@ export async function vectorSearch(
   );
   const scannedScore = new Map(scanned.map((s) => [s.id, s.score]));
   for (const r of keyword.rows) {
-    candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: scannedScore.get(r.id) ?? cosines.get(r.id), order: r.createdAt.getTime() });
+    candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: scannedScore.get(r.id) ?? cosines.get(r.id), order: r.createdAt.getTime(), at: r.createdAt.getTime() });
     meta.set(r.id, { project: r.project, agent: r.agent, at: r.createdAt.getTime() });
   }
   for (const s of scanned.slice(0, K)) {
     const c = candidates.get(s.id);
     if (c) c.semanticHit = true;
-    else candidates.set(s.id, { key: s.id, cosine: s.score, semanticHit: true, order: s.order });
+    else candidates.set(s.id, { key: s.id, cosine: s.score, semanticHit: true, order: s.order, at: s.order });
   }
   let spare = scanned.slice(K);
-  let fused = fuse([...candidates.values()], mode);
+  let fused = fuse([...candidates.values()], mode, query.time);
   const known = new Map(keyword.rows.map((r) => [r.id, r]));
   const fetched = new Map<string, MemoryRow>();
   if (mode === 'hybrid') {
@@ -236,7 +236,7 @@ export async function vectorSearch(
       }
     }
     await addNeighbours(m, candidates, keys, meta, query.filter.namespace);
-    fused = fuse([...candidates.values()], mode);
+    fused = fuse([...candidates.values()], mode, query.time);
   }
   // A semantic hit whose document is gone (deleted by another instance) leaves the copy and the
   // page; the next best (the spare hits) take its place.
@@ -250,9 +250,9 @@ export async function vectorSearch(
     if (gone.length === 0) break;
     cache.drop(gone);
     for (const id of gone) candidates.delete(id);
-    for (const s of spare.slice(0, gone.length)) if (!candidates.has(s.id)) candidates.set(s.id, { key: s.id, cosine: s.score, semanticHit: true, order: s.order });
+    for (const s of spare.slice(0, gone.length)) if (!candidates.has(s.id)) candidates.set(s.id, { key: s.id, cosine: s.score, semanticHit: true, order: s.order, at: s.order });
     spare = spare.slice(gone.length);
-    fused = fuse([...candidates.values()], mode);
+    fused = fuse([...candidates.values()], mode, query.time);
   }
   const page = fused.slice(query.offset, query.offset + query.limit);
   const rows = page.flatMap((p) => {

@@ -1,3 +1,4 @@
+import type { TimeRange } from '../../../libs/search-query/time-expressions';
 export const MEMORY_TYPES = ['note', 'fact', 'decision', 'task', 'preference', 'reference', 'code', 'conversation'] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 export const MEMORY_SCOPES = ['global', 'project', 'agent', 'user'] as const;
@@ -131,6 +132,8 @@ export interface SearchQuery {
   /** The query's embedding (semantic and hybrid), and the key of its vector space. */
   vector?: Float32Array;
   vectorKey?: string;
+  /** The time the question names (libs/search-query/time-expressions.ts): a preference in semantic and hybrid ranking. */
+  time?: TimeRange | null;
 }
 
 /** A memory waiting for its embedding (the durable embedding queue). */

@@ -82,10 +82,18 @@ export function vectorSearch(stmt: Stmt, ranking: RankingOptions, query: SearchQ
     else candidates.set(seq, { key: seq, keyword: score, cosine: cosines.get(seq), order: seq });
   }
   if (mode === 'hybrid') linkNeighbours(stmt, candidates);
-  const fused = fuse([...candidates.values()], mode);
+  if (query.time) createdAts(stmt, candidates);
+  const fused = fuse([...candidates.values()], mode, query.time);
   const pageOf = fused.slice(query.offset, query.offset + query.limit);
   const rows = onlyNamespace(query.filter.namespace, pageRows(stmt, pageOf, parsed));
   return { rows, total: fused.length };
+}
+
+/** Each candidate's created at (ms), for the date preference of a question that names a time (fusion.ts). */
+function createdAts(stmt: Stmt, candidates: Map<number, { at?: number }>): void {
+  if (candidates.size === 0) return;
+  const rows = stmt('SELECT seq, created_at FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify([...candidates.keys()])) as Array<{ seq: number; created_at: number }>;
+  for (const r of rows) (candidates.get(r.seq) as { at?: number }).at = r.created_at;
 }
 
 /** q · the stored vector of each of `seqs` in space `key`. */

@@ -85,6 +85,20 @@ export class ListMemoriesQueryDto {
   @OneOf(['hybrid', 'keyword', 'semantic'])
   mode?: 'hybrid' | 'keyword' | 'semantic';
 
+  /**
+   * Search only: when the question is asked (default now). Times in `q` ("last week", "in May",
+   * "two months ago", "on 8 May 2023") are resolved against it and rank the memories created then
+   * higher in hybrid and semantic mode (a preference: never a filter).
+   */
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2023-05-20T12:00:00.000Z',
+    description: 'Search only: when the question is asked, an ISO-8601 date or date-time that exists (default now). Times in q ("last week", "in May") are read from it.',
+  })
+  @IsOptional()
+  @IsRealDateTime({ message: 'Input should be a valid datetime (a real date, ISO 8601)', context: { type: 'datetime_parsing', ctx: {} } })
+  query_date?: string;
+
   /** `next_cursor` of a previous page; list mode only: with `q` it is refused (422). */
   @IsOptional()
   @IsString(STRING)

@@ -243,7 +243,8 @@ class MemoryStore:
         """One page of the newest-first list (no ``q``) or of a search (``q``).
 
         Parameters as the API's: q, type, scope, agent, project, tag (a string or a list), days,
-        since, limit, page, skip, mode, after.
+        since, limit, page, skip, mode, after, query_date (search only: when the question is asked;
+        times in ``q`` such as "last week" are read from it).
         """
         return self._call("GET", "/api/memories", query=params)  # type: ignore[no-any-return]
 
