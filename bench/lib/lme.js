@@ -339,4 +339,4 @@ async function runLme(o, log) {
   };
 }
 
-module.exports = { runLme, pick, load, TYPES };
+module.exports = { runLme, pick, load, haystack, score, TYPES };
