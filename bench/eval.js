@@ -26,6 +26,7 @@
  *   node bench/eval.js --sets lme --lme all --modes keyword      # keyword only: no vectors, a few minutes
  *   node bench/eval.js --sets lme --lme-ids e493bb7c,852ce960    # chosen questions
  *   node bench/eval.js --query-date              # pass question_date as query_date (when the build declares it)
+ *   node bench/eval.js --sets lme --lme-score bench/results/lme-progress-….jsonl   # score the questions a cut-short run finished
  *   node bench/eval.js --eval-dir /path/to/eval  # the two dev files from another directory (default ../shared/eval)
  *   node bench/eval.js --data other.json         # another LoCoMo file of the same format
  *   node bench/eval.js --url http://127.0.0.1:PORT --token TOKEN   # LoCoMo on a running service
@@ -51,6 +52,7 @@ function args(argv) {
     lmeData: path.resolve(ROOT, '..', 'shared', 'eval', 'longmemeval-s-dev.jsonl.gz'),
     lme: 'sample',
     lmeIds: null,
+    scoreFrom: null,
     cache: path.join(RESULTS, 'lme-cache'),
     absent: path.join(__dirname, 'locomo-absent.json'),
     queryDate: false,
@@ -74,6 +76,10 @@ function args(argv) {
     else if (a === '--lme-ids') o.lmeIds = v().split(',');
     else if (a === '--lme-cache') o.cache = path.resolve(v());
     else if (a === '--no-cache') o.cache = null;
+    else if (a === '--lme-score')
+      o.scoreFrom = v()
+        .split(',')
+        .map((f) => path.resolve(f));
     else if (a === '--absent') o.absent = path.resolve(v());
     else if (a === '--query-date') o.queryDate = true;
     else if (a === '--modes') o.modes = v().split(',');
@@ -245,7 +251,9 @@ async function main() {
   const locomo = o.sets.includes('locomo') ? await runLocomo(o, log) : null;
   let lme = null;
   if (o.sets.includes('lme')) {
-    lme = await runLme({ file: o.lmeData, spec: o.lme, ids: o.lmeIds, modes: o.modes, cache: o.cache, queryDate: o.queryDate }, log);
+    const progress = o.scoreFrom ? null : path.join(RESULTS, `lme-progress-${started.toISOString().replace(/[:.]/g, '-')}-${process.pid}.jsonl`);
+    if (progress) fs.mkdirSync(RESULTS, { recursive: true });
+    lme = await runLme({ file: o.lmeData, spec: o.lme, ids: o.lmeIds, modes: o.modes, cache: o.cache, queryDate: o.queryDate, progress, scoreFrom: o.scoreFrom }, log);
     printLme(lme);
   }
   const meta = {

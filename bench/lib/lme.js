@@ -307,27 +307,58 @@ function newestFirst(q, turns, got) {
 }
 
 /** Runs the picked questions one after another (each its own service); returns { meta, modes }. */
+/**
+ * Runs the picked questions one after another (each its own service); returns { meta, modes,
+ * perQuestion }. Each question's rows are also appended to `o.progress` (JSONL) as soon as it is
+ * done, so a long run cut short can still be scored (`o.scoreFrom`: score such files instead of
+ * running anything).
+ */
 async function runLme(o, log) {
   if (!fs.existsSync(o.file)) throw new Error(`no LongMemEval data at ${o.file} (see ../shared/eval/README.md)`);
   const all = load(o.file);
-  const picked = pick(all, o.spec, o.ids);
-  const fingerprint = embeddingFingerprint();
-  log(
-    `LongMemEval-S: ${picked.length} of ${all.length} questions (${o.ids ? 'by id' : o.spec}), modes ${o.modes.join(',')}${o.modes.some((m) => m !== 'keyword') ? `, vector cache ${o.cache ?? 'off'}` : ', keyword-only service (no vectors)'}`,
-  );
   const t0 = Date.now();
   const results = [];
-  for (const q of picked) results.push(await runQuestion(q, { ...o, fingerprint }, log));
+  let picked;
+  const fingerprint = embeddingFingerprint();
+  if (o.scoreFrom) {
+    const byId = new Map(all.map((q) => [q.question_id, q]));
+    for (const file of o.scoreFrom) {
+      for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+        if (!line.trim()) continue;
+        const r = JSON.parse(line);
+        const q = byId.get(r.id);
+        if (!q) throw new Error(`${file}: no LongMemEval question ${r.id}`);
+        if (results.some((x) => x.q.question_id === r.id)) continue;
+        const h = haystack(q);
+        results.push({ q, turns: h.turns, empty: h.empty, perMode: r.perMode, source: r.source, queryDate: r.queryDate, seconds: r.seconds });
+      }
+    }
+    const modes = new Set(results.map((r) => Object.keys(r.perMode).join(',')));
+    if (modes.size !== 1) throw new Error(`the progress files hold different modes: ${[...modes].join(' / ')}`);
+    o = { ...o, modes: [...modes][0].split(',') };
+    picked = results.map((r) => r.q);
+    log(`LongMemEval-S: scoring ${results.length} questions from ${o.scoreFrom.join(', ')}`);
+  } else {
+    picked = pick(all, o.spec, o.ids);
+    log(
+      `LongMemEval-S: ${picked.length} of ${all.length} questions (${o.ids ? 'by id' : o.spec}), modes ${o.modes.join(',')}${o.modes.some((m) => m !== 'keyword') ? `, vector cache ${o.cache ?? 'off'}` : ', keyword-only service (no vectors)'}${o.progress ? `; each question's rows go to ${path.relative(ROOT, o.progress)}` : ''}`,
+    );
+    for (const q of picked) {
+      const r = await runQuestion(q, { ...o, fingerprint }, log);
+      results.push(r);
+      if (o.progress) fs.appendFileSync(o.progress, JSON.stringify({ id: q.question_id, perMode: r.perMode, source: r.source, queryDate: r.queryDate, seconds: r.seconds }) + '\n');
+    }
+  }
   const modes = Object.fromEntries(o.modes.map((m) => [m, score(results, m)]));
   const meta = {
     questions: picked.length,
-    spec: o.ids ? `ids ${o.ids.join(',')}` : o.spec,
+    spec: o.scoreFrom ? `scored from ${o.scoreFrom.map((f) => path.basename(f)).join(', ')}` : o.ids ? `ids ${o.ids.join(',')}` : o.spec,
     ids: picked.map((q) => q.question_id),
     turns: results.reduce((s, r) => s + r.turns.length, 0),
     emptyTurnsLeftOut: results.reduce((s, r) => s + r.empty, 0),
     fromCache: results.filter((r) => r.source === 'cache').length,
-    queryDate: o.queryDate ? `${results.filter((r) => r.queryDate).length} of ${results.length} searches` : 'off',
-    wallSeconds: Math.round((Date.now() - t0) / 1000),
+    queryDate: o.queryDate || o.scoreFrom ? `${results.filter((r) => r.queryDate).length} of ${results.length} searches` : 'off',
+    wallSeconds: o.scoreFrom ? Math.round(results.reduce((s, r) => s + r.seconds.load + r.seconds.embed, 0)) : Math.round((Date.now() - t0) / 1000),
     loadSeconds: Math.round(results.reduce((s, r) => s + r.seconds.load, 0)),
     embedSeconds: Math.round(results.reduce((s, r) => s + r.seconds.embed, 0)),
     embeddingFingerprint: fingerprint,
