@@ -163,7 +163,8 @@ async function runLocomo(o, log) {
   if (!fs.existsSync(o.data)) throw new Error(`no evaluation data at ${o.data} (see ../shared/eval/README.md)`);
   const samples = JSON.parse(fs.readFileSync(o.data, 'utf8'));
   const absent = absentQuestions(o.absent, samples);
-  const svc = o.url ? { base: o.url, token: o.token, stop: async () => {} } : await startService();
+  // Keyword only: no vectors to compute or wait for.
+  const svc = o.url ? { base: o.url, token: o.token, stop: async () => {} } : await startService({ embeddings: o.modes.every((m) => m === 'keyword') ? 'none' : null });
   const auth = { authorization: `Bearer ${svc.token}` };
   try {
     const status0 = expect(await request(svc.base, 'GET', '/api/status', { headers: auth }), 200, 'status').embeddings;
