@@ -1,112 +1,96 @@
 #!/usr/bin/env node
 /**
- * `npm run eval`: retrieval quality on LoCoMo conversations (../shared/eval/README.md).
+ * `npm run eval`: retrieval quality on the two dev sets of ../shared/eval/ (its README.md has the
+ * method): LoCoMo conversations and LongMemEval-S questions. The data is read from outside the
+ * repo and never shipped.
  *
- * Starts the built service (dist/src/main.js) on 127.0.0.1 with a fresh temp data dir (or uses
- * --url with --token), stores every dialogue turn as one memory through the API (content
+ * LoCoMo: starts the built service (dist/src/main.js) on 127.0.0.1 with a fresh temp data dir (or
+ * uses --url with --token), stores every dialogue turn as one memory through the API (content
  * "<speaker>: <text>" [+ " [image: <caption>]"], title "<session date> — <speaker>", tags
- * [dia_id], type conversation, project = sample_id; one turn at a time, in order), waits until /api/status says
- * embeddings.pending = 0, then asks every question of categories 1–4 verbatim as `q` with
- * project = its sample_id and limit=10 (--concurrency questions at a time, default 4), in each
- * mode (keyword, semantic, hybrid), and reports
- * R@1/5/10 (share of a question's evidence turns in the top k, averaged), Hit@1/5/10 and
- * MRR@10, overall and per category. The data is read from outside the repo and never shipped.
+ * [dia_id], type conversation, project = sample_id; one turn at a time, in order), waits until
+ * /api/status says embeddings.pending = 0, then asks every question of categories 1–4 verbatim as
+ * `q` with project = its sample_id and limit=10 (--concurrency questions at a time, default 4), in
+ * each mode (keyword, semantic, hybrid), and reports R@1/5/10 (share of a question's evidence turns
+ * in the top k, averaged), Hit@1/5/10 and MRR@10, overall and per category. Then it asks our own
+ * questions about things no conversation mentions (bench/locomo-absent.json; each entry's
+ * `absent` words are checked against the conversation first) and reports the share answered with
+ * no row.
  *
- *   npm run eval                                 # build, then evaluate ../shared/eval/locomo-dev.json
- *   node bench/eval.js --data other.json         # another file of the same format
- *   node bench/eval.js --url http://127.0.0.1:PORT --token TOKEN   # a running service
+ * LongMemEval-S: lib/lme.js (one service per question, its haystack imported as JSONL with the
+ * session dates; session and turn R@1/5/10 by question type, the empty-answer rate on abstention
+ * questions, the newest-first rate on knowledge updates). The vectors of a haystack are computed
+ * once and kept as a `memstore backup` under bench/results/lme-cache/ (git-ignored).
+ *
+ *   npm run eval                                 # build, then LoCoMo + a LongMemEval sample (2 per type + every abstention question)
+ *   node bench/eval.js --lme all                 # all 60 LongMemEval questions
+ *   node bench/eval.js --sets lme --lme all --modes keyword      # keyword only: no vectors, a few minutes
+ *   node bench/eval.js --sets lme --lme-ids e493bb7c,852ce960    # chosen questions
+ *   node bench/eval.js --query-date              # pass question_date as query_date (when the build declares it)
+ *   node bench/eval.js --sets lme --lme-score bench/results/lme-progress-….jsonl   # score the questions a cut-short run finished
+ *   node bench/eval.js --eval-dir /path/to/eval  # the two dev files from another directory (default ../shared/eval)
+ *   node bench/eval.js --data other.json         # another LoCoMo file of the same format
+ *   node bench/eval.js --url http://127.0.0.1:PORT --token TOKEN   # LoCoMo on a running service
  *   node bench/eval.js --modes hybrid --json out.json
- *   node bench/eval.js --dated      # memories dated by their session (JSONL import with created_at), and
- *                                   # each question asked with query_date = its conversation's last session
- *                                   # (--no-query-date: without it, for a build that does not know it)
  * Every run also writes bench/results/eval-<date>-<seq>.json and .md, and latest-eval.md (lib/results.js).
  */
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
-const { freePort, request: rawRequest, expectStatus: expect } = require('./lib/http');
-const { evalMarkdown, gitDescribe, writeResults } = require('./lib/results');
+const { expectStatus: expect } = require('./lib/http');
+const { evalMarkdown, gitDescribe, writeResults, RESULTS } = require('./lib/results');
+const { request, startService, waitForEmbeddings, search } = require('./lib/service');
+const { runLme } = require('./lib/lme');
 
 const ROOT = path.resolve(__dirname, '..');
-const ADMIN_PASSWORD = 'eval-admin-password-0123456789';
+const SETS = ['locomo', 'lme'];
 
 function args(argv) {
-  const o = { data: path.resolve(ROOT, '..', 'shared', 'eval', 'locomo-dev.json'), modes: ['keyword', 'semantic', 'hybrid'], concurrency: 4, url: null, token: null, json: null, dated: false };
+  const o = {
+    sets: SETS,
+    data: path.resolve(ROOT, '..', 'shared', 'eval', 'locomo-dev.json'),
+    lmeData: path.resolve(ROOT, '..', 'shared', 'eval', 'longmemeval-s-dev.jsonl.gz'),
+    lme: 'sample',
+    lmeIds: null,
+    scoreFrom: null,
+    cache: path.join(RESULTS, 'lme-cache'),
+    absent: path.join(__dirname, 'locomo-absent.json'),
+    queryDate: false,
+    modes: ['keyword', 'semantic', 'hybrid'],
+    concurrency: 4,
+    url: null,
+    token: null,
+    json: null,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
-    if (a === '--data') o.data = path.resolve(v());
+    if (a === '--eval-dir') {
+      const dir = path.resolve(v());
+      o.data = path.join(dir, 'locomo-dev.json');
+      o.lmeData = path.join(dir, 'longmemeval-s-dev.jsonl.gz');
+    } else if (a === '--data') o.data = path.resolve(v());
+    else if (a === '--sets') o.sets = v().split(',');
+    else if (a === '--lme-data') o.lmeData = path.resolve(v());
+    else if (a === '--lme') o.lme = v();
+    else if (a === '--lme-ids') o.lmeIds = v().split(',');
+    else if (a === '--lme-cache') o.cache = path.resolve(v());
+    else if (a === '--no-cache') o.cache = null;
+    else if (a === '--lme-score')
+      o.scoreFrom = v()
+        .split(',')
+        .map((f) => path.resolve(f));
+    else if (a === '--absent') o.absent = path.resolve(v());
+    else if (a === '--query-date') o.queryDate = true;
     else if (a === '--modes') o.modes = v().split(',');
     else if (a === '--concurrency') o.concurrency = Number(v());
     else if (a === '--url') o.url = v().replace(/\/+$/, '');
     else if (a === '--token') o.token = v();
     else if (a === '--json') o.json = v();
-    else if (a === '--dated') o.dated = true;
-    else if (a === '--no-query-date') o.noQueryDate = true;
     else throw new Error(`unknown option ${a}`);
   }
+  for (const s of o.sets) if (!SETS.includes(s)) throw new Error(`--sets takes ${SETS.join(',')}, not ${s}`);
   return o;
-}
-
-/** A request to the service at `base` (http://127.0.0.1:PORT). */
-function request(base, method, p, opts) {
-  return rawRequest(Number(new URL(base).port), method, p, opts);
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function startService() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-eval-'));
-  const port = await freePort();
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MEMSTORE_') || k === 'MEMSTORE_EMBEDDING_MODEL_DIR'));
-  const proc = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], {
-    cwd: ROOT,
-    env: {
-      ...env,
-      NODE_ENV: 'production',
-      MEMSTORE_DATA_DIR: dataDir,
-      MEMSTORE_HOST: '127.0.0.1',
-      MEMSTORE_PORT: String(port),
-      MEMSTORE_ADMIN_PASSWORD: ADMIN_PASSWORD,
-      MEMSTORE_SECRET_KEY: 'eval-secret-key-0123456789abcdef0123456789abcdef',
-      MEMSTORE_LOG_LEVEL: 'error',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  proc.stdout.on('data', (d) => (output += d));
-  proc.stderr.on('data', (d) => (output += d));
-  const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`the service exited (code ${proc.exitCode}):\n${output}`);
-    try {
-      await request(base, 'GET', '/api/health');
-      break;
-    } catch {
-      if (Date.now() > deadline) throw new Error(`the service did not start:\n${output}`);
-      await sleep(100);
-    }
-  }
-  const login = expect(await request(base, 'POST', '/api/login', { body: { username: 'admin', password: ADMIN_PASSWORD } }), 200, 'sign-in');
-  void login;
-  const res = await request(base, 'POST', '/api/login', { body: { username: 'admin', password: ADMIN_PASSWORD } });
-  const cookie = []
-    .concat(res.headers['set-cookie'] || [])
-    .map((c) => c.split(';')[0])
-    .join('; ');
-  // rate_limit_per_minute: 0 = unlimited (issue 10's token field; ignored by a service without it).
-  const tok = expect(await request(base, 'POST', '/api/tokens', { headers: { cookie }, body: { name: 'eval', preset: 'full', rate_limit_per_minute: 0 } }), 201, 'token');
-  return {
-    base,
-    token: tok.plaintext,
-    stop: async () => {
-      proc.kill('SIGTERM');
-      await new Promise((r) => (proc.exitCode !== null ? r() : proc.once('exit', r)));
-      fs.rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** Evidence ids as the README says: split "a; b", fix "D:11:26" and "D30:05", drop unknown ids. */
@@ -133,47 +117,10 @@ function turnsOf(sample) {
     const date = c[`session_${n}_date_time`] ?? `session ${n}`;
     for (const t of session) {
       const content = `${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`;
-      turns.push({
-        dia_id: t.dia_id,
-        at: sessionTime(date, session.indexOf(t)),
-        body: { title: `${date} — ${t.speaker}`, content, tags: [t.dia_id], type: 'conversation', project: sample.sample_id },
-      });
+      turns.push({ dia_id: t.dia_id, body: { title: `${date} — ${t.speaker}`, content, tags: [t.dia_id], type: 'conversation', project: sample.sample_id } });
     }
   }
   return turns;
-}
-
-/** "1:56 pm on 8 May, 2023" (LoCoMo's session dates, read as UTC) plus `i` half minutes: the turn's time (--dated); null when unreadable. */
-function sessionTime(date, i) {
-  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(String(date));
-  if (!m) return null;
-  const month = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'].indexOf(m[5].slice(0, 3).toLowerCase());
-  const hour = (Number(m[1]) % 12) + (m[3].toLowerCase() === 'pm' ? 12 : 0);
-  return month < 0 ? null : new Date(Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2])) + i * 30_000);
-}
-
-/** POST /api/import of JSONL lines (--dated): the memories keep their created_at; a line whose id exists is skipped. */
-function importJsonl(base, token, lines) {
-  const http = require('node:http');
-  const payload = Buffer.from(lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port: Number(new URL(base).port),
-        method: 'POST',
-        path: '/api/import?format=jsonl&on_conflict=skip',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/x-ndjson', 'content-length': payload.length },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`import: HTTP ${res.statusCode}: ${Buffer.concat(chunks).toString('utf8').slice(0, 500)}`))));
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
 }
 
 async function pool(items, n, fn) {
@@ -188,17 +135,40 @@ async function pool(items, n, fn) {
   );
 }
 
-async function main() {
-  const o = args(process.argv.slice(2));
+/** Our questions about things no LoCoMo conversation mentions; refuses an entry whose `absent` words the conversation holds. */
+function absentQuestions(file, samples) {
+  if (!fs.existsSync(file)) return [];
+  const entries = JSON.parse(fs.readFileSync(file, 'utf8')).questions;
+  const text = new Map(
+    samples.map((s) => [
+      s.sample_id,
+      turnsOf(s)
+        .map((t) => t.body.content.toLowerCase())
+        .join('\n'),
+    ]),
+  );
+  for (const e of entries) {
+    const conv = text.get(e.sample_id);
+    if (conv === undefined) throw new Error(`${path.basename(file)}: no conversation ${e.sample_id}`);
+    for (const w of e.absent) {
+      if (new RegExp(`\\b${w.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).test(conv))
+        throw new Error(`${path.basename(file)}: "${w}" occurs in ${e.sample_id}, so "${e.question}" is not about an absent thing`);
+    }
+  }
+  return entries;
+}
+
+async function runLocomo(o, log) {
   const started = new Date();
-  const loadAvgStart = os.loadavg();
   if (!fs.existsSync(o.data)) throw new Error(`no evaluation data at ${o.data} (see ../shared/eval/README.md)`);
   const samples = JSON.parse(fs.readFileSync(o.data, 'utf8'));
-  const svc = o.url ? { base: o.url, token: o.token, stop: async () => {} } : await startService();
+  const absent = absentQuestions(o.absent, samples);
+  // Keyword only: no vectors to compute or wait for.
+  const svc = o.url ? { base: o.url, token: o.token, stop: async () => {} } : await startService({ embeddings: o.modes.every((m) => m === 'keyword') ? 'none' : null });
   const auth = { authorization: `Bearer ${svc.token}` };
   try {
     const status0 = expect(await request(svc.base, 'GET', '/api/status', { headers: auth }), 200, 'status').embeddings;
-    console.log(`embeddings: ${status0 ? `${status0.provider} ${status0.model ?? ''} (${status0.state})` : 'not reported'}`);
+    log(`embeddings: ${status0 ? `${status0.provider} ${status0.model ?? ''} (${status0.state})` : 'not reported'}`);
     // 1. Store every turn.
     const idToDia = new Map();
     const questions = [];
@@ -209,71 +179,99 @@ async function main() {
     // matches first, so writes in flight together would change vectors and ranks from run to run.
     for (const s of samples) {
       const turns = turnsOf(s);
-      if (o.dated) {
-        // Ids derived from the turn, so a second run against the same service skips what is there.
-        const idOf = (t) => require('node:crypto').createHash('sha256').update(`locomo/${s.sample_id}/${t.dia_id}`).digest('hex').slice(0, 24);
-        await importJsonl(
-          svc.base,
-          svc.token,
-          turns.map((t) => ({ id: idOf(t), ...t.body, created_at: t.at.toISOString(), updated_at: t.at.toISOString() })),
-        );
-        for (const t of turns) idToDia.set(idOf(t), `${s.sample_id}/${t.dia_id}`);
-        stored += turns.length;
-      }
-      for (const t of o.dated ? [] : turns) {
+      for (const t of turns) {
         const r = expect(await request(svc.base, 'POST', '/api/memories', { headers: auth, body: t.body }), 201, `store ${s.sample_id} ${t.dia_id}`);
         idToDia.set(r.memory.id, `${s.sample_id}/${t.dia_id}`);
         stored++;
       }
-      const lastSession = turns.reduce((a, t) => (t.at && (!a || t.at > a) ? t.at : a), null);
       const known = new Set(turns.map((t) => t.dia_id));
       for (const q of s.qa) {
         if (![1, 2, 3, 4].includes(Number(q.category))) continue;
         const evidence = normaliseEvidence(q.evidence ?? [], known).map((d) => `${s.sample_id}/${d}`);
         if (evidence.length === 0) continue;
-        questions.push({ sample: s.sample_id, q: q.question, category: Number(q.category), evidence, date: o.dated && !o.noQueryDate && lastSession ? lastSession.toISOString() : undefined });
+        questions.push({ sample: s.sample_id, q: q.question, category: Number(q.category), evidence });
       }
     }
-    console.log(`stored ${stored} turns in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${questions.length} questions (categories 1-4 with evidence)`);
+    log(`stored ${stored} turns in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${questions.length} questions (categories 1-4 with evidence)`);
     // 2. Wait for the embeddings.
     const t1 = Date.now();
-    for (;;) {
-      const e = expect(await request(svc.base, 'GET', '/api/status', { headers: auth }), 200, 'status').embeddings;
-      if (!e || e.state === 'keyword-only' || e.pending === 0) break;
-      if (Date.now() - t1 > 30 * 60_000) throw new Error(`embeddings still pending after 30 min: ${JSON.stringify(e)}`);
-      await sleep(1000);
-    }
-    console.log(`embeddings done ${((Date.now() - t1) / 1000).toFixed(1)} s after the last write (${((stored / Math.max(1, Date.now() - t0)) * 1000).toFixed(0)} memories/s stored and embedded)`);
+    await waitForEmbeddings(svc.base, auth, 30 * 60_000);
+    log(`embeddings done ${((Date.now() - t1) / 1000).toFixed(1)} s after the last write (${((stored / Math.max(1, Date.now() - t0)) * 1000).toFixed(0)} memories/s stored and embedded)`);
     // 3. Ask.
     const report = {};
+    const absentReport = {};
     for (const mode of o.modes) {
       const per = [];
       await pool(questions, o.concurrency, async (q, i) => {
-        const qs = new URLSearchParams({ q: q.q, project: q.sample, limit: '10', mode, ...(q.date ? { query_date: q.date } : {}) });
-        const body = expect(await request(svc.base, 'GET', `/api/memories?${qs}`, { headers: auth }), 200, `search ${q.q}`);
+        const { body } = await search(svc.base, auth, { q: q.q, project: q.sample, limit: '10', mode });
         const got = body.rows.map((r) => idToDia.get(r.id));
         per[i] = { q, got, ran: body.search_mode ?? 'keyword' };
       });
       report[mode] = score(per);
       report[mode].ran = [...new Set(per.map((p) => p.ran))].join(',');
+      // Questions about absent things: a good search returns no row.
+      const rows = [];
+      await pool(absent, o.concurrency, async (a, i) => {
+        rows[i] = (await search(svc.base, auth, { q: a.question, project: a.sample_id, limit: '10', mode })).body.rows.length;
+      });
+      if (absent.length)
+        absentReport[mode] = {
+          n: absent.length,
+          emptyRate: Number((rows.filter((n) => n === 0).length / absent.length).toFixed(3)),
+          meanRows: Number((rows.reduce((s, n) => s + n, 0) / absent.length).toFixed(2)),
+        };
     }
     print(report);
-    if (o.json) fs.writeFileSync(o.json, JSON.stringify(report, null, 2));
-    const meta = {
-      startedAt: started.toISOString(),
-      finishedAt: new Date().toISOString(),
-      commit: o.url ? `a running service at ${o.url}` : gitDescribe(),
-      loadAvgStart,
-      loadAvgEnd: os.loadavg(),
-      data: path.relative(ROOT, o.data).startsWith('../..') ? o.data : path.relative(ROOT, o.data),
-      questions: questions.length,
-      embeddings: status0 ?? null,
+    if (absent.length)
+      log(
+        `\nAbsent-thing questions (${absent.length}, ${path.relative(ROOT, o.absent)}), share answered with no row: ${Object.entries(absentReport)
+          .map(([m, a]) => `${m} ${a.emptyRate.toFixed(3)}`)
+          .join(', ')}`,
+      );
+    return {
+      report,
+      absent: absent.length ? absentReport : null,
+      meta: {
+        startedAt: started.toISOString(),
+        data: path.relative(ROOT, o.data).startsWith('../..') ? o.data : path.relative(ROOT, o.data),
+        questions: questions.length,
+        embeddings: status0 ?? null,
+        wallSeconds: Math.round((Date.now() - started.getTime()) / 1000),
+      },
     };
-    const written = writeResults('eval', started, { ...meta, modes: report }, evalMarkdown(report, meta));
-    console.log(`\nResults: ${path.relative(ROOT, written.mdFile)} (also ${path.relative(ROOT, written.latest)}), ${path.relative(ROOT, written.jsonFile)}`);
   } finally {
     await svc.stop();
   }
+}
+
+async function main() {
+  const o = args(process.argv.slice(2));
+  const started = new Date();
+  const loadAvgStart = os.loadavg();
+  const log = (/** @type {string} */ m) => console.log(m);
+  const locomo = o.sets.includes('locomo') ? await runLocomo(o, log) : null;
+  let lme = null;
+  if (o.sets.includes('lme')) {
+    const progress = o.scoreFrom ? null : path.join(RESULTS, `lme-progress-${started.toISOString().replace(/[:.]/g, '-')}-${process.pid}.jsonl`);
+    if (progress) fs.mkdirSync(RESULTS, { recursive: true });
+    lme = await runLme({ file: o.lmeData, spec: o.lme, ids: o.lmeIds, modes: o.modes, cache: o.cache, queryDate: o.queryDate, progress, scoreFrom: o.scoreFrom }, log);
+    printLme(lme);
+  }
+  const meta = {
+    startedAt: started.toISOString(),
+    finishedAt: new Date().toISOString(),
+    commit: o.url ? `a running service at ${o.url} (LoCoMo); ${gitDescribe()} (LongMemEval)` : gitDescribe(),
+    loadAvgStart,
+    loadAvgEnd: os.loadavg(),
+    wallSeconds: Math.round((Date.now() - started.getTime()) / 1000),
+    data: locomo?.meta.data ?? null,
+    questions: locomo?.meta.questions ?? 0,
+    embeddings: locomo?.meta.embeddings ?? null,
+  };
+  const out = { ...meta, modes: locomo?.report ?? {}, absent: locomo?.absent ?? null, locomoSeconds: locomo?.meta.wallSeconds ?? null, lme };
+  if (o.json) fs.writeFileSync(o.json, JSON.stringify(out, null, 2));
+  const written = writeResults('eval', started, out, evalMarkdown(out.modes, meta, { absent: out.absent, lme }));
+  log(`\nResults: ${path.relative(ROOT, written.mdFile)} (also ${path.relative(ROOT, written.latest)}), ${path.relative(ROOT, written.jsonFile)}; wall time ${meta.wallSeconds} s`);
 }
 
 function score(per) {
@@ -312,6 +310,22 @@ function print(report) {
       `${mode.padEnd(9)} ${Object.entries(r.byCategory)
         .map(([c, v]) => `${c}: ${v.r5.toFixed(3)} (n=${v.n})`)
         .join('  ')}`,
+    );
+  }
+}
+
+function printLme(lme) {
+  const f = (v) => v.toFixed(3).padStart(6);
+  console.log(`\nLongMemEval-S: ${lme.meta.questions} questions (${lme.meta.spec}), ${lme.meta.turns} turns, ${lme.meta.fromCache} from the vector cache, ${lme.meta.wallSeconds} s`);
+  console.log('mode      type                        n   sR@1   sR@5  sR@10   tR@1   tR@5  tR@10  empty');
+  for (const [mode, r] of Object.entries(lme.modes)) {
+    for (const [type, a] of [['all answerable', r.answerable], ...Object.entries(r.byType)]) {
+      console.log(
+        `${mode.padEnd(9)} ${type.padEnd(26)} ${String(a.n).padStart(3)} ${f(a.session.r1)} ${f(a.session.r5)} ${f(a.session.r10)} ${f(a.turn.r1)} ${f(a.turn.r5)} ${f(a.turn.r10)} ${f(a.emptyRate)}`,
+      );
+    }
+    console.log(
+      `${mode.padEnd(9)} abstention: ${r.abstention.emptyRate.toFixed(3)} answered with no row (n=${r.abstention.n}); knowledge update newest first: ${r.knowledgeUpdate.newestFirstRate.toFixed(3)} (n=${r.knowledgeUpdate.n}), when newest and older both in the top 10: ${r.knowledgeUpdate.newestAboveOlderRate.toFixed(3)} (n=${r.knowledgeUpdate.nBoth})`,
     );
   }
 }

@@ -20,7 +20,7 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
  * A JSON request to the service: { status, headers, body }. A GET is retried once when a
  * kept-alive socket was closed by the server while idle (ECONNRESET / "socket hang up").
  */
-/** @param {{ body?: unknown, headers?: Record<string, string> }} [opts] */
+/** @param {{ body?: unknown, rawBody?: Buffer, headers?: Record<string, string> }} [opts] */
 async function request(port, method, urlPath, opts = {}) {
   try {
     return await requestOnce(port, method, urlPath, opts);
@@ -34,11 +34,12 @@ async function request(port, method, urlPath, opts = {}) {
  * @param {number} port
  * @param {string} method
  * @param {string} urlPath
- * @param {{ body?: unknown, headers?: Record<string, string> }} [options]
+ * @param {{ body?: unknown, rawBody?: Buffer, headers?: Record<string, string> }} [options]
  */
-function requestOnce(port, method, urlPath, { body, headers = {} } = {}) {
+function requestOnce(port, method, urlPath, { body, rawBody, headers = {} } = {}) {
   return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    // rawBody: sent as it is (the caller sets content-type); body: sent as JSON.
+    const payload = rawBody ?? (body === undefined ? undefined : Buffer.from(JSON.stringify(body)));
     const req = http.request(
       {
         host: '127.0.0.1',

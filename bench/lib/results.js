@@ -155,24 +155,108 @@ function benchMarkdown(report) {
   return out.join('\n').trimEnd() + '\n';
 }
 
-/** The tables of one `npm run eval` report (bench/eval.js): { mode: { n, r1, r5, r10, h1, h5, h10, mrr, ran, byCategory } }. */
-function evalMarkdown(report, meta) {
-  const out = [header(`Eval run: ${meta.data}`, meta, null)];
-  out.push(`- data: ${meta.data} (${meta.questions} questions)`);
-  out.push('', '## Retrieval quality', '');
-  out.push(
-    table(
-      ['mode', 'ran', 'n', 'R@1', 'R@5', 'R@10', 'Hit@1', 'Hit@5', 'Hit@10', 'MRR@10'],
-      Object.entries(report).map(([mode, r]) => [mode, String(r.ran), String(r.n), fixed(r.r1, 3), fixed(r.r5, 3), fixed(r.r10, 3), fixed(r.h1, 3), fixed(r.h5, 3), fixed(r.h10, 3), fixed(r.mrr, 3)]),
-    ),
-  );
-  const cats = [...new Set(Object.values(report).flatMap((r) => Object.keys(r.byCategory ?? {})))].sort();
-  if (cats.length) {
-    out.push('', '## R@5 by category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop)', '');
+/**
+ * The tables of one `npm run eval` report (bench/eval.js). `report`: LoCoMo, { mode: { n, r1, r5,
+ * r10, h1, h5, h10, mrr, ran, byCategory } } (empty when the run left LoCoMo out); `extra.absent`:
+ * { mode: { n, emptyRate, meanRows } } for our absent-thing questions; `extra.lme`: LongMemEval-S
+ * (lib/lme.js: { meta, modes: { mode: { ran, answerable, byType, abstention, knowledgeUpdate } } }).
+ */
+function evalMarkdown(report, meta, extra = {}) {
+  const out = [header(`Eval run: ${[meta.data, extra.lme ? 'LongMemEval-S' : null].filter(Boolean).join(' + ')}`, meta, null)];
+  if (meta.wallSeconds !== undefined) out.push(`- wall time: ${meta.wallSeconds} s`);
+  if (Object.keys(report).length) {
+    out.push(`- data: ${meta.data} (${meta.questions} questions)`);
+    out.push('', '## LoCoMo: retrieval quality', '');
     out.push(
       table(
-        ['mode', ...cats],
-        Object.entries(report).map(([mode, r]) => [mode, ...cats.map((c) => (r.byCategory?.[c] ? `${fixed(r.byCategory[c].r5, 3)} (n=${r.byCategory[c].n})` : '-'))]),
+        ['mode', 'ran', 'n', 'R@1', 'R@5', 'R@10', 'Hit@1', 'Hit@5', 'Hit@10', 'MRR@10'],
+        Object.entries(report).map(([mode, r]) => [
+          mode,
+          String(r.ran),
+          String(r.n),
+          fixed(r.r1, 3),
+          fixed(r.r5, 3),
+          fixed(r.r10, 3),
+          fixed(r.h1, 3),
+          fixed(r.h5, 3),
+          fixed(r.h10, 3),
+          fixed(r.mrr, 3),
+        ]),
+      ),
+    );
+    const cats = [...new Set(Object.values(report).flatMap((r) => Object.keys(r.byCategory ?? {})))].sort();
+    if (cats.length) {
+      out.push('', '## LoCoMo: R@5 by category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop)', '');
+      out.push(
+        table(
+          ['mode', ...cats],
+          Object.entries(report).map(([mode, r]) => [mode, ...cats.map((c) => (r.byCategory?.[c] ? `${fixed(r.byCategory[c].r5, 3)} (n=${r.byCategory[c].n})` : '-'))]),
+        ),
+      );
+    }
+  }
+  if (extra.absent) {
+    out.push('', '## LoCoMo: our questions about absent things', '', 'Share answered with no row (a good search returns nothing), and the mean number of rows.', '');
+    out.push(
+      table(
+        ['mode', 'n', 'empty', 'mean rows'],
+        Object.entries(extra.absent).map(([mode, a]) => [mode, String(a.n), fixed(a.emptyRate, 3), fixed(a.meanRows, 2)]),
+      ),
+    );
+  }
+  const lme = extra.lme;
+  if (lme) {
+    const m = lme.meta;
+    out.push('', '## LongMemEval-S', '');
+    out.push(
+      `- questions: ${m.questions} (${m.spec}), ${m.turns} turns (${m.emptyTurnsLeftOut} empty ones left out), ${m.fromCache} haystacks from the vector cache; query_date: ${m.queryDate}`,
+      `- wall time ${m.wallSeconds} s (loading haystacks ${m.loadSeconds} s, waiting for embeddings ${m.embedSeconds} s)`,
+      '',
+      'Answerable questions: session R@k = share of answer sessions with a turn in the top k; turn R@k = share of has_answer turns in the top k (n turn = questions that mark them); empty = share answered with no row.',
+      '',
+    );
+    const rows = [];
+    for (const [mode, r] of Object.entries(lme.modes)) {
+      for (const [type, a] of [['all answerable', r.answerable], ...Object.entries(r.byType)]) {
+        rows.push([
+          mode,
+          type,
+          String(a.n),
+          fixed(a.session.r1, 3),
+          fixed(a.session.r5, 3),
+          fixed(a.session.r10, 3),
+          String(a.nTurn),
+          fixed(a.turn.r1, 3),
+          fixed(a.turn.r5, 3),
+          fixed(a.turn.r10, 3),
+          fixed(a.emptyRate, 3),
+        ]);
+      }
+    }
+    out.push(table(['mode', 'type', 'n', 'session R@1', 'R@5', 'R@10', 'n turn', 'turn R@1', 'R@5', 'R@10', 'empty'], rows));
+    out.push(
+      '',
+      '### Abstention and knowledge updates',
+      '',
+      'Abstention (`_abs`): share answered with no row. Newest first: knowledge-update questions whose answer sessions have two or more dates; the latest-dated answer session (its best has_answer turn) is in the top 10 above every older one; "when both" counts only questions with the newest and an older one in the top 10.',
+      '',
+    );
+    out.push(
+      table(
+        ['mode', 'ran', 'abstention n', 'abstention empty', 'by type', 'newest first', 'n', 'when both', 'n both'],
+        Object.entries(lme.modes).map(([mode, r]) => [
+          mode,
+          String(r.ran),
+          String(r.abstention.n),
+          fixed(r.abstention.emptyRate, 3),
+          Object.entries(r.abstention.byType)
+            .map(([t, v]) => `${t} ${fixed(v.emptyRate, 2)} (${v.n})`)
+            .join(', '),
+          fixed(r.knowledgeUpdate.newestFirstRate, 3),
+          String(r.knowledgeUpdate.n),
+          fixed(r.knowledgeUpdate.newestAboveOlderRate, 3),
+          String(r.knowledgeUpdate.nBoth),
+        ]),
       ),
     );
   }
