@@ -266,7 +266,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
         dimensions: s.embedding_dimensions ? Number(s.embedding_dimensions) : null,
       });
     }
-    const local = new LocalEmbeddingProvider(this.cfg.embeddingModelDir, { threads: this.cfg.embeddingThreads });
+    const local = new LocalEmbeddingProvider(this.cfg.embeddingModelDir, { threads: this.cfg.embeddingThreads, maxTokens: this.cfg.embeddingMaxTokens });
     return local.unavailable ? new NoneEmbeddingProvider(local.unavailable) : local;
   }
 
