@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { defaultModelDir } from '../config/app-config';
 import { dot } from './embedding-provider.port';
 import { LocalEmbeddingProvider } from './local-embedding.provider';
+import { MEMORY_TEXT_FORMAT } from '../../libs/search-query/fusion';
 import { headForTokens } from './local-embedding.text';
 
 /**
@@ -107,6 +108,7 @@ describe('LocalEmbeddingProvider: texts on two threads', () => {
       // Stored vectors of one truncation are not mixed with the other's: the key differs, so a change re-embeds.
       expect(short.key).not.toBe(full.key);
       expect(short.key).toContain('/64t#');
+      expect(full.key).toBe(`local:bge-small-en-v1.5#${MEMORY_TEXT_FORMAT}`);
       // Never more than the model's positional limit (model.json).
       expect(new LocalEmbeddingProvider(modelDir, { maxTokens: 4096 }).maxTokens).toBe(512);
     } finally {

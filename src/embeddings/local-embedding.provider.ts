@@ -106,12 +106,13 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
   }
 
   /**
-   * The vector space also names the truncation (`/256t`): vectors read to another length are not
-   * the same vectors, so a change of MEMSTORE_EMBEDDING_MAX_TOKENS re-embeds every memory.
+   * The vector space also names a truncation shorter than the model's own (`/256t`): vectors read
+   * to another length are not the same vectors, so a change of MEMSTORE_EMBEDDING_MAX_TOKENS
+   * re-embeds every memory. At the model's limit the key is the one from before the setting existed.
    */
   override get key(): string | null {
     const base = super.key;
-    if (base === null) return null;
+    if (base === null || this.maxTokens >= (this.meta.maxTokens ?? 512)) return base;
     const format = base.lastIndexOf('#');
     return `${base.slice(0, format)}/${this.maxTokens}t${base.slice(format)}`;
   }
