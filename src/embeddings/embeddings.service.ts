@@ -192,7 +192,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
       const started = Date.now();
       const v = await this.embedMemory(p, key, text, true).finally(() => this.hintBudget.settle(reserved, Date.now() - started));
       const hits = await this.index.similar(v, key, DUPLICATE_HINTS + 1, filter);
-      return hits.filter((h) => h.id !== excludeId && h.score >= DUPLICATE_THRESHOLD).slice(0, DUPLICATE_HINTS);
+      return hits.filter((h) => h.id !== excludeId && h.score >= (p.duplicateThreshold ?? DUPLICATE_THRESHOLD)).slice(0, DUPLICATE_HINTS);
     } catch (e) {
       this.logger.warn(`Duplicate hints skipped: ${(e as Error).message}`);
       return [];

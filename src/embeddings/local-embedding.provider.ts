@@ -17,6 +17,8 @@ interface ModelMeta {
   queryPrefix?: string;
   /** Prepended to every memory's text (e5: `passage: `). */
   documentPrefix?: string;
+  /** Duplicate hints' cosine for this model (decision 0146), when not the service's default. */
+  duplicateThreshold?: number;
 }
 
 /** The files a model directory must hold. */
@@ -115,6 +117,11 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
     if (base === null || this.maxTokens >= (this.meta.maxTokens ?? 512)) return base;
     const format = base.lastIndexOf('#');
     return `${base.slice(0, format)}/${this.maxTokens}t${base.slice(format)}`;
+  }
+
+  override get duplicateThreshold(): number | null {
+    const t = this.meta.duplicateThreshold;
+    return typeof t === 'number' && t > 0 && t < 1 ? t : null;
   }
 
   override get parallelism(): number {
