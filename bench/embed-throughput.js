@@ -16,8 +16,9 @@
  *    new vector against the old one (min over all texts).
  *
  * Options: --count 24  --rounds 2  --threads N  --baseline REF  --only short|long
- *          --max-tokens N (the new arm reads N tokens instead of the model's 512: what a shorter
- *          truncation would save, and how far its vectors move)
+ *          --max-tokens N (the new arm reads N tokens instead of its default,
+ *          MEMSTORE_EMBEDDING_MAX_TOKENS's: what a truncation saves, and how far its vectors move;
+ *          its retrieval quality is measured by bench/lab/embed-quality.js)
  */
 const { execSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -138,7 +139,7 @@ async function main() {
   const newP = new LocalEmbeddingProvider(MODEL_DIR, { ...(opts.threads ? { threads: opts.threads } : {}), ...(opts.maxTokens ? { maxTokens: opts.maxTokens } : {}) });
   const lanes = newP.parallelism;
   console.log(
-    `embedding throughput: old = ${opts.baseline} (one text at a time), new = this tree (${lanes} thread(s), ${lanes} at a time${opts.maxTokens ? `, ${opts.maxTokens} tokens` : ''}); ${os.availableParallelism()} cores, load ${os
+    `embedding throughput: old = ${opts.baseline} (one text at a time), new = this tree (${lanes} thread(s), ${lanes} at a time, reads ${newP.maxTokens} tokens; old reads 512); ${os.availableParallelism()} cores, load ${os
       .loadavg()
       .map((x) => x.toFixed(1))
       .join(' ')}`,

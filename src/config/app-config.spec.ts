@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { defaultSearchWorkers, loadAppConfig, withDotEnv } from './app-config';
+import { DEFAULT_EMBEDDING_MAX_TOKENS } from '../embeddings/local-embedding.text';
 
 describe('loadAppConfig: MEMSTORE_SEARCH_WORKERS', () => {
   it('defaults to two search workers on two cores or more, none on one', () => {
@@ -24,6 +25,13 @@ describe('loadAppConfig: operations settings', () => {
     expect(loadAppConfig({ MEMSTORE_EMBEDDING_THREADS: '1' }).embeddingThreads).toBe(1);
     expect(() => loadAppConfig({ MEMSTORE_EMBEDDING_THREADS: '0' })).toThrow(/MEMSTORE_EMBEDDING_THREADS must be an integer from 1 to 8/);
     expect(() => loadAppConfig({ MEMSTORE_EMBEDDING_THREADS: 'two' })).toThrow(/MEMSTORE_EMBEDDING_THREADS/);
+  });
+
+  it('MEMSTORE_EMBEDDING_MAX_TOKENS defaults to DEFAULT_EMBEDDING_MAX_TOKENS, takes 16 to 512 (the model reads no more), and refuses anything else', () => {
+    expect(loadAppConfig({}).embeddingMaxTokens).toBe(DEFAULT_EMBEDDING_MAX_TOKENS);
+    expect(loadAppConfig({ MEMSTORE_EMBEDDING_MAX_TOKENS: '512' }).embeddingMaxTokens).toBe(512);
+    expect(() => loadAppConfig({ MEMSTORE_EMBEDDING_MAX_TOKENS: '1024' })).toThrow(/MEMSTORE_EMBEDDING_MAX_TOKENS must be an integer from 16 to 512/);
+    expect(() => loadAppConfig({ MEMSTORE_EMBEDDING_MAX_TOKENS: 'all' })).toThrow(/MEMSTORE_EMBEDDING_MAX_TOKENS/);
   });
 
   it('MEMSTORE_LOG_FORMAT is text by default, json on request, and nothing else', () => {

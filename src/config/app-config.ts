@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseEnv } from 'node:util';
 import { normalizeAllowList } from '../tokens/ip-allow-list';
+import { DEFAULT_EMBEDDING_MAX_TOKENS } from '../embeddings/local-embedding.text';
 
 /** Keys an admin can save through POST /api/config (spec §2, CONTRACT §5). */
 export const SETTING_KEYS = [
@@ -129,6 +130,11 @@ export class AppConfig {
    * one only while no request has needed the model for 2 s.
    */
   embeddingThreads: number;
+  /**
+   * MEMSTORE_EMBEDDING_MAX_TOKENS: tokens of a text the local model reads (16–512, the rest is cut;
+   * default DEFAULT_EMBEDDING_MAX_TOKENS, decision 0145). A change re-embeds every memory.
+   */
+  embeddingMaxTokens: number;
   /** MEMSTORE_DUPLICATE_HINTS: POST /api/memories answers `similar` (default true; false saves a short embedding per create). */
   duplicateHints: boolean;
   /** Quiet logs (tests). */
@@ -234,6 +240,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   cfg.embeddingModelDir = path.resolve(str(env, 'MEMSTORE_EMBEDDING_MODEL_DIR') ?? defaultModelDir());
   cfg.embeddingWorker = bool(env, 'MEMSTORE_EMBEDDING_WORKER', true);
   cfg.embeddingThreads = int(env, 'MEMSTORE_EMBEDDING_THREADS', Math.min(2, os.availableParallelism()), 1, 8);
+  cfg.embeddingMaxTokens = int(env, 'MEMSTORE_EMBEDDING_MAX_TOKENS', DEFAULT_EMBEDDING_MAX_TOKENS, 16, 512);
   cfg.duplicateHints = bool(env, 'MEMSTORE_DUPLICATE_HINTS', true);
   cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
   cfg.loadVectorsAtStart = true;

@@ -24,6 +24,15 @@ export abstract class EmbeddingProvider {
   /** `urgent`: a request waits on it (a search, a duplicate hint): it goes before background work. */
   abstract embed(text: string, kind: EmbeddingKind, urgent?: boolean): Promise<Float32Array>;
 
+  /**
+   * The cosine from which a stored memory counts as a near-copy of a new one (duplicate hints):
+   * a property of the model's cosine scale (bge-small 0.86; e5's cosines run higher). Null: the
+   * service's default, DUPLICATE_THRESHOLD.
+   */
+  get duplicateThreshold(): number | null {
+    return null;
+  }
+
   /** Gets ready to embed (the local model loads on first use); at once for the others. */
   async load(): Promise<void> {}
 

@@ -192,7 +192,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
       const started = Date.now();
       const v = await this.embedMemory(p, key, text, true).finally(() => this.hintBudget.settle(reserved, Date.now() - started));
       const hits = await this.index.similar(v, key, DUPLICATE_HINTS + 1, filter);
-      return hits.filter((h) => h.id !== excludeId && h.score >= DUPLICATE_THRESHOLD).slice(0, DUPLICATE_HINTS);
+      return hits.filter((h) => h.id !== excludeId && h.score >= (p.duplicateThreshold ?? DUPLICATE_THRESHOLD)).slice(0, DUPLICATE_HINTS);
     } catch (e) {
       this.logger.warn(`Duplicate hints skipped: ${(e as Error).message}`);
       return [];
@@ -266,7 +266,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
         dimensions: s.embedding_dimensions ? Number(s.embedding_dimensions) : null,
       });
     }
-    const local = new LocalEmbeddingProvider(this.cfg.embeddingModelDir, { threads: this.cfg.embeddingThreads });
+    const local = new LocalEmbeddingProvider(this.cfg.embeddingModelDir, { threads: this.cfg.embeddingThreads, maxTokens: this.cfg.embeddingMaxTokens });
     return local.unavailable ? new NoneEmbeddingProvider(local.unavailable) : local;
   }
 

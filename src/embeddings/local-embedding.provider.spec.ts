@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { defaultModelDir } from '../config/app-config';
 import { dot } from './embedding-provider.port';
 import { LocalEmbeddingProvider } from './local-embedding.provider';
+import { MEMORY_TEXT_FORMAT } from '../../libs/search-query/fusion';
 import { headForTokens } from './local-embedding.text';
 
 /**
@@ -92,6 +93,50 @@ describe('LocalEmbeddingProvider: texts on two threads', () => {
     const otherHead = await two.embed('Caroline repaired the roof of her cabin in June. ' + filler, 'document', false);
     expect(dot(a, sameHeadOtherTail)).toBeGreaterThan(0.9999);
     expect(dot(a, otherHead)).toBeLessThan(0.999);
+  }, 120_000);
+
+  it('reads MEMSTORE_EMBEDDING_MAX_TOKENS tokens: a shorter truncation ignores what follows them, and is another vector space', async () => {
+    const short = new LocalEmbeddingProvider(modelDir, { threads: 1, maxTokens: 64 });
+    const full = new LocalEmbeddingProvider(modelDir, { threads: 1, maxTokens: 512 });
+    try {
+      const head = `Melanie adopted a greyhound called Biscuit in March. ${filler}`.slice(0, 400);
+      const tail = ' Volcanic eruptions reshape islands.'.repeat(30);
+      expect(dot(await short.embed(head, 'document'), await short.embed(head + tail, 'document'))).toBeGreaterThan(0.9999);
+      expect(dot(await full.embed(head, 'document'), await full.embed(head + tail, 'document'))).toBeLessThan(0.999);
+      // A text shorter than both truncations gets the same vector from both.
+      expect(dot(await short.embed('oat milk, no sugar', 'document'), await full.embed('oat milk, no sugar', 'document'))).toBeGreaterThan(0.9999);
+      // Stored vectors of one truncation are not mixed with the other's: the key differs, so a change re-embeds.
+      expect(short.key).not.toBe(full.key);
+      expect(short.key).toContain('/64t#');
+      expect(full.key).toBe(`local:bge-small-en-v1.5#${MEMORY_TEXT_FORMAT}`);
+      // Never more than the model's positional limit (model.json).
+      expect(new LocalEmbeddingProvider(modelDir, { maxTokens: 4096 }).maxTokens).toBe(512);
+    } finally {
+      await short.close();
+      await full.close();
+    }
+  }, 120_000);
+
+  it("prepends model.json's documentPrefix to every memory and its queryPrefix to every query (e5: passage: / query:), and takes its duplicate threshold", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-prefixed-model-'));
+    fs.symlinkSync(path.join(modelDir, 'model.onnx'), path.join(dir, 'model.onnx'));
+    fs.symlinkSync(path.join(modelDir, 'tokenizer.json'), path.join(dir, 'tokenizer.json'));
+    fs.writeFileSync(
+      path.join(dir, 'model.json'),
+      JSON.stringify({ model: 'prefixed', pooling: 'cls', maxTokens: 512, queryPrefix: 'query: ', documentPrefix: 'passage: ', duplicateThreshold: 0.93 }),
+    );
+    const prefixed = new LocalEmbeddingProvider(dir, { threads: 1 });
+    try {
+      // The model's own duplicate-hint cosine (e5's scale runs high); bge's model.json names none: the service default.
+      expect(prefixed.duplicateThreshold).toBe(0.93);
+      expect(one.duplicateThreshold).toBeNull();
+      expect(dot(await prefixed.embed('oat milk, no sugar', 'document'), await one.embed('passage: oat milk, no sugar', 'document'))).toBeGreaterThan(0.9999);
+      expect(dot(await prefixed.embed('what milk?', 'query'), await one.embed('query: what milk?', 'document'))).toBeGreaterThan(0.9999);
+      expect(dot(await prefixed.embed('oat milk, no sugar', 'document'), await one.embed('oat milk, no sugar', 'document'))).toBeLessThan(0.999);
+    } finally {
+      await prefixed.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 
   it('tokenises only a head of a huge text, with the same first tokens as the whole text', () => {

@@ -5,6 +5,7 @@ import type { Worker } from 'node:worker_threads';
 import type { ResolvedSettings } from '../config/settings.service';
 import { EmbeddingKind, EmbeddingProvider, EmbeddingProviderName, EmbeddingUnavailableError } from './embedding-provider.port';
 import { startWorker } from '../common/worker-script';
+import { DEFAULT_EMBEDDING_MAX_TOKENS } from './local-embedding.text';
 
 /** model.json beside the model files (written by scripts/fetch-model.js; an operator's own model dir may carry one). */
 interface ModelMeta {
@@ -14,6 +15,10 @@ interface ModelMeta {
   pooling?: 'cls' | 'mean';
   maxTokens?: number;
   queryPrefix?: string;
+  /** Prepended to every memory's text (e5: `passage: `). */
+  documentPrefix?: string;
+  /** Duplicate hints' cosine for this model (decision 0146), when not the service's default. */
+  duplicateThreshold?: number;
 }
 
 /** The files a model directory must hold. */
@@ -82,7 +87,7 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
 
   constructor(
     readonly dir: string,
-    /** threads: model sessions (default defaultEmbeddingThreads()); maxTokens: read at most this many tokens (default: the model's, model.json). */
+    /** threads: model sessions (default defaultEmbeddingThreads()); maxTokens: read at most this many tokens (default DEFAULT_EMBEDDING_MAX_TOKENS, at most the model's, model.json). */
     opts: { threads?: number; maxTokens?: number } = {},
   ) {
     super();
@@ -98,8 +103,25 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
     this.dimensions = meta.dimensions ?? 384;
     this.unavailable = hasLocalModel(dir) ? null : noLocalModel(dir);
     this.threads = Math.max(1, Math.floor(opts.threads ?? defaultEmbeddingThreads()));
-    this.maxTokens = Math.max(2, Math.min(opts.maxTokens ?? meta.maxTokens ?? 512, meta.maxTokens ?? 512));
+    this.maxTokens = Math.max(2, Math.min(opts.maxTokens ?? DEFAULT_EMBEDDING_MAX_TOKENS, meta.maxTokens ?? 512));
     this.lanes = Array.from({ length: this.threads }, () => ({ worker: null, calls: new Map(), busy: false }));
+  }
+
+  /**
+   * The vector space also names a truncation shorter than the model's own (`/256t`): vectors read
+   * to another length are not the same vectors, so a change of MEMSTORE_EMBEDDING_MAX_TOKENS
+   * re-embeds every memory. At the model's limit the key is the one from before the setting existed.
+   */
+  override get key(): string | null {
+    const base = super.key;
+    if (base === null || this.maxTokens >= (this.meta.maxTokens ?? 512)) return base;
+    const format = base.lastIndexOf('#');
+    return `${base.slice(0, format)}/${this.maxTokens}t${base.slice(format)}`;
+  }
+
+  override get duplicateThreshold(): number | null {
+    const t = this.meta.duplicateThreshold;
+    return typeof t === 'number' && t > 0 && t < 1 ? t : null;
   }
 
   override get parallelism(): number {
@@ -125,7 +147,7 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
   private async embedInTurn(text: string, kind: EmbeddingKind, urgent: boolean): Promise<Float32Array> {
     const lane = await this.acquire(urgent);
     try {
-      const prefix = kind === 'query' ? (this.meta.queryPrefix ?? '') : '';
+      const prefix = (kind === 'query' ? this.meta.queryPrefix : this.meta.documentPrefix) ?? '';
       return await this.call(lane, prefix + text);
     } finally {
       this.release(lane, urgent);

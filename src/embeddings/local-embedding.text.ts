@@ -1,3 +1,6 @@
+/** Tokens of a text the local model reads by default (MEMSTORE_EMBEDDING_MAX_TOKENS; the model's own limit is 512). Decision 0145. */
+export const DEFAULT_EMBEDDING_MAX_TOKENS = 128;
+
 /** Characters per token that a head of a text is cut to before tokenising (English averages ~4). */
 const CHARS_PER_TOKEN = 12;
 
