@@ -6,17 +6,20 @@
  * (autocannon's histogram is whole ms; run.js computes exact percentiles, over several slices
  * of a class with --rounds).
  *
- * Scenario: { url, connections, duration, warmup, method, headers, paths: [..], bodies?: [..] }
- * Requests rotate through `paths` (and `bodies`), so a run is not one cached query repeated.
+ * Scenario: { url, connections, duration, warmup, method, headers, paths: [..], bodies?: [..], offset?, unique? }
+ * Requests rotate through `paths` (and `bodies`) from `offset`, so a run is not one cached query
+ * repeated. With `unique` (queries the service must not have seen: no query-vector cache hits),
+ * every request takes the next path and a wrap-around is counted as `repeats`; the caller moves
+ * `offset` on by `sent` after each run.
  */
 const autocannon = require('autocannon');
 
-function run(sc, duration, record) {
-  let i = 0;
+function run(sc, duration, record, counter) {
   const request = {
     method: sc.method || 'GET',
     setupRequest: (req) => {
-      const n = i++;
+      const n = (sc.offset || 0) + counter.sent++;
+      if (sc.unique && n >= sc.paths.length) counter.repeats++;
       const out = { ...req, path: sc.paths[n % sc.paths.length] };
       if (sc.bodies) out.body = sc.bodies[n % sc.bodies.length];
       return out;
@@ -44,9 +47,10 @@ function run(sc, duration, record) {
 
 process.on('message', async (/** @type {any} */ sc) => {
   try {
-    if (sc.warmup > 0) await run(sc, sc.warmup, null);
+    const counter = { sent: 0, repeats: 0 };
+    if (sc.warmup > 0) await run(sc, sc.warmup, null, counter);
     const record = { lat: [] };
-    const res = await run(sc, sc.duration, record);
+    const res = await run(sc, sc.duration, record, counter);
     process.send({
       ok: true,
       result: {
@@ -60,6 +64,8 @@ process.on('message', async (/** @type {any} */ sc) => {
         statusCodes: Object.fromEntries(Object.entries(res.statusCodeStats).map(([k, v]) => [k, v.count])),
         bytes: res.throughput.total,
         latencies: record.lat,
+        sent: counter.sent,
+        repeats: counter.repeats,
       },
     });
   } catch (e) {

@@ -117,11 +117,11 @@ function benchMarkdown(report) {
     );
   }
   if (report.hybridVsKeyword?.length) {
-    out.push('', '## Hybrid p99 / keyword p99 (same queries)', '');
+    out.push('', '## Hybrid (or semantic) p99 / keyword p99, unseen queries', '');
     out.push(
       table(
-        ['hybrid', 'keyword', 'ratio'],
-        report.hybridVsKeyword.map((h) => [h.hybrid, h.keyword, fixed(h.ratio, 2)]),
+        ['hybrid', 'keyword', 'ratio', 'target', 'distinct queries', 'repeated'],
+        report.hybridVsKeyword.map((h) => [h.hybrid, h.keyword, fixed(h.ratio, 2), h.target ? `<= ${h.target}` : '-', String(h.unseen?.queries ?? '-'), String(h.unseen?.repeats ?? '-')]),
       ),
     );
   }

@@ -1,0 +1,156 @@
+#!/usr/bin/env node
+/**
+ * The vector index alone (src/backends/vector/vector-index.ts, usearch HNSW): recall@k against an
+ * exact scan, per-query latency, build/save/load time, file size and RSS, for several parameter
+ * sets in one run (ratios on a shared machine). Decision record 0150. Needs `npm run build` and
+ * the fixture of bench/lab/real-vectors.js.
+ *
+ *   node bench/lab/vector-lab.js --n 100000 [--fixture real|noisy] [--m 16,32] [--ef-add 128]
+ *        [--ef 64,128,256] [--queries 512] [--k 10] [--out bench/results/vector-lab-<n>.json]
+ *
+ * Fixtures: `real` = windows of real sentence embeddings (real-vectors.js expand()); `noisy` =
+ * what the bench's fill-vectors.js makes (300 real vectors, each other vector one of them plus
+ * Gaussian noise at cosine ~0.85), to compare the two on the same queries.
+ * Queries: real questions embedded as queries (never in the data). Exact truth: usearch's
+ * exactSearch (SIMD, all cores). Each graph is built once per (m, ef-add), saved, and loaded back
+ * with each search expansion (the library fixes it at construction).
+ */
+'use strict';
+const path = require('node:path');
+const fs = require('node:fs');
+const os = require('node:os');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const { VectorIndex } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
+const { exactSearch, MetricKind } = require('usearch');
+const fixture = require('./real-vectors');
+
+const argv = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : dflt;
+};
+const list = (s) => String(s).split(',').map(Number);
+const n = Number(opt('--n', 100000));
+const kind = opt('--fixture', 'real');
+const ms = list(opt('--m', '16'));
+const efAdds = list(opt('--ef-add', '128'));
+const efs = list(opt('--ef', '64,128,256'));
+const k = Number(opt('--k', 10));
+const out = opt('--out', path.join(ROOT, 'bench', 'results', `vector-lab-${kind}-${n}.json`));
+
+function noisy(real, count) {
+  const anchors = real.slice(0, 300);
+  const dims = anchors[0].length;
+  let s = 12345;
+  const rnd = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 4294967296;
+  const gauss = () => Math.sqrt(-2 * Math.log(rnd() + 1e-12)) * Math.cos(2 * Math.PI * rnd());
+  const res = [];
+  for (let i = 0; i < count; i++) {
+    if (i < anchors.length) {
+      res.push(anchors[i]);
+      continue;
+    }
+    const a = anchors[((i * 2654435761) % anchors.length) >>> 0];
+    const noise = new Float32Array(dims);
+    let nn = 0;
+    for (let j = 0; j < dims; j++) nn += (noise[j] = gauss()) ** 2;
+    const v = new Float32Array(dims);
+    let norm = 0;
+    for (let j = 0; j < dims; j++) norm += (v[j] = a[j] + (0.62 / Math.sqrt(nn)) * noise[j]) ** 2;
+    norm = Math.sqrt(norm);
+    for (let j = 0; j < dims; j++) v[j] /= norm;
+    res.push(v);
+  }
+  return res;
+}
+
+const pct = (a, p) => [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.floor(a.length * p))];
+const mb = (b) => Math.round(b / 1e6);
+
+async function main() {
+  const fx = fixture.load();
+  const queries = fx.queries.slice(0, Number(opt('--queries', fx.queries.length)));
+  const t0 = Date.now();
+  const vectors = kind === 'noisy' ? noisy(fixture.expand(fx, 300), n) : fixture.expand(fx, n);
+  const dims = vectors[0].length;
+  const labels = vectors.map((_, i) => i + 1);
+  console.error(`${n} ${kind} vectors ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+  // Exact truth, in batches of queries.
+  const flat = new Float32Array(n * dims);
+  vectors.forEach((v, i) => flat.set(v, i * dims));
+  const truth = [];
+  const qFlat = new Float32Array(queries.length * dims);
+  queries.forEach((q, i) => qFlat.set(q, i * dims));
+  let t = Date.now();
+  const ex = exactSearch(flat, qFlat, dims, k, MetricKind.IP, 0);
+  for (let i = 0; i < queries.length; i++) truth.push(new Set(Array.from(ex.keys.slice(i * k, (i + 1) * k), (key) => Number(key) + 1)));
+  const exactMs = (Date.now() - t) / queries.length;
+  // The k-th best cosine and the gap to the 11th tell how separable the top k is.
+  console.error(`exact truth: ${exactMs.toFixed(1)} ms per query`);
+
+  const rows = [];
+  for (const m of ms) {
+    for (const efAdd of efAdds) {
+      const rss0 = process.memoryUsage().rss;
+      const index = new VectorIndex({ connectivity: m, expansionAdd: efAdd });
+      t = Date.now();
+      for (let i = 0; i < n; i += 1000) index.addMany(labels.slice(i, i + 1000), vectors.slice(i, i + 1000), 0);
+      const buildS = (Date.now() - t) / 1000;
+      const rssBuilt = process.memoryUsage().rss;
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-vlab-'));
+      const file = path.join(dir, 'vectors');
+      index.save(file, 'lab', 0);
+      const fileMB = mb(fs.statSync(file).size);
+      index.clear();
+      console.error(`m ${m} ef-add ${efAdd}: built in ${buildS.toFixed(0)} s, +${mb(rssBuilt - rss0)} MB RSS, ${fileMB} MB file`);
+      for (const ef of efs) {
+        const loaded = new VectorIndex({ connectivity: m, expansionAdd: efAdd, expansionSearch: ef });
+        t = Date.now();
+        if (!loaded.load(file, 'lab')) throw new Error('did not load');
+        const loadMs = Date.now() - t;
+        let found = 0;
+        let found50 = 0;
+        const lat = [];
+        for (let i = 0; i < queries.length; i++) {
+          const s = process.hrtime.bigint();
+          const got = await loaded.search(queries[i], k);
+          lat.push(Number(process.hrtime.bigint() - s) / 1e6);
+          found += got.filter((h) => truth[i].has(h.label)).length;
+          const as = (await loaded.search(queries[i], 50)).slice(0, k);
+          found50 += as.filter((h) => truth[i].has(h.label)).length;
+        }
+        const row = {
+          fixture: kind,
+          n,
+          m,
+          efAdd,
+          ef,
+          recall: found / (queries.length * k),
+          recallTop50: found50 / (queries.length * k),
+          p50: pct(lat, 0.5),
+          p99: pct(lat, 0.99),
+          buildS,
+          loadMs,
+          fileMB,
+          rssMB: mb(rssBuilt - rss0),
+        };
+        rows.push(row);
+        console.log(
+          `${kind} n=${n} M=${m} efAdd=${efAdd} ef=${ef}: recall@${k} ${row.recall.toFixed(3)} (asked 50: ${row.recallTop50.toFixed(3)}) p50 ${row.p50.toFixed(2)} ms p99 ${row.p99.toFixed(2)} ms; build ${buildS.toFixed(0)} s, load ${loadMs} ms, ${fileMB} MB, +${row.rssMB} MB RSS`,
+        );
+        loaded.clear();
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), queries: queries.length, k, exactMsPerQuery: exactMs, cores: os.cpus().length, loadavg: os.loadavg(), rows }, null, 1));
+  console.log(`-> ${out}`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exitCode = 1;
+});
