@@ -63,6 +63,8 @@ interface ListExtra {
   page?: number;
   after?: string;
   mode?: SearchInput['mode'];
+  min_score?: number;
+  explain?: boolean;
 }
 
 /** The arguments of a tool as the DTO names them (the tools say `tags` and `cursor` where the REST query says `tag` and `after`). */
@@ -95,7 +97,7 @@ export class McpTools {
         input: searchInput,
         output: listOutput,
         annotations: READ_ONLY,
-        run: (a: SearchInput) => this.list(a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode }),
+        run: (a: SearchInput) => this.list(a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode, min_score: a.min_score, explain: a.explain }),
       },
       {
         name: 'list_recent',
@@ -274,6 +276,8 @@ export class McpTools {
       page: a.page,
       after: a.after,
       mode: a.mode,
+      min_score: a.min_score,
+      explain: a.explain,
     };
     return (await this.pipe.transform(withoutUndefined(query), { type: 'query', metatype: ListMemoriesQueryDto })) as ListMemoriesQueryDto;
   }

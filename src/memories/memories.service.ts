@@ -1,3 +1,4 @@
+import { searchPage } from './search/search-page';
 import { Injectable, Logger } from '@nestjs/common';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import { Author, CasResult, MemoryDoc, MemoryFilter, MemoryStats, SimilarHit, VersionEntry } from '../backends/ports/memory.model';
@@ -387,9 +388,11 @@ export class MemoriesService {
       const wanted = q.mode ?? 'hybrid';
       const embedded = wanted === 'keyword' ? null : await this.embeddings.queryVector(semanticText(text) || text);
       const mode = embedded ? wanted : 'keyword';
-      const res = await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key });
+      // Semantic and hybrid: the index returns candidates, ranked and floored above it (search/search-page.ts).
+      const res = await searchPage(await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key }), { mode, text, minScore: q.min_score, offset, limit });
       const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
-      return { ...this.page('search', res.rows.map(mapRow), res.total, limit, offset, null, hasNext), search_mode: mode };
+      const rows = res.rows.map((r, i) => (q.explain && res.explains ? { ...mapRow(r), explain: res.explains[i] } : mapRow(r)));
+      return { ...this.page('search', rows, res.total, limit, offset, null, hasNext), search_mode: mode };
     }
 
     if (q.after !== undefined) {

@@ -159,6 +159,35 @@ export interface MemoryPage {
    * only part of a very large result set). Absent = total.
    */
   reachable?: number;
+  /**
+   * Semantic and hybrid searches: the adapter's unranked candidates (rows is then empty); one
+   * storage-neutral step ranks them and applies the relevance floor (src/memories/search/).
+   */
+  candidates?: SearchCandidates;
+}
+
+/** A candidate of a semantic or hybrid search, with the signals the adapter can give cheaply. */
+export interface SearchCandidate {
+  /** Its row (snippet for the query; no score yet). */
+  row: MemoryRow;
+  /** Cosine of its stored vector and the query's; absent when it has no vector of the space yet. */
+  cosine?: number;
+  /** In the vector index's best candidates. */
+  semantic: boolean;
+  /** In the keyword list: the adapter's own keyword score (backend-specific scale, shown by explain only). */
+  keyword?: number;
+  /** The query words and phrases (indexes) it contains (libs/search-query/term-match.ts). */
+  words: string[];
+  phrases: number[];
+  /** Ids of the candidates written just before or after it in its session (same project and agent, close in time). */
+  neighbours: string[];
+}
+
+export interface SearchCandidates {
+  list: SearchCandidate[];
+  /** Memories in the store, and the number holding each query word (capped): the words' rarity. */
+  docs: number;
+  df: Array<[string, number]>;
 }
 
 export interface MemoryStats {
