@@ -60,15 +60,26 @@ async function main() {
   const questions = [];
   for (const [si, s] of data.entries()) {
     const known = new Set(samples[si].turns.map((t) => t.dia_id));
-    for (const q of s.qa) if ([1, 2, 3, 4].includes(Number(q.category))) {
-      const ev = evidenceOf(q.evidence ?? [], known);
-      if (ev.length) questions.push({ si, q: q.question, ev });
-    }
+    for (const q of s.qa)
+      if ([1, 2, 3, 4].includes(Number(q.category))) {
+        const ev = evidenceOf(q.evidence ?? [], known);
+        if (ev.length) questions.push({ si, q: q.question, ev });
+      }
   }
   const { LocalEmbeddingProvider } = require(ROOT + '/dist/src/embeddings/local-embedding.provider.js');
   const p = new LocalEmbeddingProvider(ROOT + '/models/bge-small-en-v1.5-q');
-  const docV = await embedAll(`${LAB}/docs.bin`, all.map((t) => memoryEmbeddingText(t.title, t.content, t.prev)), 'document', p);
-  const qV = await embedAll(`${LAB}/questions.bin`, questions.map((q) => q.q.replace(/"/g, ' ')), 'query', p);
+  const docV = await embedAll(
+    `${LAB}/docs.bin`,
+    all.map((t) => memoryEmbeddingText(t.title, t.content, t.prev)),
+    'document',
+    p,
+  );
+  const qV = await embedAll(
+    `${LAB}/questions.bin`,
+    questions.map((q) => q.q.replace(/"/g, ' ')),
+    'query',
+    p,
+  );
   const aV = await embedAll(`${LAB}/absent.bin`, absent, 'query', p);
   await p.close();
 
@@ -77,11 +88,26 @@ async function main() {
   for (const s of samples) (offsets.push(o), (o += s.turns.length));
 
   /** Candidates of one query in sample si, as an adapter builds them. */
+  // Each turn's words once; a word's document count over the whole store once (memoised).
+  const { lightStem, foldAccents, splitWords } = require(ROOT + '/dist/libs/search-query/index.js');
+  const tokens = all.map((t) => splitWords(foldAccents(`${t.title}\n${t.dia_id}\n${t.content}`)));
+  const dfMemo = new Map();
+  const dfOf = (w) => {
+    if (!dfMemo.has(w)) {
+      const s = lightStem(w);
+      dfMemo.set(w, tokens.filter((ts) => ts.some((x) => x.startsWith(s))).length);
+    }
+    return dfMemo.get(w);
+  };
   function candidates(text, vecs, vi, si) {
     const match = termMatcher(text);
     const words = matchWords(parseSearchQuery(text));
-    const matches = all.map((t) => match(t.title, [t.dia_id], t.content));
-    const df = words.map((w) => [w, matches.filter((m) => m.words.includes(w)).length]);
+    const df = words.map((w) => [w, dfOf(w)]);
+    const matches = [];
+    for (let i = 0; i < samples[si].turns.length; i++) {
+      const t = all[offsets[si] + i];
+      matches[offsets[si] + i] = match(t.title, [t.dia_id], t.content);
+    }
     const base = offsets[si];
     const n = samples[si].turns.length;
     const cos = [];
@@ -89,7 +115,10 @@ async function main() {
     const idx = [...Array(n).keys()];
     const byCos = [...idx].sort((a, b) => cos[b] - cos[a]).slice(0, 50);
     const kwScore = (i) => matches[base + i].words.length;
-    const byKw = idx.filter((i) => kwScore(i) > 0).sort((a, b) => kwScore(b) - kwScore(a) || b - a).slice(0, 50);
+    const byKw = idx
+      .filter((i) => kwScore(i) > 0)
+      .sort((a, b) => kwScore(b) - kwScore(a) || b - a)
+      .slice(0, 50);
     const set = new Map();
     for (const i of byKw) set.set(i, { kw: kwScore(i) });
     for (const i of byCos) set.set(i, { ...(set.get(i) ?? {}), sem: true });
@@ -105,27 +134,54 @@ async function main() {
     return { list, docs: all.length, df };
   }
 
-  const floors = [0, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6];
-  const ranksQ = [];
-  for (const [qi, q] of questions.entries()) ranksQ.push(await rel.rankCandidates(candidates(q.q, qV, qi, q.si), { mode: 'hybrid', text: q.q, floor: 0 }));
-  const ranksA = [];
-  for (const [ai, a] of absent.entries()) for (let si = 0; si < samples.length; si++) ranksA.push(await rel.rankCandidates(candidates(a, aV, ai, si), { mode: 'hybrid', text: a, floor: 0 }));
-  const ranksS = [];
-  for (const [ai, a] of absent.entries()) for (let si = 0; si < samples.length; si++) ranksS.push(await rel.rankCandidates(candidates(a, aV, ai, si), { mode: 'semantic', text: a, floor: 0 }));
-  const ranksSQ = [];
-  for (const [qi, q] of questions.entries()) ranksSQ.push(await rel.rankCandidates(candidates(q.q, qV, qi, q.si), { mode: 'semantic', text: q.q, floor: 0 }));
-  const curve = floors.map((f) => {
-    const r5 = (ranks) =>
-      ranks.reduce((sum, r, qi) => {
-        const top = r.filter((x) => x.score >= f).slice(0, 5).map((x) => x.row.id);
-        return sum + questions[qi].ev.filter((e) => top.includes(e)).length / questions[qi].ev.length;
-      }, 0) / questions.length;
-    const empty = (ranks) => ranks.filter((r) => !r.some((x) => x.score >= f)).length / ranks.length;
-    const answered = ranksQ.filter((r) => r.some((x) => x.score >= f)).length / ranksQ.length;
-    return { floor: f, hybridR5: +r5(ranksQ).toFixed(3), hybridAbsentEmpty: +empty(ranksA).toFixed(3), questionsAnswered: +answered.toFixed(3), semanticR5: +r5(ranksSQ).toFixed(3), semanticAbsentEmpty: +empty(ranksS).toFixed(3) };
-  });
-  console.table(curve);
-  if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify({ params: rel.RELEVANCE, curve }, null, 1));
+  // Candidate sets once; each variant of the constants (argv JSON list) ranks them all.
+  const setsQ = questions.map((q, qi) => candidates(q.q, qV, qi, q.si));
+  const setsA = absent.flatMap((a, ai) => samples.map((_, si) => candidates(a, aV, ai, si)));
+  const pct = (xs, p) => [...xs].sort((x, y) => x - y)[Math.floor(p * (xs.length - 1))].toFixed(3);
+  const maxCos = (sets) => sets.map((s) => Math.max(...s.list.map((c) => c.cosine)));
+  const evCos = setsQ.flatMap((s, qi) => s.list.filter((c) => questions[qi].ev.includes(c.row.id)).map((c) => c.cosine));
+  console.log('max cosine, absent queries: p50', pct(maxCos(setsA), 0.5), 'p90', pct(maxCos(setsA), 0.9), 'max', pct(maxCos(setsA), 1));
+  console.log('max cosine, dev questions: p10', pct(maxCos(setsQ), 0.1), 'p50', pct(maxCos(setsQ), 0.5));
+  console.log('evidence turn cosine (when a candidate): p10', pct(evCos, 0.1), 'p25', pct(evCos, 0.25), 'p50', pct(evCos, 0.5));
+  const floors = [0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5];
+  const variants = process.argv[2] && !process.argv[2].startsWith('--') ? JSON.parse(process.argv[2]) : [{}];
+  const defaults = { ...rel.RELEVANCE };
+  const out = [];
+  for (const v of variants) {
+    Object.assign(rel.RELEVANCE, defaults, v);
+    const rank = async (sets, texts, mode) => {
+      const r = [];
+      for (const [i, s] of sets.entries()) r.push(await rel.rankCandidates(s, { mode, text: texts(i), floor: 0 }));
+      return r;
+    };
+    const ranksQ = await rank(setsQ, (i) => questions[i].q, 'hybrid');
+    const ranksSQ = await rank(setsQ, (i) => questions[i].q, 'semantic');
+    const ranksA = await rank(setsA, (i) => absent[Math.floor(i / samples.length)], 'hybrid');
+    const ranksS = await rank(setsA, (i) => absent[Math.floor(i / samples.length)], 'semantic');
+    const curve = floors.map((f) => {
+      const r5 = (ranks) =>
+        ranks.reduce((sum, r, qi) => {
+          const top = r
+            .filter((x) => x.score >= f)
+            .slice(0, 5)
+            .map((x) => x.row.id);
+          return sum + questions[qi].ev.filter((e) => top.includes(e)).length / questions[qi].ev.length;
+        }, 0) / questions.length;
+      const empty = (ranks) => ranks.filter((r) => !r.some((x) => x.score >= f)).length / ranks.length;
+      return {
+        floor: f,
+        hybridR5: +r5(ranksQ).toFixed(3),
+        hybridAbsentEmpty: +empty(ranksA).toFixed(3),
+        devEmpty: +empty(ranksQ).toFixed(3),
+        semanticR5: +r5(ranksSQ).toFixed(3),
+        semanticAbsentEmpty: +empty(ranksS).toFixed(3),
+      };
+    });
+    console.log(JSON.stringify(v));
+    console.table(curve);
+    out.push({ params: { ...rel.RELEVANCE }, curve });
+  }
+  if (jsonOut) fs.writeFileSync(jsonOut, JSON.stringify(out, null, 1));
 }
 main().catch((e) => {
   console.error(e);

@@ -9,7 +9,10 @@ import { ParsedSearch, parseSearchQuery, splitWords } from './search-query';
 
 /** Removes accents: "café" → "cafe". */
 export function foldAccents(s: string): string {
-  return s.normalize('NFD').replace(/\p{M}+/gu, '').normalize('NFC');
+  return s
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .normalize('NFC');
 }
 
 /** A light English stemmer: "deploying", "deployed", "deploys" → "deploy"; "memories", "memory" → "memor". */

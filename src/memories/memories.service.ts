@@ -389,7 +389,13 @@ export class MemoriesService {
       const embedded = wanted === 'keyword' ? null : await this.embeddings.queryVector(semanticText(text) || text);
       const mode = embedded ? wanted : 'keyword';
       // Semantic and hybrid: the index returns candidates, ranked and floored above it (search/search-page.ts).
-      const res = await searchPage(await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key }), { mode, text, minScore: q.min_score, offset, limit });
+      const res = await searchPage(await this.index.search({ text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key }), {
+        mode,
+        text,
+        minScore: q.min_score,
+        offset,
+        limit,
+      });
       const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
       const rows = res.rows.map((r, i) => (q.explain && res.explains ? { ...mapRow(r), explain: res.explains[i] } : mapRow(r)));
       return { ...this.page('search', rows, res.total, limit, offset, null, hasNext), search_mode: mode };

@@ -53,7 +53,17 @@ export async function claimJobs(m: MongoModels, owner: string, max: number, leas
       { $set: { emb_lease_until: now + leaseMs, emb_owner: owner } },
       // No projection: FerretDB does not implement one on findAndModify.
       { returnDocument: 'after', includeResultMetadata: false },
-    )) as unknown as { _id: string; title: string | null; content: string; type?: string; project?: string | null; agent?: string | null; createdAt: Date; emb_gen?: number; emb_attempts?: number } | null;
+    )) as unknown as {
+      _id: string;
+      title: string | null;
+      content: string;
+      type?: string;
+      project?: string | null;
+      agent?: string | null;
+      createdAt: Date;
+      emb_gen?: number;
+      emb_attempts?: number;
+    } | null;
     if (!r) break;
     jobs.push({ id: r._id, text: memoryEmbeddingText(r.title, r.content, await previousContent(m, r)), gen: r.emb_gen ?? 1, attempts: r.emb_attempts ?? 0 });
   }
@@ -196,7 +206,9 @@ export async function vectorSearch(
   const hard = hardRegexFilter(parsed);
   const words = matchWords(parseSearchQuery(query.text));
   const [keyword, scanned, docs, df] = await Promise.all([
-    mode === 'hybrid' && hasPositiveTerms(parsed) ? keywordSearch({ ...query, text: soft, mode: 'keyword', vector: undefined, limit: K, offset: 0 }) : Promise.resolve({ rows: [], total: 0 } as MemoryPage),
+    mode === 'hybrid' && hasPositiveTerms(parsed)
+      ? keywordSearch({ ...query, text: soft, mode: 'keyword', vector: undefined, limit: K, offset: 0 })
+      : Promise.resolve({ rows: [], total: 0 } as MemoryPage),
     scan(m, cache, q, key, hard ? { $and: [filter, hard] } : filter, K + SPARE),
     m.memories.estimatedDocumentCount(),
     Promise.all(words.map(async (w) => [w, await countWord(w)] as [string, number])),
@@ -235,13 +247,7 @@ export async function vectorSearch(
 const NEIGHBOUR_LOOKUPS = 20;
 
 /** Links each of `keys` with the memory just before and after it (same project and agent, close in time) when that one is a candidate too. */
-async function addNeighbours(
-  m: MongoModels,
-  candidates: Set<string>,
-  keys: string[],
-  found: Map<string, { row: MemoryRow }>,
-  out: Map<string, string[]>,
-): Promise<void> {
+async function addNeighbours(m: MongoModels, candidates: Set<string>, keys: string[], found: Map<string, { row: MemoryRow }>, out: Map<string, string[]>): Promise<void> {
   const link = (a: string, b: string) => {
     if (!candidates.has(a) || !candidates.has(b)) return;
     const la = out.get(a) ?? [];

@@ -137,7 +137,7 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
         rescore: null,
         score: 0,
         floor,
-      } as Explanation,
+      },
     };
   });
   if (mode === 'hybrid') {
