@@ -108,7 +108,7 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
   const phrases = parseSearchQuery(opts.text).phrases.filter((p) => p.length > 1);
   const { idf, max } = idfOf(set);
   const base = new Map<string, number>();
-  const out = set.list.map((c) => {
+  const out = set.list.map((c): { c: SearchCandidate; score: number; explain: Explanation } => {
     const k = mode === 'hybrid' ? keywordSignal(c, idf, max, phrases.length) : 0;
     const s = semanticSignal(c.cosine);
     const signals: Record<string, number> = {};
