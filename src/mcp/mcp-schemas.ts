@@ -43,7 +43,7 @@ export const searchInput = z.object({
     .number()
     .optional()
     .describe(
-      'With q, hybrid or semantic: the relevance floor, 0..1 (default 0.35); rows scoring below it are not returned, so a search nothing answers comes back empty. Lower it to see weaker matches.',
+      'With q, hybrid or semantic: the relevance floor, 0..1 (default 0.4); rows scoring below it are not returned, so a search nothing answers comes back empty. Lower it to see weaker matches.',
     ),
   explain: z.boolean().optional().describe('With q, hybrid or semantic: each row also says why it was found (matched words, cosine, keyword score, neighbour boost, score, floor).'),
   cursor: z.string().optional().describe('Without q only: the next_cursor of the previous answer, to get the next page.'),

@@ -158,7 +158,7 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       expect(all.total).toBeGreaterThan(byDefault.total);
       expect(strict.total).toBeLessThan(byDefault.total);
       expect(all.rows.length).toBe(all.total);
-      for (const r of byDefault.rows) expect(r.score).toBeGreaterThanOrEqual(0.35);
+      for (const r of byDefault.rows) expect(r.score).toBeGreaterThanOrEqual(0.4);
       for (const bad of ['2', '-0.1', 'abc']) {
         const res = await api.get(`/api/memories?q=x&min_score=${bad}`).expect(422);
         expect(res.body.detail[0].loc).toEqual(['query', 'min_score']);

@@ -86,11 +86,11 @@ export class ListMemoriesQueryDto {
   mode?: 'hybrid' | 'keyword' | 'semantic';
 
   /**
-   * Semantic and hybrid search: the relevance floor, 0..1 (default 0.35). Rows scoring below it
+   * Semantic and hybrid search: the relevance floor, 0..1 (default 0.4). Rows scoring below it
    * are not answers: a search that nothing answers returns no rows, and `total` counts only rows
    * at or above the floor. 0 keeps every candidate; keyword mode ignores it (it has no floor).
    */
-  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1, example: 0.35 })
+  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1, example: 0.4 })
   @IsOptional()
   @QueryNumber({ min: 0, max: 1 })
   min_score?: number;

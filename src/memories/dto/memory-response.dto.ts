@@ -117,7 +117,7 @@ export class SearchExplainDto {
   @ApiProperty({ example: 0.92 })
   score: number;
   /** The floor in force: rows scoring below it are not returned. */
-  @ApiProperty({ example: 0.35 })
+  @ApiProperty({ example: 0.4 })
   floor: number;
 }
 

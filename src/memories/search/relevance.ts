@@ -24,11 +24,11 @@ import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backend
 export const RELEVANCE = {
   COSINE_ZERO: 0.55,
   COSINE_ONE: 0.85,
-  KEYWORD_BASE: 0.5,
+  KEYWORD_BASE: 0.7,
   PHRASE_WEIGHT: 0.3,
-  NEIGHBOUR_WEIGHT: 0.25,
+  NEIGHBOUR_WEIGHT: 0.5,
   /** The default floor (min_score); chosen on the LoCoMo dev set and absent-thing queries (decision 0121). */
-  FLOOR: 0.35,
+  FLOOR: 0.4,
 };
 
 /** An extra per-row signal (a hook): its name (shown by explain) and what it adds to the base score (may be negative). */
