@@ -1288,6 +1288,8 @@ export interface components {
              * @example 2026-11-21T09:30:00.000Z
              */
             created_at: string;
+            /** @description Semantic and hybrid searches with explain=true: the signals that placed the row. */
+            explain?: components["schemas"]["SearchExplainDto"];
             /** @example 6740a1b2c3d4e5f601234567 */
             id: string;
             /**
@@ -1306,8 +1308,10 @@ export interface components {
              */
             scope: "global" | "project" | "agent" | "user";
             /**
-             * @description Search mode only: relevance, higher is better (hybrid: the fused score, 0..1; semantic: the cosine similarity).
-             * @example 4.21
+             * @description Search mode only: relevance, higher is better. Hybrid and semantic: an absolute relevance
+             *     0..1, comparable across queries (rows below the floor, `min_score`, are not returned);
+             *     keyword: the full-text ranking's own score (comparable within one answer only).
+             * @example 0.82
              */
             score?: number;
             /**
@@ -1569,6 +1573,67 @@ export interface components {
             id: "docdb" | "objstore" | "embeddings";
             /** @example Object store */
             title: string;
+        };
+        SearchExplainDto: {
+            /**
+             * @description Cosine similarity of the memory's vector and the query's; null while the memory waits for its embedding.
+             * @example 0.71
+             */
+            cosine: number | null;
+            /**
+             * @description The floor in force: rows scoring below it are not returned.
+             * @example 0.4
+             */
+            floor: number;
+            /**
+             * @description Keyword evidence 0..1: the share of the query's rarity-weighted words it holds, scaled by how rare the rarest of them is.
+             * @example 0.83
+             */
+            keyword: number;
+            /**
+             * @description The backend's own keyword score when the memory is in the keyword list (its scale depends on the backend), else null.
+             * @example 7.31
+             */
+            keyword_score: number | null;
+            /**
+             * @description Quoted phrases of the query found as phrases (they weigh; in semantic and hybrid searches they never filter).
+             * @example []
+             */
+            matched_phrases: string[];
+            /**
+             * @description Query words the memory holds (stems match: "deploy" finds "Deployments").
+             * @example [
+             *       "deploy"
+             *     ]
+             */
+            matched_words: string[];
+            /**
+             * @description What the memory's conversation neighbours among the hits added (conversation turns only).
+             * @example 0
+             */
+            neighbour_boost: number;
+            /**
+             * @description A second stage's score for the row, when one ran; null otherwise.
+             * @example null
+             */
+            rescore: number | null;
+            /**
+             * @description The row's final score (same as `score`).
+             * @example 0.92
+             */
+            score: number;
+            /**
+             * @description Semantic evidence 0..1: the cosine, calibrated (0 at what unrelated text scores).
+             * @example 0.53
+             */
+            semantic: number;
+            /**
+             * @description Further per-row signals by name (for example a recency prior or a date match), each what it added.
+             * @example {}
+             */
+            signals: {
+                [key: string]: number;
+            };
         };
         SettingSourcesDto: {
             /**
@@ -3293,8 +3358,16 @@ export interface operations {
                 agent?: string;
                 /** @description Only memories created in the last N days (N ≥ 1). */
                 days?: number;
+                /** @description Search only: each row also carries `explain`, the signals that placed it (matched words, cosine, keyword score, neighbour boost, final score, the floor). */
+                explain?: boolean;
                 /** @description Page size, 1 to 200. */
                 limit?: number;
+                /**
+                 * @description Semantic and hybrid search: the relevance floor, 0..1 (default 0.4). Rows scoring below it
+                 *     are not answers: a search that nothing answers returns no rows, and `total` counts only rows
+                 *     at or above the floor. 0 keeps every candidate; keyword mode ignores it (it has no floor).
+                 */
+                min_score?: number;
                 /**
                  * @description Search only: `hybrid` (default; full-text and meaning fused), `keyword` (full-text only) or
                  *     `semantic` (meaning only). Without an embedding model every search is keyword
