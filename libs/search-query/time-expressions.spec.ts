@@ -1,5 +1,4 @@
-import { fuse } from './fusion';
-import { dateBoost, resolveTime, TIME_WEIGHT, type TimeRange } from './time-expressions';
+import { dateBoost, resolveTime, type TimeRange } from './time-expressions';
 
 // Every reference is fixed: nothing here reads the clock.
 const SAT_20_MAY_2023 = new Date('2023-05-20T12:00:00Z');
@@ -151,33 +150,5 @@ describe('dateBoost', () => {
 
   it('covers everything before the end of an open "before" range', () => {
     expect(dateBoost(day('1999-01-01'), { start: -Infinity, end: day('2022-06-01'), strength: 0.5, text: 'before June 2022' })).toBe(0.5);
-  });
-});
-
-describe('fuse with a time range', () => {
-  const lastWeek: TimeRange = { start: day('2023-05-08'), end: day('2023-05-15'), strength: 1, text: 'last week' };
-  const equal = [
-    { key: 'older', keyword: 2, cosine: 0.8, semanticHit: true, order: 2, at: day('2023-03-01') },
-    { key: 'last-week', keyword: 2, cosine: 0.8, semanticHit: true, order: 1, at: day('2023-05-10') },
-  ];
-
-  it('ranks the memory of the named time above an otherwise equal one (hybrid and semantic)', () => {
-    expect(fuse(equal, 'hybrid').map((r) => r.key)).toEqual(['older', 'last-week']); // newer first on ties without a time
-    expect(fuse(equal, 'hybrid', lastWeek).map((r) => r.key)).toEqual(['last-week', 'older']);
-    expect(fuse(equal, 'semantic', lastWeek).map((r) => r.key)).toEqual(['last-week', 'older']);
-  });
-
-  it('is bounded: a far better match outside the range stays first, and nothing is dropped', () => {
-    const apart = [
-      { key: 'best', keyword: 9, cosine: 0.9, semanticHit: true, order: 2, at: day('2023-03-01') },
-      { key: 'weak', keyword: 1, cosine: 0.3, semanticHit: true, order: 1, at: day('2023-05-10') },
-    ];
-    const out = fuse(apart, 'hybrid', lastWeek);
-    expect(out.map((r) => r.key)).toEqual(['best', 'weak']);
-    expect(out[1].score).toBeCloseTo(TIME_WEIGHT, 6);
-  });
-
-  it('changes nothing in keyword mode', () => {
-    expect(fuse(equal, 'keyword', lastWeek)).toEqual(fuse(equal, 'keyword'));
   });
 });

@@ -53,6 +53,13 @@ export const searchInput = z.object({
     'How to rank (with q): hybrid (default: words and meaning), keyword (words only, e.g. for an exact name) or semantic (meaning only). Without an embedding model every search is keyword.',
   ),
   query_date: QUERY_DATE,
+  min_score: z
+    .number()
+    .optional()
+    .describe(
+      'With q, hybrid or semantic: the relevance floor, 0..1 (default 0.4); rows scoring below it are not returned, so a search nothing answers comes back empty. Lower it to see weaker matches.',
+    ),
+  explain: z.boolean().optional().describe('With q, hybrid or semantic: each row also says why it was found (matched words, cosine, keyword score, neighbour boost, score, floor).'),
   cursor: z.string().optional().describe('Without q only: the next_cursor of the previous answer, to get the next page.'),
 });
 
@@ -162,11 +169,27 @@ export const listOutput = z.object({
     z.object({
       ...memoryFields,
       snippet: z.string(),
-      score: z.number().optional().describe('Search only: relevance, higher is better.'),
+      score: z.number().optional().describe('Search only: relevance, higher is better; hybrid and semantic: 0..1, comparable across searches.'),
       matched: z
         .array(z.enum(['keyword', 'semantic']))
         .optional()
         .describe('Hybrid and semantic searches: which lists matched the memory.'),
+      explain: z
+        .object({
+          matched_words: z.array(z.string()),
+          matched_phrases: z.array(z.string()),
+          keyword_score: z.number().nullable(),
+          keyword: z.number(),
+          cosine: z.number().nullable(),
+          semantic: z.number(),
+          neighbour_boost: z.number(),
+          signals: z.record(z.string(), z.number()),
+          rescore: z.number().nullable(),
+          score: z.number(),
+          floor: z.number(),
+        })
+        .optional()
+        .describe('With explain: the signals that placed the row.'),
     }),
   ),
   count: z.number(),

@@ -67,6 +67,8 @@ interface ListExtra {
   after?: string;
   mode?: SearchInput['mode'];
   query_date?: string;
+  min_score?: number;
+  explain?: boolean;
 }
 
 /** The arguments of a tool as the DTO names them (the tools say `tags` and `cursor` where the REST query says `tag` and `after`). */
@@ -99,7 +101,8 @@ export class McpTools {
         input: searchInput,
         output: listOutput,
         annotations: READ_ONLY,
-        run: (a: SearchInput, _p: TokenPrincipal, ns: string) => this.list(ns, a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode, query_date: a.query_date }),
+        run: (a: SearchInput, _p: TokenPrincipal, ns: string) =>
+          this.list(ns, a, { q: a.q, page: a.page, after: a.cursor, mode: a.mode, query_date: a.query_date, min_score: a.min_score, explain: a.explain }),
       },
       {
         name: 'list_recent',
@@ -286,6 +289,8 @@ export class McpTools {
       include_superseded: a.include_superseded,
       as_of: a.as_of,
       query_date: a.query_date,
+      min_score: a.min_score,
+      explain: a.explain,
     };
     return (await this.pipe.transform(withoutUndefined(query), { type: 'query', metatype: ListMemoriesQueryDto })) as ListMemoriesQueryDto;
   }

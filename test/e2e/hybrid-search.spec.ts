@@ -4,6 +4,7 @@ import request from 'supertest';
 import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
 import { testBackends } from '../support/backends';
 import { EmbeddingsService } from '../../src/embeddings/embeddings.service';
+import { BackendsService } from '../../src/backends/backends.service';
 import { Api, createMemory, fullAccessApi } from './memories.helpers';
 
 /**
@@ -52,12 +53,13 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
   });
 
   it('finds a memory that shares no word with the query, in hybrid and semantic mode (and not in keyword mode)', async () => {
+    // A paraphrase this far (cosine ~0.56) is below the default floor (decision 0121): min_score 0 shows the ranking.
     const q = 'how did the user get into running?';
-    const hybrid = await search(q, { project: PROJECT });
+    const hybrid = await search(q, { project: PROJECT, min_score: '0' });
     expect(hybrid.search_mode).toBe('hybrid');
     expect(hybrid.rows[0].id).toBe(ids.jogging);
     expect(hybrid.rows[0].matched).toEqual(['semantic']);
-    const semantic = await search(q, { project: PROJECT, mode: 'semantic' });
+    const semantic = await search(q, { project: PROJECT, mode: 'semantic', min_score: '0' });
     expect(semantic.search_mode).toBe('semantic');
     expect(semantic.rows[0].id).toBe(ids.jogging);
     expect(semantic.rows[0].score).toBeGreaterThan(semantic.rows[1].score);
@@ -70,24 +72,123 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     type Row = { id: string; project: string; type: string };
     for (const mode of ['hybrid', 'semantic', 'keyword']) {
       // Semantic lists rank every memory the filters allow; keyword ones only those with the words.
-      const inOps = (await search('jogging exercise', { project: 'ops', mode })).rows as unknown as Row[];
+      const inOps = (await search('jogging exercise', { project: 'ops', mode, min_score: '0' })).rows as unknown as Row[];
       expect(inOps[0].id).toBe(ids['jogging-ops']);
       expect(inOps.every((r) => r.project === 'ops')).toBe(true);
-      const facts = (await search('jogging exercise', { type: 'fact', mode })).rows as unknown as Row[];
+      const facts = (await search('jogging exercise', { type: 'fact', mode, min_score: '0' })).rows as unknown as Row[];
       expect(facts.map((r) => r.id)).toEqual([ids.jogging]);
-      const none = await search('jogging exercise', { type: 'fact', project: 'ops', mode });
+      const none = await search('jogging exercise', { type: 'fact', project: 'ops', mode, min_score: '0' });
       expect(none.rows).toEqual([]);
     }
   });
 
-  it('keeps phrases and -word as hard filters in hybrid and semantic mode', async () => {
+  it('keeps -word a hard filter in hybrid and semantic mode; a quoted phrase weighs there, it does not filter', async () => {
     for (const mode of ['hybrid', 'semantic']) {
-      const without = await search('morning run -jogging', { mode });
+      const without = await search('morning run -jogging', { mode, min_score: '0' });
       expect(without.rows.map((r) => r.id)).not.toContain(ids.jogging);
       expect(without.rows.map((r) => r.id)).not.toContain(ids['jogging-ops']);
-      const phrase = await search('"blue-green pipeline" weekend', { mode });
-      expect(phrase.rows.map((r) => r.id)).toEqual([ids.deploy]);
+      // min_score 0: every candidate, so a filter would show as missing rows.
+      const phrase = await search('"blue-green pipeline" weekend', { mode, min_score: '0' });
+      expect(phrase.rows[0].id).toBe(ids.deploy);
+      expect(phrase.rows.length).toBeGreaterThan(1);
     }
+    // A question quoting a title the memory does not hold word for word is still answered.
+    const book = (await createMemory(api, { content: 'Melanie finished the book about how nothing can be impossible in July.', project: 'books' })).id;
+    await settle();
+    for (const mode of ['hybrid', 'semantic']) {
+      const res = await search('When did Melanie read the book "nothing is impossible"?', { mode, project: 'books' });
+      expect(res.rows.map((r) => r.id)).toEqual([book]);
+    }
+    // Keyword mode keeps the phrase a filter.
+    expect((await search('"nothing is impossible"', { mode: 'keyword', project: 'books' })).rows).toEqual([]);
+  });
+
+  describe('relevance: a floor, rare words first, explain', () => {
+    const TRUST = 'trust';
+    const trust: Record<string, string> = {};
+    type Explained = { id: string; score: number; explain: Record<string, unknown> & { neighbour_boost: number; cosine: number | null; matched_words: string[] } };
+    const explained = async (q: string, extra: Record<string, string>) => (await search(q, { explain: 'true', ...extra })).rows as unknown as Explained[];
+    beforeAll(async () => {
+      const bodies: Array<[string, Record<string, unknown>]> = [
+        ['quintessa', { content: 'Paid the Quintessa invoice by bank transfer on Tuesday.', type: 'fact' }],
+        ['p1', { content: 'Supplier invoices are paid by bank transfer within thirty days.', type: 'fact' }],
+        ['p2', { content: 'The payment to the cleaning company went through on Tuesday.', type: 'fact' }],
+        ['p3', { content: 'Bank transfer fees went up this quarter; card payments cost less now.', type: 'note' }],
+        ['p4', { content: 'Remember to pay the electricity bill before the due date.', type: 'task' }],
+      ];
+      for (const [name, body] of bodies) trust[name] = (await createMemory(api, { ...body, project: TRUST })).id;
+      await settle();
+    });
+
+    it('returns no rows, and a total of 0, for a query that no memory answers, in hybrid and semantic mode', async () => {
+      for (const mode of ['hybrid', 'semantic']) {
+        const res = await search('xqzvb flurmption', { mode });
+        expect(res.rows).toEqual([]);
+        expect(res.total).toBe(0);
+      }
+    });
+
+    it("ranks a memory holding the query's rare word first in hybrid mode, above semantic-only rows", async () => {
+      const res = await explained('quintessa payment', { project: TRUST, min_score: '0' });
+      expect(res[0].id).toBe(trust.quintessa);
+      expect(res[0].explain.matched_words).toContain('quintessa');
+      expect(res.filter((r) => r.explain.matched_words.length === 0).length).toBeGreaterThan(1);
+      expect((await search('quintessa payment', { project: TRUST })).rows[0].id).toBe(trust.quintessa);
+    });
+
+    it('ranks a memory without a vector yet by its words: first for its rare word, before and after it is embedded', async () => {
+      const db = t.app.get(BackendsService).docdb;
+      const claim = jest.spyOn(db.embeddings, 'claimEmbeddingJobs').mockResolvedValue([]);
+      let waiting: string;
+      try {
+        waiting = (await createMemory(api, { content: 'The Zyncor licence renewal is handled by procurement.', type: 'fact', project: TRUST })).id;
+        const before = await explained('zyncor renewal', { project: TRUST });
+        expect(before[0].id).toBe(waiting);
+        expect(before[0].explain.cosine).toBeNull();
+      } finally {
+        claim.mockRestore();
+      }
+      await settle();
+      const after = await explained('zyncor renewal', { project: TRUST });
+      expect(after[0].id).toBe(waiting);
+      expect(after[0].explain.cosine).not.toBeNull();
+    });
+
+    it('min_score moves the floor (REST), and an invalid one is a 422', async () => {
+      const byDefault = await search('bank transfer payment', { project: TRUST });
+      const all = await search('bank transfer payment', { project: TRUST, min_score: '0' });
+      const strict = await search('bank transfer payment', { project: TRUST, min_score: '0.99' });
+      expect(all.total).toBeGreaterThan(byDefault.total);
+      expect(strict.total).toBeLessThan(byDefault.total);
+      expect(all.rows.length).toBe(all.total);
+      for (const r of byDefault.rows) expect(r.score).toBeGreaterThanOrEqual(0.4);
+      for (const bad of ['2', '-0.1', 'abc']) {
+        const res = await api.get(`/api/memories?q=x&min_score=${bad}`).expect(422);
+        expect(res.body.detail[0].loc).toEqual(['query', 'min_score']);
+      }
+    });
+
+    it('explains each row: matched words, cosine, keyword score, neighbour boost, score and the floor', async () => {
+      const [row] = await explained('quintessa invoice', { project: TRUST, min_score: '0.2' });
+      expect(row.explain).toMatchObject({ matched_words: ['quintessa', 'invoice'], matched_phrases: [], neighbour_boost: 0, signals: {}, rescore: null, score: row.score, floor: 0.2 });
+      expect(row.explain.keyword_score).toEqual(expect.any(Number));
+      expect(row.explain.cosine).toEqual(expect.any(Number));
+      expect((await search('quintessa invoice', { project: TRUST })).rows[0]).not.toHaveProperty('explain');
+    });
+
+    it('gives conversation turns written in a row a neighbour boost, and notes written in a row none', async () => {
+      const pair = async (type: string, project: string) => {
+        const first = (await createMemory(api, { content: 'Do you still go rowing on the lake at dawn?', type, project, agent: 'chat' })).id;
+        const second = (await createMemory(api, { content: 'Yes, twice a week with my sister.', type, project, agent: 'chat' })).id;
+        return { first, second };
+      };
+      const turns = await pair('conversation', 'talk');
+      const notes = await pair('note', 'jotted');
+      await settle();
+      const boost = async (project: string, id: string) => (await explained('rowing on the lake at dawn', { project, min_score: '0' })).find((r) => r.id === id)?.explain.neighbour_boost;
+      expect(await boost('talk', turns.second)).toBeGreaterThan(0);
+      expect(await boost('jotted', notes.second)).toBe(0);
+    });
   });
 
   it('re-embeds a memory whose content changes', async () => {
@@ -171,7 +272,7 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       // Every memory's text was embedded exactly once (hint and queue share the vector) ...
       for (const b of bodies) expect(embed.mock.calls.filter(([text]) => text === ownText(b))).toHaveLength(1);
       // ... and every one of them is searchable by meaning.
-      const found = await search('parking ticket receipt', { project: 'hints', mode: 'semantic', limit: '20' });
+      const found = await search('parking ticket receipt', { project: 'hints', mode: 'semantic', limit: '20', min_score: '0' });
       expect(found.rows).toHaveLength(12);
     } finally {
       embed.mockRestore();
@@ -234,7 +335,7 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       // Back to the local model: everything is embedded again with it.
       await admin.post('/api/config').send({ embedding_provider: '', embedding_url: '', embedding_model: '', embedding_api_key: '' }).expect(200);
       expect(await settle()).toMatchObject({ provider: 'local', model: 'bge-small-en-v1.5', state: 'ready' });
-      expect((await search('how did the user get into running?', { project: PROJECT })).rows[0].id).toBe(ids.jogging);
+      expect((await search('how did the user get into running?', { project: PROJECT, min_score: '0' })).rows[0].id).toBe(ids.jogging);
     } finally {
       server.release();
       await server.stop();

@@ -538,6 +538,12 @@ describe.each(testBackends())('MCP answers on $name match the listed output sche
       expect(page).toMatchObject({ mode: 'search', search_mode: m, count: 1, total: 2, has_next: true });
       expect(rows(page)[0]).toMatchObject({ score: expect.any(Number), version: expect.any(Number) });
       if (m !== 'keyword') expect(rows(page)[0].matched).toEqual(expect.arrayContaining([m === 'semantic' ? 'semantic' : 'keyword']));
+      if (m !== 'keyword') {
+        // explain and min_score (decision 0120): the signals of each row and the floor in force; nothing answers nonsense.
+        const why = rows(await ok('search_memories', { q: 'on-call rotation monday', tags: [tag], mode: m, explain: true, min_score: 0.1 }));
+        expect(why[0].explain).toMatchObject({ floor: 0.1, score: why[0].score, cosine: expect.any(Number) });
+        expect(await ok('search_memories', { q: 'xqzvb flurmption', tags: [tag], mode: m })).toMatchObject({ count: 0, total: 0 });
+      }
     }
     expect((await ok('recall_context', { task: 'when does the on-call rotation change?', tags: [tag] })).matched).toBe(2);
     expect(((await ok('memory_stats', {})).stats as Structured).by_project).toMatchObject({ [tag]: 2 });

@@ -119,6 +119,22 @@ export interface MemoryRow {
   score?: number;
   /** Hybrid and semantic searches: which rankings found the row. */
   matched?: Array<'keyword' | 'semantic'>;
+  /** Hybrid and semantic searches with explain=true: the signals that placed the row. */
+  explain?: SearchExplain;
+}
+
+export interface SearchExplain {
+  matched_words: string[];
+  matched_phrases: string[];
+  keyword_score: number | null;
+  keyword: number;
+  cosine: number | null;
+  semantic: number;
+  neighbour_boost: number;
+  signals: Record<string, number>;
+  rescore: number | null;
+  score: number;
+  floor: number;
 }
 
 export interface MemoryList {

@@ -316,7 +316,7 @@ export interface paths {
          * Create a memory
          * @description **Access:** API token with scope `memory:write`, or an admin session.
          *
-         *     Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another). `supersedes` names older memories this one replaces (they drop out of searches and lists); a hint with `likely_update` suggests it.
+         *     Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another).
          */
         post: operations["createMemory"];
         delete?: never;
@@ -887,11 +887,6 @@ export interface components {
             status: string;
         };
         CreatedMemoryResponseDto: {
-            /**
-             * @description Present when a hint is a likely update: a sentence saying how to pass `supersedes` (decision 0130).
-             * @example This looks like a newer statement of 6740a1b2c3d4e5f601234567. If it replaces it, pass supersedes: ["6740a1b2c3d4e5f601234567"] …
-             */
-            hint?: string;
             memory: components["schemas"]["MemoryDto"];
             /** @example true */
             ok: boolean;
@@ -923,11 +918,6 @@ export interface components {
              * @enum {string|null}
              */
             scope?: "global" | "project" | "agent" | "user" | null;
-            /**
-             * @description At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written
-             * @example []
-             */
-            supersedes?: string[] | null;
             /**
              * @description At most 50 after dropping empty and duplicate tags; each at most 64 characters after trimming
              * @example [
@@ -1217,11 +1207,6 @@ export interface components {
              */
             scope: "global" | "project" | "agent" | "user";
             /**
-             * @description Set when a newer memory replaced this one (`supersedes`, decision 0130): the newer memory's id.
-             * @example 6740a1b2c3d4e5f601234567
-             */
-            superseded_by?: string;
-            /**
              * @example [
              *       "deploy",
              *       "policy"
@@ -1240,12 +1225,6 @@ export interface components {
              * @example 2026-11-21T09:30:00.000Z
              */
             updated_at: string;
-            /**
-             * Format: date-time
-             * @description Set with superseded_by: when the superseding write happened (the end of this memory's validity).
-             * @example 2026-11-21T09:30:00.000Z
-             */
-            valid_to?: string;
             /**
              * @description Write counter: 1 on create, +1 on every change; also the ETag (`"<version>"`) for If-Match.
              * @example 1
@@ -1309,6 +1288,8 @@ export interface components {
              * @example 2026-11-21T09:30:00.000Z
              */
             created_at: string;
+            /** @description Semantic and hybrid searches with explain=true: the signals that placed the row. */
+            explain?: components["schemas"]["SearchExplainDto"];
             /** @example 6740a1b2c3d4e5f601234567 */
             id: string;
             /**
@@ -1327,8 +1308,10 @@ export interface components {
              */
             scope: "global" | "project" | "agent" | "user";
             /**
-             * @description Search mode only: relevance, higher is better (hybrid: the fused score, 0..1; semantic: the cosine similarity).
-             * @example 4.21
+             * @description Search mode only: relevance, higher is better. Hybrid and semantic: an absolute relevance
+             *     0..1, comparable across queries (rows below the floor, `min_score`, are not returned);
+             *     keyword: the full-text ranking's own score (comparable within one answer only).
+             * @example 0.82
              */
             score?: number;
             /**
@@ -1336,11 +1319,6 @@ export interface components {
              * @example Deploys go through the blue-green pipeline; never deploy on Fridays.
              */
             snippet: string;
-            /**
-             * @description Set when a newer memory replaced this one (`supersedes`, decision 0130): the newer memory's id.
-             * @example 6740a1b2c3d4e5f601234567
-             */
-            superseded_by?: string;
             /**
              * @example [
              *       "deploy",
@@ -1360,12 +1338,6 @@ export interface components {
              * @example 2026-11-21T09:30:00.000Z
              */
             updated_at: string;
-            /**
-             * Format: date-time
-             * @description Set with superseded_by: when the superseding write happened (the end of this memory's validity).
-             * @example 2026-11-21T09:30:00.000Z
-             */
-            valid_to?: string;
             /**
              * @description Write counter: 1 on create, +1 on every change; also the ETag (`"<version>"`) for If-Match.
              * @example 1
@@ -1602,6 +1574,67 @@ export interface components {
             /** @example Object store */
             title: string;
         };
+        SearchExplainDto: {
+            /**
+             * @description Cosine similarity of the memory's vector and the query's; null while the memory waits for its embedding.
+             * @example 0.71
+             */
+            cosine: number | null;
+            /**
+             * @description The floor in force: rows scoring below it are not returned.
+             * @example 0.4
+             */
+            floor: number;
+            /**
+             * @description Keyword evidence 0..1: the share of the query's rarity-weighted words it holds, scaled by how rare the rarest of them is.
+             * @example 0.83
+             */
+            keyword: number;
+            /**
+             * @description The backend's own keyword score when the memory is in the keyword list (its scale depends on the backend), else null.
+             * @example 7.31
+             */
+            keyword_score: number | null;
+            /**
+             * @description Quoted phrases of the query found as phrases (they weigh; in semantic and hybrid searches they never filter).
+             * @example []
+             */
+            matched_phrases: string[];
+            /**
+             * @description Query words the memory holds (stems match: "deploy" finds "Deployments").
+             * @example [
+             *       "deploy"
+             *     ]
+             */
+            matched_words: string[];
+            /**
+             * @description What the memory's conversation neighbours among the hits added (conversation turns only).
+             * @example 0
+             */
+            neighbour_boost: number;
+            /**
+             * @description A second stage's score for the row, when one ran; null otherwise.
+             * @example null
+             */
+            rescore: number | null;
+            /**
+             * @description The row's final score (same as `score`).
+             * @example 0.92
+             */
+            score: number;
+            /**
+             * @description Semantic evidence 0..1: the cosine, calibrated (0 at what unrelated text scores).
+             * @example 0.53
+             */
+            semantic: number;
+            /**
+             * @description Further per-row signals by name (for example a recency prior or a date match), each what it added.
+             * @example {}
+             */
+            signals: {
+                [key: string]: number;
+            };
+        };
         SettingSourcesDto: {
             /**
              * @example file
@@ -1724,11 +1757,6 @@ export interface components {
         SimilarMemoryDto: {
             /** @example 6740a1b2c3d4e5f601234567 */
             id: string;
-            /**
-             * @description True when it looks like an older statement of what the new memory says (same subject, different text): pass `supersedes` if the new one replaces it.
-             * @example false
-             */
-            likely_update: boolean;
             /**
              * @description Cosine similarity of the two memories' embeddings (0..1).
              * @example 0.93
@@ -1934,11 +1962,6 @@ export interface components {
             project?: string | null;
             /** @enum {string|null} */
             scope?: "global" | "project" | "agent" | "user" | null;
-            /**
-             * @description At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written
-             * @example []
-             */
-            supersedes?: string[] | null;
             /** @description [] clears the tags; each at most 64 characters (surrounding spaces count, then are trimmed) */
             tags?: string[] | null;
             /** @description "" clears the title */
@@ -3333,14 +3356,18 @@ export interface operations {
                 after?: string;
                 /** @description Only memories of this agent. */
                 agent?: string;
-                /** @description An ISO-8601 date or date-time that exists */
-                as_of?: string;
                 /** @description Only memories created in the last N days (N ≥ 1). */
                 days?: number;
-                /** @description Also memories that a newer one superseded (decision 0130); by default they are left out. */
-                include_superseded?: boolean;
+                /** @description Search only: each row also carries `explain`, the signals that placed it (matched words, cosine, keyword score, neighbour boost, final score, the floor). */
+                explain?: boolean;
                 /** @description Page size, 1 to 200. */
                 limit?: number;
+                /**
+                 * @description Semantic and hybrid search: the relevance floor, 0..1 (default 0.4). Rows scoring below it
+                 *     are not answers: a search that nothing answers returns no rows, and `total` counts only rows
+                 *     at or above the floor. 0 keeps every candidate; keyword mode ignores it (it has no floor).
+                 */
+                min_score?: number;
                 /**
                  * @description Search only: `hybrid` (default; full-text and meaning fused), `keyword` (full-text only) or
                  *     `semantic` (meaning only). Without an embedding model every search is keyword
@@ -3353,8 +3380,6 @@ export interface operations {
                 project?: string;
                 /** @description Full-text query; empty means the newest-first list. `"a phrase"` must match as a phrase, `-word` excludes. */
                 q?: string;
-                /** @description Search only: when the question is asked, an ISO-8601 date or date-time that exists (default now). Times in q ("last week", "in May") are read from it. */
-                query_date?: string;
                 scope?: "global" | "project" | "agent" | "user";
                 /** @description An ISO-8601 date or date-time that exists (2026-02-31 is refused) */
                 since?: string;

@@ -1,6 +1,6 @@
 import type { FilterQuery } from 'mongoose';
 import { ALL_NAMESPACES, DEFAULT_NAMESPACE } from '../../namespaces/namespace';
-import { hasPositiveTerms, isStopWord, ParsedSearch, parseSearchQuery } from '../../../libs/search-query';
+import { hasPositiveTerms, isStopWord, ParsedSearch, parseSearchQuery, softenPhrases } from '../../../libs/search-query';
 import type { EmbeddingQueue } from '../ports/embedding-queue.port';
 import { MemoryIndex } from '../ports/memory-index.port';
 import {
@@ -32,7 +32,9 @@ import * as vectors from './mongo-vectors';
 import { MongoVectorCache } from './mongo-vector-cache';
 
 /** The regex fallback ranks at most this many candidates (newest first) per query. */
-export const REGEX_FALLBACK_MAX_CANDIDATES = 5_000;
+export /** A query word's memories are counted up to this many (a common word's rarity needs no more). */
+const DF_CAP = 10_000;
+const REGEX_FALLBACK_MAX_CANDIDATES = 5_000;
 
 function toDoc(r: MemoryRecord): MemoryDoc {
   return {
@@ -271,9 +273,11 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
               .find({ _id: { $in: ids }, ...inNamespace(query.filter.namespace) }, NO_VECTOR)
               .lean<MemoryRecord[]>()
               .exec();
-            const patterns = snippetPatterns(parseSearchQuery(query.text));
-            return new Map(docs.map((d) => [d._id, toRow(d, makeSnippet(d.content, patterns))]));
+            const patterns = snippetPatterns(parseSearchQuery(softenPhrases(query.text)));
+            return new Map(docs.map((d) => [d._id, { row: toRow(d, makeSnippet(d.content, patterns)), content: d.content }]));
           },
+          // A word's rarity: memories holding it, counted up to DF_CAP (the text index where there is one).
+          (w) => m.memories.countDocuments((m.textSearch && !isStopWord(w) ? { $text: { $search: w, $language: 'english' } } : regexSearchFilter(parseSearchQuery(w))) ?? {}, { limit: DF_CAP }).exec(),
         ),
       );
     }

@@ -1,7 +1,7 @@
 import { ALL_NAMESPACES, DEFAULT_NAMESPACE } from '../../namespaces/namespace';
 import type { FilterQuery } from 'mongoose';
-import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, SESSION_GAP_MS, hasPositiveTerms, parseSearchQuery } from '../../../libs/search-query';
-import type { EmbeddingJob, EmbeddingProgress, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
+import { FUSION_CANDIDATES, hasPositiveTerms, matchWords, memoryEmbeddingText, parseSearchQuery, SESSION_GAP_MS, softenPhrases, termMatcher } from '../../../libs/search-query';
+import type { EmbeddingJob, EmbeddingProgress, MemoryPage, MemoryRow, SearchCandidate, SearchQuery, SimilarHit } from '../ports/memory.model';
 import type { MongoModels } from './mongo-models';
 import type { MemoryRecord } from './mongo.schemas';
 import { hardRegexFilter } from './regex-search';
@@ -59,6 +59,7 @@ export async function claimJobs(m: MongoModels, owner: string, max: number, leas
       namespace?: string;
       title: string | null;
       content: string;
+      type?: string;
       project?: string | null;
       agent?: string | null;
       createdAt: Date;
@@ -71,8 +72,12 @@ export async function claimJobs(m: MongoModels, owner: string, max: number, leas
   return jobs;
 }
 
-/** The content of the memory just before `r` in its session (same project and agent, at most SESSION_GAP_MS earlier): memoryEmbeddingText's context. */
-async function previousContent(m: MongoModels, r: { _id: string; namespace?: string; project?: string | null; agent?: string | null; createdAt: Date }): Promise<string | null> {
+/**
+ * The content of the memory just before `r` in its session (same project and agent, at most
+ * SESSION_GAP_MS earlier) when both are conversation turns: memoryEmbeddingText's context.
+ */
+async function previousContent(m: MongoModels, r: { _id: string; namespace?: string; type?: string; project?: string | null; agent?: string | null; createdAt: Date }): Promise<string | null> {
+  if (r.type !== 'conversation') return null;
   const at = new Date(r.createdAt);
   const p = (await m.memories.collection.findOne(
     {
@@ -83,9 +88,9 @@ async function previousContent(m: MongoModels, r: { _id: string; namespace?: str
       createdAt: { $gte: new Date(at.getTime() - SESSION_GAP_MS) },
       $or: [{ createdAt: { $lt: at } }, { createdAt: at, _id: { $lt: r._id } }],
     } as never,
-    { projection: { content: 1 }, sort: { createdAt: -1, _id: -1 } },
-  )) as unknown as { content?: string } | null;
-  return p?.content ?? null;
+    { projection: { content: 1, type: 1 }, sort: { createdAt: -1, _id: -1 } },
+  )) as unknown as { content?: string; type?: string } | null;
+  return p?.type === 'conversation' ? (p.content ?? null) : null;
 }
 
 export async function storeVector(m: MongoModels, job: EmbeddingJob, key: string, vector: Float32Array): Promise<void> {
@@ -180,8 +185,12 @@ export async function similar(m: MongoModels, cache: MongoVectorCache, q: Float3
 }
 
 /**
- * Semantic or hybrid search: the keyword list (the adapter's own search, best
- * FUSION_CANDIDATES) and the vector scan, fused by libs/search-query/fusion.ts.
+ * The candidates of a semantic or hybrid search (src/memories/search/relevance.ts ranks them):
+ * the keyword list (the adapter's own search, best FUSION_CANDIDATES) and the vector scan's
+ * best, each with its cosine, the query words it holds and its session neighbours among the
+ * candidates; and each query word's document count. Quoted phrases do not filter here
+ * (softenPhrases): they weigh in the ranking. A semantic hit whose document is gone (deleted by
+ * another instance) leaves the copy and the candidates.
  */
 export async function vectorSearch(
   m: MongoModels,
@@ -189,111 +198,83 @@ export async function vectorSearch(
   query: SearchQuery,
   filter: FilterQuery<MemoryRecord>,
   keywordSearch: (q: SearchQuery) => Promise<MemoryPage>,
-  rowsOf: (ids: string[]) => Promise<Map<string, MemoryRow>>,
+  docsOf: (ids: string[]) => Promise<Map<string, { row: MemoryRow; content: string }>>,
+  countWord: (word: string) => Promise<number>,
 ): Promise<MemoryPage> {
   const mode = query.mode === 'semantic' ? 'semantic' : 'hybrid';
   const q = query.vector as Float32Array;
   const key = query.vectorKey as string;
-  const parsed = parseSearchQuery(query.text);
+  const soft = softenPhrases(query.text);
+  const parsed = parseSearchQuery(soft);
   const K = Math.max(FUSION_CANDIDATES, query.offset + query.limit);
   const hard = hardRegexFilter(parsed);
-  const meta = new Map<string, { project: string | null; agent: string | null; at: number }>();
-  const [keyword, scanned] = await Promise.all([
-    mode === 'hybrid' && hasPositiveTerms(parsed) ? keywordSearch({ ...query, mode: 'keyword', vector: undefined, limit: K, offset: 0 }) : Promise.resolve({ rows: [], total: 0 }),
+  const words = matchWords(parseSearchQuery(query.text));
+  const [keyword, scanned, docs, df] = await Promise.all([
+    mode === 'hybrid' && hasPositiveTerms(parsed)
+      ? keywordSearch({ ...query, text: soft, mode: 'keyword', vector: undefined, limit: K, offset: 0 })
+      : Promise.resolve({ rows: [], total: 0 } as MemoryPage),
     scan(m, cache, q, key, hard ? { $and: [filter, hard] } : filter, K + SPARE),
+    m.memories.estimatedDocumentCount(),
+    Promise.all(words.map(async (w) => [w, await countWord(w)] as [string, number])),
   ]);
-  const candidates = new Map<string, FusionCandidate<string>>();
-  const inScan = new Set(scanned.slice(0, K).map((s) => s.id));
-  const cosines = await storedScores(
+  const keywordScore = new Map(keyword.rows.map((r) => [r.id, r.score ?? 0]));
+  const cosines = new Map(scanned.map((s) => [s.id, s.score]));
+  const stored = await storedScores(
     m,
     q,
     key,
-    keyword.rows.map((r) => r.id).filter((id) => !inScan.has(id)),
+    keyword.rows.map((r) => r.id).filter((id) => !cosines.has(id)),
   );
-  const scannedScore = new Map(scanned.map((s) => [s.id, s.score]));
-  for (const r of keyword.rows) {
-    candidates.set(r.id, { key: r.id, keyword: r.score ?? 0, cosine: scannedScore.get(r.id) ?? cosines.get(r.id), order: r.createdAt.getTime(), at: r.createdAt.getTime() });
-    meta.set(r.id, { project: r.project, agent: r.agent, at: r.createdAt.getTime() });
-  }
-  for (const s of scanned.slice(0, K)) {
-    const c = candidates.get(s.id);
-    if (c) c.semanticHit = true;
-    else candidates.set(s.id, { key: s.id, cosine: s.score, semanticHit: true, order: s.order, at: s.order });
-  }
-  let spare = scanned.slice(K);
-  let fused = fuse([...candidates.values()], mode, query.time);
-  const known = new Map(keyword.rows.map((r) => [r.id, r]));
-  const fetched = new Map<string, MemoryRow>();
+  for (const [id, c] of stored) cosines.set(id, c);
+  const wantedScan = scanned.map((s) => s.id);
+  const found = await docsOf([...new Set([...keywordScore.keys(), ...wantedScan])]);
+  cache.drop(wantedScan.filter((id) => !found.has(id)));
+  const vectorList = wantedScan.filter((id) => found.has(id)).slice(0, K);
+  const ids = [...new Set([...keyword.rows.map((r) => r.id).filter((id) => found.has(id)), ...vectorList])];
+  const neighbours = new Map<string, string[]>();
   if (mode === 'hybrid') {
-    const keys = fused.slice(0, NEIGHBOUR_LOOKUPS).map((f) => f.key);
-    // The rows of the semantic-only hits among them: their project, agent and time for the
-    // neighbour look-ups, and (one fetch for both) the page's rows below.
-    const wanted = keys.filter((k) => !meta.has(k));
-    if (wanted.length > 0) {
-      for (const [id, r] of await rowsOf(wanted)) {
-        fetched.set(id, r);
-        meta.set(id, { project: r.project, agent: r.agent, at: r.createdAt.getTime() });
-      }
-    }
-    await addNeighbours(m, candidates, keys, meta, query.filter.namespace);
-    fused = fuse([...candidates.values()], mode, query.time);
+    // Looked up for the conversation turns among the first NEIGHBOUR_LOOKUPS of each list (two small queries each).
+    const lead = [...keyword.rows.slice(0, NEIGHBOUR_LOOKUPS).map((r) => r.id), ...vectorList.slice(0, NEIGHBOUR_LOOKUPS)].filter((id) => found.get(id)?.row.type === 'conversation');
+    await addNeighbours(m, new Set(ids), [...new Set(lead)], found, neighbours, query.filter.namespace);
   }
-  // A semantic hit whose document is gone (deleted by another instance) leaves the copy and the
-  // page; the next best (the spare hits) take its place.
-  for (let round = 0; round < 4; round++) {
-    const page = fused.slice(query.offset, query.offset + query.limit);
-    const missing = page.filter((p) => !known.has(p.key) && !fetched.has(p.key)).map((p) => p.key);
-    if (missing.length === 0) break;
-    const got = await rowsOf(missing);
-    for (const [id, r] of got) fetched.set(id, r);
-    const gone = missing.filter((id) => !got.has(id));
-    if (gone.length === 0) break;
-    cache.drop(gone);
-    for (const id of gone) candidates.delete(id);
-    for (const s of spare.slice(0, gone.length)) if (!candidates.has(s.id)) candidates.set(s.id, { key: s.id, cosine: s.score, semanticHit: true, order: s.order, at: s.order });
-    spare = spare.slice(gone.length);
-    fused = fuse([...candidates.values()], mode, query.time);
-  }
-  const page = fused.slice(query.offset, query.offset + query.limit);
-  const rows = page.flatMap((p) => {
-    const r = known.get(p.key) ?? fetched.get(p.key);
-    return r ? [{ ...r, score: p.score, matched: p.matched }] : [];
+  const match = termMatcher(query.text);
+  const inVectorList = new Set(vectorList);
+  const list: SearchCandidate[] = ids.map((id) => {
+    const { row, content } = found.get(id) as { row: MemoryRow; content: string };
+    const hit = match(row.title, row.tags, content);
+    return { row, cosine: cosines.get(id), semantic: inVectorList.has(id), keyword: keywordScore.get(id), words: hit.words, phrases: hit.phrases, neighbours: neighbours.get(id) ?? [] };
   });
-  return { rows, total: fused.length };
+  return { rows: [], total: 0, candidates: { list, docs, df } };
 }
 
 /** Session neighbours are looked up for this many of the best candidates (two small queries each). */
 const NEIGHBOUR_LOOKUPS = 20;
 
-/** Links each of `keys` with the memory just before and after it (same project and agent, close in time) when that one is a candidate too (fusion.ts). */
-async function addNeighbours(
-  m: MongoModels,
-  candidates: Map<string, FusionCandidate<string>>,
-  keys: string[],
-  meta: Map<string, { project: string | null; agent: string | null; at: number }>,
-  ns: string,
-): Promise<void> {
+/** Links each of `keys` with the memory just before and after it (same namespace, project and agent, close in time) when that one is a candidate too. */
+async function addNeighbours(m: MongoModels, candidates: Set<string>, keys: string[], found: Map<string, { row: MemoryRow }>, out: Map<string, string[]>, ns: string): Promise<void> {
   const link = (a: string, b: string) => {
-    const ca = candidates.get(a);
-    const cb = candidates.get(b);
-    if (!ca || !cb) return;
-    if (!(ca.neighbours ??= []).includes(b)) ca.neighbours.push(b);
-    if (!(cb.neighbours ??= []).includes(a)) cb.neighbours.push(a);
+    if (!candidates.has(a) || !candidates.has(b)) return;
+    const la = out.get(a) ?? [];
+    const lb = out.get(b) ?? [];
+    if (!la.includes(b)) la.push(b);
+    if (!lb.includes(a)) lb.push(a);
+    out.set(a, la);
+    out.set(b, lb);
   };
   await Promise.all(
     keys.flatMap((id) => {
-      const me = meta.get(id);
+      const me = found.get(id)?.row;
       if (!me) return [];
       // A session never crosses namespaces (issue 43).
       const same = { ...(ns === ALL_NAMESPACES ? {} : { namespace: ns }), project: me.project, agent: me.agent };
-      const at = new Date(me.at);
+      const at = me.createdAt;
       const near = async (dir: 1 | -1) => {
         const cond = dir < 0 ? { $or: [{ createdAt: { $lt: at } }, { createdAt: at, _id: { $lt: id } }] } : { $or: [{ createdAt: { $gt: at } }, { createdAt: at, _id: { $gt: id } }] };
         const n = (await m.memories.collection.findOne({ ...same, ...cond } as never, { projection: { _id: 1, createdAt: 1 }, sort: { createdAt: dir, _id: dir } })) as unknown as {
           _id: string;
           createdAt: Date;
         } | null;
-        if (n && Math.abs(new Date(n.createdAt).getTime() - me.at) <= SESSION_GAP_MS) link(id, n._id);
+        if (n && Math.abs(new Date(n.createdAt).getTime() - at.getTime()) <= SESSION_GAP_MS) link(id, n._id);
       };
       return [near(-1), near(1)];
     }),

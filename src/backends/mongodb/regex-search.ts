@@ -8,6 +8,7 @@
  * (letters and digits only) and are escaped all the same.
  */
 import type { ParsedSearch } from '../../../libs/search-query';
+import { foldAccents, lightStem } from '../../../libs/search-query/term-match';
 
 /** Letters whose accented forms a search should also find (CONTRACT §3: accents are ignored). */
 const ACCENTS: Record<string, string> = {
@@ -33,27 +34,7 @@ export function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 
-/** Removes accents: "café" → "cafe". */
-export function foldAccents(s: string): string {
-  return s
-    .normalize('NFD')
-    .replace(/\p{M}+/gu, '')
-    .normalize('NFC');
-}
-
-/** A light English stemmer: "deploying", "deployed", "deploys" → "deploy"; "memories", "memory" → "memor". */
-export function lightStem(word: string): string {
-  let w = foldAccents(word.toLowerCase());
-  if (w.length <= 4 || /\d/.test(w)) return w;
-  for (const suffix of ['ational', 'ations', 'ation', 'ments', 'ment', 'ings', 'ing', 'edly', 'ies', 'ied', 'ers', 'er', 'ed', 'es', 'ly', 's']) {
-    if (w.endsWith(suffix) && w.length - suffix.length >= 3) {
-      w = w.slice(0, -suffix.length);
-      break;
-    }
-  }
-  if (w.length > 3 && /[ey]$/.test(w)) w = w.slice(0, -1);
-  return w;
-}
+export { foldAccents, lightStem } from '../../../libs/search-query/term-match';
 
 /** The pattern of one literal, accent-insensitive (to be used case-insensitively). */
 function literal(s: string): string {

@@ -1,4 +1,3 @@
-import type { TimeRange } from '../../../libs/search-query/time-expressions';
 export const MEMORY_TYPES = ['note', 'fact', 'decision', 'task', 'preference', 'reference', 'code', 'conversation'] as const;
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 export const MEMORY_SCOPES = ['global', 'project', 'agent', 'user'] as const;
@@ -132,8 +131,6 @@ export interface SearchQuery {
   /** The query's embedding (semantic and hybrid), and the key of its vector space. */
   vector?: Float32Array;
   vectorKey?: string;
-  /** The time the question names (libs/search-query/time-expressions.ts): a preference in semantic and hybrid ranking. */
-  time?: TimeRange | null;
 }
 
 /** A memory waiting for its embedding (the durable embedding queue). */
@@ -177,6 +174,35 @@ export interface MemoryPage {
    * only part of a very large result set). Absent = total.
    */
   reachable?: number;
+  /**
+   * Semantic and hybrid searches: the adapter's unranked candidates (rows is then empty); one
+   * storage-neutral step ranks them and applies the relevance floor (src/memories/search/).
+   */
+  candidates?: SearchCandidates;
+}
+
+/** A candidate of a semantic or hybrid search, with the signals the adapter can give cheaply. */
+export interface SearchCandidate {
+  /** Its row (snippet for the query; no score yet). */
+  row: MemoryRow;
+  /** Cosine of its stored vector and the query's; absent when it has no vector of the space yet. */
+  cosine?: number;
+  /** In the vector index's best candidates. */
+  semantic: boolean;
+  /** In the keyword list: the adapter's own keyword score (backend-specific scale, shown by explain only). */
+  keyword?: number;
+  /** The query words and phrases (indexes) it contains (libs/search-query/term-match.ts). */
+  words: string[];
+  phrases: number[];
+  /** Ids of the candidates written just before or after it in its session (same project and agent, close in time). */
+  neighbours: string[];
+}
+
+export interface SearchCandidates {
+  list: SearchCandidate[];
+  /** Memories in the store, and the number holding each query word (capped): the words' rarity. */
+  docs: number;
+  df: Array<[string, number]>;
 }
 
 export interface MemoryStats {

@@ -1,13 +1,13 @@
 import Database from 'better-sqlite3';
-import { FusionCandidate, SESSION_GAP_MS } from '../../../libs/search-query';
+import { SESSION_GAP_MS } from '../../../libs/search-query';
 import { EmbeddingJob, MemoryDoc } from '../ports/memory.model';
 import { StatementCache, Stmt } from './sqlite-memory-rows';
 import { SqliteMemoryIndex } from './sqlite-memory-index';
 import { linkNeighbours } from './sqlite-vectors';
 
 /**
- * Session neighbours of hybrid candidates (fusion.ts) come from each vector's `prev` (the memory
- * before it when it was embedded), read from the vector cache. This pins them to the definition —
+ * Session neighbours of hybrid candidates (src/memories/search/relevance.ts) and a conversation
+ * turn's embedded context (the memory before it, the vector's `prev`). This pins them to the definition —
  * the memory just before and just after each candidate in (created_at, seq) order, same project and
  * agent, within SESSION_GAP_MS, kept when it is a candidate — computed here the plain way, on
  * memories with sessions, gaps, equal timestamps and imported (older, higher-seq) ones; and again
@@ -39,7 +39,7 @@ describe('hybrid session neighbours', () => {
       id: (0x6a000000 + i).toString(16).padStart(8, '0') + '0'.repeat(16),
       namespace: 'default',
       title: null,
-      type: 'note',
+      type: 'conversation',
       scope: 'global',
       tags: [],
       agent,
@@ -120,7 +120,7 @@ describe('hybrid session neighbours', () => {
   }
 
   function linked(keys: Set<number>): Map<number, number[]> {
-    const candidates = new Map<number, FusionCandidate<number>>([...keys].map((k) => [k, { key: k, order: k }]));
+    const candidates = new Map<number, { key: number; neighbours?: number[] }>([...keys].map((k) => [k, { key: k }]));
     linkNeighbours(stmt, candidates);
     return new Map([...candidates.values()].filter((c) => c.neighbours).map((c) => [c.key, [...(c.neighbours ?? [])].sort((x, y) => x - y)]));
   }

@@ -1,7 +1,8 @@
+import { ALL_NAMESPACES } from '../../namespaces/namespace';
 import type Database from 'better-sqlite3';
-import { fuse, FUSION_CANDIDATES, memoryEmbeddingText, FusionCandidate, hasPositiveTerms, parseSearchQuery, ParsedSearch, snippetMaker, toFts5Terms } from '../../../libs/search-query';
+import { FUSION_CANDIDATES, hasPositiveTerms, matchWords, memoryEmbeddingText, parseSearchQuery, snippetMaker, softenPhrases, termMatcher, toFts5Terms } from '../../../libs/search-query';
 import { Accept, dot, VectorHit, vectorOf } from '../vector/vector-index';
-import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, MemoryRow, SearchQuery, SimilarHit } from '../ports/memory.model';
+import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, SearchCandidate, SearchQuery, SimilarHit } from '../ports/memory.model';
 import { filterSql, hasFilter, onlyNamespace, searchFilter } from './sqlite-list-planner';
 import { NEXT_SEQ, PREVIOUS_SEQ, REQUEUE } from './sqlite-memory-schema';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
@@ -13,22 +14,17 @@ export function toBlob(v: Float32Array): Buffer {
 
 /**
  * The filter of a vector search as a predicate over candidate seqs (VectorIndex's Accept): the
- * list filters, the query's required phrases and its exclusions; null when nothing constrains it.
- * `allowed` lists the filter's memories when they are few (≤ max; scored exactly instead).
+ * list filters and the query's exclusions (quoted phrases weigh in the ranking, they do not filter
+ * a semantic or hybrid search); null when nothing constrains it. `allowed` lists the filter's
+ * memories when they are few (≤ max; scored exactly instead).
  */
 export function vectorFilter(stmt: Stmt, filter: MemoryFilter | undefined, text: string | undefined, max: number): { accept: Accept; allowed: () => number[] | null } | null {
-  const parsed = parseSearchQuery(text ?? '');
-  const { terms, exclusion } = toFts5Terms(parsed);
-  const phrases = terms.filter((t) => t.required).map((t) => t.expr);
+  const { exclusion } = toFts5Terms(parseSearchQuery(softenPhrases(text ?? '')));
   if (filter === undefined || typeof filter.namespace !== 'string') throw new Error('A vector search without a namespace');
   const scoped = searchFilter(stmt, filter);
   const filtered = hasFilter(scoped);
-  if (!filtered && phrases.length === 0 && !exclusion) return null;
+  if (!filtered && !exclusion) return null;
   const { where, params } = filtered ? filterSql(scoped) : { where: [] as string[], params: {} };
-  if (phrases.length > 0) {
-    where.push('m.seq IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH @v_only)');
-    params.v_only = phrases.join(' AND ');
-  }
   if (exclusion) {
     where.push('m.seq NOT IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH @v_except)');
     params.v_except = exclusion;
@@ -50,50 +46,75 @@ export function vectorFilter(stmt: Stmt, filter: MemoryFilter | undefined, text:
 }
 
 /**
- * Semantic or hybrid search (README "Hybrid search"): the full-text list's best
- * FUSION_CANDIDATES and `semantic`, the vector index's best (every list filter, phrase and
- * exclusion already applied: sqlite-memory-index.ts asks it on the main thread), fused by
- * libs/search-query/fusion.ts. A keyword hit's cosine and the session links come from the table.
+ * The candidates of a semantic or hybrid search (src/memories/search/relevance.ts ranks them):
+ * the full-text list's best FUSION_CANDIDATES (hybrid) and `semantic`, the vector index's best
+ * (every list filter and exclusion already applied: sqlite-memory-index.ts asks it on the main
+ * thread); each with its cosine (computed for keyword hits too), the query words it holds and its
+ * session neighbours among the candidates; and each query word's document count (its rarity).
+ * Quoted phrases do not filter here (softenPhrases): they weigh in the ranking.
  */
 export function vectorSearch(stmt: Stmt, ranking: RankingOptions, query: SearchQuery, semantic: VectorHit[]): MemoryPage {
   const mode = query.mode === 'semantic' ? 'semantic' : 'hybrid';
   const q = query.vector as Float32Array;
-  const parsed = parseSearchQuery(query.text);
+  const soft = softenPhrases(query.text);
   const K = Math.max(FUSION_CANDIDATES, query.offset + query.limit);
 
   // Keyword list: seq → score.
   const keyword = new Map<number, number>();
-  if (mode === 'hybrid' && hasPositiveTerms(parsed)) {
-    for (const r of rankedFullTextSeqs(stmt, ranking, { ...query, limit: K, offset: 0 })) keyword.set(r.seq, r.score);
+  if (mode === 'hybrid' && hasPositiveTerms(parseSearchQuery(soft))) {
+    for (const r of rankedFullTextSeqs(stmt, ranking, { ...query, text: soft, limit: K, offset: 0 })) keyword.set(r.seq, r.score);
   }
-
-  // Every candidate's cosine: the vector list's own, computed for the keyword list's others.
-  const candidates = new Map<number, FusionCandidate<number>>();
-  for (const s of semantic.slice(0, K)) candidates.set(s.label, { key: s.label, cosine: s.score, semanticHit: true, order: s.label });
-  const cosines = storedCosines(
+  const cosines = new Map<number, number>(semantic.slice(0, K).map((s) => [s.label, s.score]));
+  const inVectorList = new Set(cosines.keys());
+  for (const [seq, c] of storedCosines(
     stmt,
     q,
     query.vectorKey as string,
-    [...keyword.keys()].filter((seq) => !candidates.has(seq)),
+    [...keyword.keys()].filter((seq) => !cosines.has(seq)),
+  ))
+    cosines.set(seq, c);
+  const seqs = [...new Set([...inVectorList, ...keyword.keys()])];
+  const links = new Map<number, { neighbours?: number[] }>(seqs.map((seq) => [seq, {}]));
+  if (mode === 'hybrid') linkNeighbours(stmt, links);
+  // The last guard of the namespace (decision 0100): a row of another namespace never becomes a candidate.
+  const ns = query.filter.namespace;
+  const details = (seqs.length === 0 ? [] : (stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(JSON.stringify(seqs)) as DbRow[])).filter(
+    (d) => ns === ALL_NAMESPACES || d.namespace === ns,
   );
-  for (const [seq, score] of keyword) {
-    const c = candidates.get(seq);
-    if (c) c.keyword = score;
-    else candidates.set(seq, { key: seq, keyword: score, cosine: cosines.get(seq), order: seq });
-  }
-  if (mode === 'hybrid') linkNeighbours(stmt, candidates);
-  if (query.time) createdAts(stmt, candidates);
-  const fused = fuse([...candidates.values()], mode, query.time);
-  const pageOf = fused.slice(query.offset, query.offset + query.limit);
-  const rows = onlyNamespace(query.filter.namespace, pageRows(stmt, pageOf, parsed));
-  return { rows, total: fused.length };
+  const idOf = new Map(details.map((d) => [d.seq, d.id]));
+  const match = termMatcher(query.text);
+  const snippet = snippetMaker(parseSearchQuery(soft));
+  const list: SearchCandidate[] = details.map((d) => {
+    const row = toRow(d);
+    row.snippet = snippet(d.content ?? '') ?? row.snippet;
+    const m = match(row.title, row.tags, d.content ?? '');
+    return {
+      row,
+      cosine: cosines.get(d.seq),
+      semantic: inVectorList.has(d.seq),
+      keyword: keyword.get(d.seq),
+      words: m.words,
+      phrases: m.phrases,
+      neighbours: (links.get(d.seq)?.neighbours ?? []).flatMap((n) => idOf.get(n) ?? []),
+    };
+  });
+  return { rows: [], total: 0, candidates: { list, ...wordCounts(stmt, query.text) } };
 }
 
-/** Each candidate's created at (ms), for the date preference of a question that names a time (fusion.ts). */
-function createdAts(stmt: Stmt, candidates: Map<number, { at?: number }>): void {
-  if (candidates.size === 0) return;
-  const rows = stmt('SELECT seq, created_at FROM memories WHERE seq IN (SELECT value FROM json_each(?))').all(JSON.stringify([...candidates.keys()])) as Array<{ seq: number; created_at: number }>;
-  for (const r of rows) (candidates.get(r.seq) as { at?: number }).at = r.created_at;
+/** Memories holding a word are counted up to this many (a common word's rarity needs no more). */
+const DF_CAP = 10_000;
+
+/** The store's size and, for each query word (matchWords), how many memories hold it (at most DF_CAP). */
+function wordCounts(stmt: Stmt, text: string): { docs: number; df: Array<[string, number]> } {
+  const docs = (stmt("SELECT sum(n) FROM memory_counts WHERE dim = 'type'").pluck().get() as number | null) || 0;
+  const count = stmt('SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)').pluck();
+  return {
+    docs,
+    df: matchWords(parseSearchQuery(text)).map((w) => {
+      const expr = toFts5Terms(parseSearchQuery(w)).terms[0]?.expr;
+      return [w, expr ? (count.get(expr, DF_CAP) as number) : 0];
+    }),
+  };
 }
 
 /** q · the stored vector of each of `seqs` in space `key`. */
@@ -109,42 +130,24 @@ function storedCosines(stmt: Stmt, q: Float32Array, key: string, seqs: number[])
 }
 
 /**
- * Links the candidates that are session neighbours (libs/search-query/fusion.ts): each candidate
- * with a vector and the memory just before it in its session (its vector's prev), when that one is
- * a candidate too, each in the other's `neighbours`.
+ * Links the candidates that are session neighbours: each candidate and the memory just before it
+ * in its session (PREVIOUS_SEQ, read from the table, so a memory without a vector yet is linked
+ * too), when that one is a candidate too, each in the other's `neighbours`. Whether a link counts
+ * (conversation turns only) is the ranking's decision.
  */
 export function linkNeighbours(stmt: Stmt, candidates: Map<number, { neighbours?: number[] }>): void {
   if (candidates.size === 0) return;
-  const rows = stmt('SELECT seq, prev FROM memory_vectors WHERE prev IS NOT NULL AND seq IN (SELECT value FROM json_each(?))').all(JSON.stringify([...candidates.keys()])) as Array<{
+  const rows = stmt(`SELECT m.seq, ${PREVIOUS_SEQ} AS prev FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(JSON.stringify([...candidates.keys()])) as Array<{
     seq: number;
-    prev: number;
+    prev: number | null;
   }>;
-  const prevOf = new Map(rows.map((r) => [r.seq, r.prev]));
-  for (const [seq, c] of candidates) {
-    const prev = prevOf.get(seq);
-    const before = prev === undefined ? undefined : candidates.get(prev);
-    if (prev === undefined || !before) continue;
-    (c.neighbours ??= []).push(prev);
-    (before.neighbours ??= []).push(seq);
+  for (const r of rows) {
+    const c = candidates.get(r.seq);
+    const before = r.prev === null ? undefined : candidates.get(r.prev);
+    if (!c || !before || r.prev === null) continue;
+    (c.neighbours ??= []).push(r.prev);
+    (before.neighbours ??= []).push(r.seq);
   }
-}
-
-function pageRows(stmt: Stmt, page: Array<{ key: number; score: number; matched: Array<'keyword' | 'semantic'> }>, parsed: ParsedSearch): MemoryRow[] {
-  if (page.length === 0) return [];
-  const details = stmt(`SELECT ${ROW_COLUMNS}, m.content FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(JSON.stringify(page.map((p) => p.key))) as DbRow[];
-  const bySeq = new Map(details.map((d) => [d.seq, d]));
-  const snippet = snippetMaker(parsed);
-  const rows: MemoryRow[] = [];
-  for (const p of page) {
-    const d = bySeq.get(p.key);
-    if (!d) continue;
-    const row = toRow(d);
-    row.snippet = snippet(d.content ?? '') ?? row.snippet;
-    row.score = p.score;
-    row.matched = p.matched;
-    rows.push(row);
-  }
-  return rows;
 }
 
 /** The memories of `top` with their titles (duplicate hints), in its order. */
@@ -190,8 +193,9 @@ export function claimJobs(db: Database.Database, stmt: Stmt, owner: string, max:
       const lease = stmt('UPDATE embedding_queue SET lease_owner = ?, lease_until = ? WHERE seq = ?');
       for (const seq of due) lease.run(owner, now + leaseMs, seq);
       // With the content of the memory just before it in its session (memoryEmbeddingText).
+      // The context only between turns of a conversation (both of type conversation), never between notes written in a row.
       const rows = stmt(
-        `SELECT m.id, m.title, m.content, q.gen, q.attempts, p.seq AS previous, p.content AS context
+        `SELECT m.id, m.title, m.content, q.gen, q.attempts, p.seq AS previous, CASE WHEN m.type = 'conversation' AND p.type = 'conversation' THEN p.content END AS context
        FROM embedding_queue q JOIN memories m ON m.seq = q.seq LEFT JOIN memories p ON p.seq = ${PREVIOUS_SEQ}
        WHERE q.seq IN (SELECT value FROM json_each(?))`,
       ).all(JSON.stringify(due)) as Array<{ id: string; title: string | null; content: string; previous: number | null; context: string | null; gen: number; attempts: number }>;

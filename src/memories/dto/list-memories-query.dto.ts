@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IsRealDateTime } from '../../common/iso-date';
 import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from '../../backends/ports/memory.model';
-import { OneOf, QueryBool, QueryInt } from './validators';
+import { OneOf, QueryBool, QueryInt, QueryNumber } from './validators';
 
 const STRING = { message: 'Input should be a valid string', context: { type: 'string_type', ctx: {} } };
 
@@ -98,6 +98,22 @@ export class ListMemoriesQueryDto {
   @IsOptional()
   @IsRealDateTime({ message: 'Input should be a valid datetime (a real date, ISO 8601)', context: { type: 'datetime_parsing', ctx: {} } })
   query_date?: string;
+
+  /**
+   * Semantic and hybrid search: the relevance floor, 0..1 (default 0.4). Rows scoring below it
+   * are not answers: a search that nothing answers returns no rows, and `total` counts only rows
+   * at or above the floor. 0 keeps every candidate; keyword mode ignores it (it has no floor).
+   */
+  @ApiPropertyOptional({ type: 'number', minimum: 0, maximum: 1, example: 0.4 })
+  @IsOptional()
+  @QueryNumber({ min: 0, max: 1 })
+  min_score?: number;
+
+  /** Search only: each row also carries `explain`, the signals that placed it (matched words, cosine, keyword score, neighbour boost, final score, the floor). */
+  @ApiPropertyOptional({ type: 'boolean', default: false })
+  @IsOptional()
+  @QueryBool()
+  explain?: boolean;
 
   /** `next_cursor` of a previous page; list mode only: with `q` it is refused (422). */
   @IsOptional()

@@ -98,17 +98,61 @@ export class CreatedMemoryResponseDto extends MemoryResponseDto {
   hint?: string;
 }
 
+/** Why a search row is where it is (explain=true; src/memories/search/relevance.ts). */
+export class SearchExplainDto {
+  /** Query words the memory holds (stems match: "deploy" finds "Deployments"). */
+  @ApiProperty({ type: [String], example: ['deploy'] })
+  matched_words: string[];
+  /** Quoted phrases of the query found as phrases (they weigh; in semantic and hybrid searches they never filter). */
+  @ApiProperty({ type: [String], example: [] })
+  matched_phrases: string[];
+  /** The backend's own keyword score when the memory is in the keyword list (its scale depends on the backend), else null. */
+  @ApiProperty({ type: Number, nullable: true, example: 7.31 })
+  keyword_score: number | null;
+  /** Keyword evidence 0..1: the share of the query's rarity-weighted words it holds, scaled by how rare the rarest of them is. */
+  @ApiProperty({ example: 0.83 })
+  keyword: number;
+  /** Cosine similarity of the memory's vector and the query's; null while the memory waits for its embedding. */
+  @ApiProperty({ type: Number, nullable: true, example: 0.71 })
+  cosine: number | null;
+  /** Semantic evidence 0..1: the cosine, calibrated (0 at what unrelated text scores). */
+  @ApiProperty({ example: 0.53 })
+  semantic: number;
+  /** What the memory's conversation neighbours among the hits added (conversation turns only). */
+  @ApiProperty({ example: 0 })
+  neighbour_boost: number;
+  /** Further per-row signals by name (for example a recency prior or a date match), each what it added. */
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' }, example: {} })
+  signals: Record<string, number>;
+  /** A second stage's score for the row, when one ran; null otherwise. */
+  @ApiProperty({ type: Number, nullable: true, example: null })
+  rescore: number | null;
+  /** The row's final score (same as `score`). */
+  @ApiProperty({ example: 0.92 })
+  score: number;
+  /** The floor in force: rows scoring below it are not returned. */
+  @ApiProperty({ example: 0.4 })
+  floor: number;
+}
+
 /** A list/search row: every field of a memory but content, and a snippet instead. */
 export class MemoryRowDto extends OmitType(MemoryDto, ['content'] as const) {
   /** List mode: the start of the content; search mode: the passage around the best match. */
   @ApiProperty({ example: 'Deploys go through the blue-green pipeline; never deploy on Fridays.' })
   snippet: string;
-  /** Search mode only: relevance, higher is better (hybrid: the fused score, 0..1; semantic: the cosine similarity). */
-  @ApiPropertyOptional({ example: 4.21 })
+  /**
+   * Search mode only: relevance, higher is better. Hybrid and semantic: an absolute relevance
+   * 0..1, comparable across queries (rows below the floor, `min_score`, are not returned);
+   * keyword: the full-text ranking's own score (comparable within one answer only).
+   */
+  @ApiPropertyOptional({ example: 0.82 })
   score?: number;
   /** Hybrid and semantic searches: which lists matched the memory. */
   @ApiPropertyOptional({ type: [String], enum: ['keyword', 'semantic'], example: ['keyword', 'semantic'] })
   matched?: Array<'keyword' | 'semantic'>;
+  /** Semantic and hybrid searches with explain=true: the signals that placed the row. */
+  @ApiPropertyOptional({ type: () => SearchExplainDto })
+  explain?: SearchExplainDto;
 }
 
 export class MemoryListResponseDto {

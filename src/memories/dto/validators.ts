@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, Max, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNumber, Max, Min } from 'class-validator';
 
 /**
  * Composite validators for query strings (values arrive as strings; no implicit conversion).
@@ -20,6 +20,16 @@ export function QueryInt(opts: { min?: number; max?: number }) {
     decorators.push(Max(opts.max, { message: `Input should be less than or equal to ${opts.max}`, context: { type: 'less_than_equal', ctx: { le: opts.max } } }));
   }
   return applyDecorators(...decorators);
+}
+
+/** A decimal query parameter within [min, max]; "abc", "NaN" or a repeated parameter → float_parsing. */
+export function QueryNumber(opts: { min: number; max: number }) {
+  return applyDecorators(
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\s*[+-]?(\d{1,15}(\.\d{0,15})?|\.\d{1,15})\s*$/.test(value) ? Number(value) : value)),
+    IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'Input should be a valid number, unable to parse string as a number', context: { type: 'float_parsing', ctx: {} } }),
+    Min(opts.min, { message: `Input should be greater than or equal to ${opts.min}`, context: { type: 'greater_than_equal', ctx: { ge: opts.min } } }),
+    Max(opts.max, { message: `Input should be less than or equal to ${opts.max}`, context: { type: 'less_than_equal', ctx: { le: opts.max } } }),
+  );
 }
 
 const TRUE = new Set(['true', '1', 'yes', 'on']);

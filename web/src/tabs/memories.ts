@@ -69,15 +69,25 @@ function authorText(v: MemoryVersion): string {
   return v.author.kind === 'admin' ? `admin (${v.author.id})` : `token ${v.author.name ? `“${v.author.name}” ` : ''}(${v.author.id})`;
 }
 
-/** Search rows: the relevance score and which rankings found the row (the snippet shows where). */
+/** Search rows: the relevance score and a short why (explain: matched words, meaning, conversation context). */
 function whyMatched(row: MemoryRow): HTMLElement | null {
   if (row.score === undefined) return null;
-  const found = row.matched?.length ? row.matched.map((m) => (m === 'semantic' ? 'meaning' : 'keywords')).join(' and ') : null;
+  const e = row.explain;
+  const why: string[] = [];
+  if (e) {
+    if (e.matched_words.length) why.push(`words ${e.matched_words.join(', ')}`);
+    if (e.matched_phrases.length) why.push(`phrase “${e.matched_phrases.join('”, “')}”`);
+    if (e.cosine !== null && e.semantic > 0) why.push(`meaning ${e.semantic.toFixed(2)}`);
+    if (e.cosine === null) why.push('not embedded yet');
+    if (e.neighbour_boost > 0) why.push(`conversation context +${e.neighbour_boost.toFixed(2)}`);
+    for (const [name, v] of Object.entries(e.signals)) why.push(`${name} ${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
+  } else if (row.matched?.length) why.push(row.matched.map((m) => (m === 'semantic' ? 'meaning' : 'keywords')).join(' and '));
+  const title = e ? `Relevance 0..1; rows below ${e.floor} are not shown` : 'Relevance: higher is better';
   return h(
     'p',
     { class: 'mem-why' },
-    h('span', { class: 'mem-score', title: 'Relevance: higher is better' }, h('span', { class: 'muted' }, 'score '), String(Number(row.score.toPrecision(3)))),
-    found ? h('span', { class: 'meta-item' }, h('span', { class: 'muted' }, 'matched by '), found) : null,
+    h('span', { class: 'mem-score', title }, h('span', { class: 'muted' }, 'score '), String(Number(row.score.toPrecision(3)))),
+    why.length ? h('span', { class: 'meta-item' }, h('span', { class: 'muted' }, e ? 'why ' : 'matched by '), why.join(' · ')) : null,
   );
 }
 
@@ -157,6 +167,7 @@ export const memoriesTab: Tab = {
               .filter(Boolean),
             limit: PAGE_SIZE,
             page: state.page,
+            explain: state.q ? 'true' : undefined,
           })}`,
         );
         if (mine !== seq) return;

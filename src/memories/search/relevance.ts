@@ -1,0 +1,184 @@
+import { parseSearchQuery } from '../../../libs/search-query';
+import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backends/ports/memory.model';
+
+/**
+ * The one ranking step of semantic and hybrid search, above the adapters (decision 0120): the
+ * adapters hand over candidates with raw signals (SearchCandidate), this turns them into an
+ * absolute relevance in [0, 1] that means the same across queries, and a floor decides which
+ * candidates are answers at all.
+ *
+ * - semantic: S = the cosine mapped linearly from COSINE_ZERO (0: what unrelated text scores
+ *   with bge-small) to COSINE_ONE (1), clamped.
+ * - keyword: K = share x (KEYWORD_BASE + (1 - KEYWORD_BASE) x rarity), where share is the part of
+ *   the query's IDF weight the memory contains (rare words weigh most) and rarity the IDF of its
+ *   rarest matched word over the largest IDF possible in this store; each quoted phrase found as
+ *   a phrase adds PHRASE_WEIGHT of what is left (a phrase weighs, it never filters).
+ * - base = 1 - (1 - K)(1 - S) in hybrid (either kind of evidence alone can place a memory, so a
+ *   memory without a vector yet is ranked by its words and is not buried under semantic-only
+ *   rows); S alone in semantic mode. Then the extra signals of the hooks (recency, date match).
+ * - neighbours (hybrid, conversation turns only, both sides): + NEIGHBOUR_WEIGHT x the best base
+ *   of its session neighbours among the candidates x (1 - base).
+ * - an optional second stage re-scores the best N (hooks.rescore); then the floor applies:
+ *   rows below it are not answers, and `total` counts only those kept.
+ */
+export const RELEVANCE = {
+  COSINE_ZERO: 0.55,
+  COSINE_ONE: 0.85,
+  KEYWORD_BASE: 0.7,
+  PHRASE_WEIGHT: 0.3,
+  NEIGHBOUR_WEIGHT: 0.5,
+  /** The default floor (min_score); chosen on the LoCoMo dev set and absent-thing queries (decision 0121). */
+  FLOOR: 0.4,
+};
+
+/**
+ * An extra per-row signal (a hook): its name (shown by explain) and what it adds to the base score
+ * (may be negative). A `rankOnly` signal orders the rows that pass the floor but never lifts a
+ * row over it (a date in the question prefers memories of that time; it is no reason to answer).
+ */
+export interface RowSignal {
+  name: string;
+  value: number;
+  rankOnly?: boolean;
+}
+
+export interface RankingHooks {
+  /** Per-row signals added to the base score before neighbours and the floor (recency prior, date match...). */
+  signals?: Array<(c: SearchCandidate) => RowSignal | null>;
+  /** A second stage: new calibrated scores (0..1) for the best `topN` rows by fused score; the floor applies after it. */
+  rescore?: { topN: number; run: (rows: RankedRow[]) => Promise<Map<string, number>> };
+}
+
+/** Why a row is where it is (explain=true). */
+export interface Explanation {
+  matched_words: string[];
+  matched_phrases: string[];
+  /** The adapter's own keyword score (its scale is the backend's), null when not in the keyword list. */
+  keyword_score: number | null;
+  /** K above. */
+  keyword: number;
+  cosine: number | null;
+  /** S above. */
+  semantic: number;
+  neighbour_boost: number;
+  signals: Record<string, number>;
+  rescore: number | null;
+  score: number;
+  floor: number;
+}
+
+export interface RankedRow {
+  row: MemoryRow;
+  score: number;
+  explain: Explanation;
+}
+
+const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
+const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
+
+export function semanticSignal(cosine: number | undefined): number {
+  return cosine === undefined ? 0 : clamp01((cosine - RELEVANCE.COSINE_ZERO) / (RELEVANCE.COSINE_ONE - RELEVANCE.COSINE_ZERO));
+}
+
+/** The words' weights: BM25's IDF from the store's counts. */
+function idfOf(set: SearchCandidates): { idf: Map<string, number>; max: number } {
+  const n = Math.max(1, set.docs);
+  const idf = new Map<string, number>();
+  for (const [w, df] of set.df) idf.set(w, Math.log(1 + (Math.max(n, df) - df + 0.5) / (df + 0.5)));
+  return { idf, max: Math.log(1 + (n - 1 + 0.5) / 1.5) };
+}
+
+export function keywordSignal(c: Pick<SearchCandidate, 'words' | 'phrases'>, idf: Map<string, number>, maxIdf: number, phrases: number): number {
+  let all = 0;
+  for (const v of idf.values()) all += v;
+  if (all <= 0 || c.words.length === 0) return c.phrases.length > 0 && phrases > 0 ? RELEVANCE.PHRASE_WEIGHT * (c.phrases.length / phrases) : 0;
+  let got = 0;
+  let rarest = 0;
+  for (const w of c.words) {
+    const v = idf.get(w) ?? 0;
+    got += v;
+    rarest = Math.max(rarest, v);
+  }
+  const rarity = maxIdf > 0 ? Math.min(1, rarest / maxIdf) : 1;
+  const k = (got / all) * (RELEVANCE.KEYWORD_BASE + (1 - RELEVANCE.KEYWORD_BASE) * rarity);
+  return phrases > 0 ? k + (1 - k) * RELEVANCE.PHRASE_WEIGHT * (c.phrases.length / phrases) : k;
+}
+
+/**
+ * Ranks a semantic or hybrid search's candidates: every one scored, those at or above `floor`
+ * kept, best first (ties: the newer memory first).
+ */
+export async function rankCandidates(set: SearchCandidates, opts: { mode: 'semantic' | 'hybrid'; text: string; floor: number; hooks?: RankingHooks }): Promise<RankedRow[]> {
+  const { mode, floor, hooks } = opts;
+  const phrases = parseSearchQuery(opts.text).phrases.filter((p) => p.length > 1);
+  const { idf, max } = idfOf(set);
+  const base = new Map<string, number>();
+  const out = set.list.map((c): { c: SearchCandidate; score: number; rankOnly: number; explain: Explanation } => {
+    const k = mode === 'hybrid' ? keywordSignal(c, idf, max, phrases.length) : 0;
+    const s = semanticSignal(c.cosine);
+    const signals: Record<string, number> = {};
+    let b = mode === 'hybrid' ? 1 - (1 - k) * (1 - s) : s;
+    let rankOnly = 0;
+    for (const hook of hooks?.signals ?? []) {
+      const sig = hook(c);
+      if (sig) {
+        signals[sig.name] = r4(sig.value);
+        if (sig.rankOnly) rankOnly += sig.value;
+        else b += sig.value;
+      }
+    }
+    b = clamp01(b);
+    base.set(c.row.id, b);
+    return {
+      c,
+      score: b,
+      rankOnly,
+      explain: {
+        matched_words: c.words,
+        matched_phrases: c.phrases.flatMap((i) => (phrases[i] ? [phrases[i].join(' ')] : [])),
+        keyword_score: c.keyword ?? null,
+        keyword: r4(k),
+        cosine: c.cosine === undefined ? null : r4(c.cosine),
+        semantic: r4(s),
+        neighbour_boost: 0,
+        signals,
+        rescore: null,
+        score: 0,
+        floor,
+      },
+    };
+  });
+  if (mode === 'hybrid') {
+    const conversation = new Set(set.list.filter((c) => c.row.type === 'conversation').map((c) => c.row.id));
+    for (const o of out) {
+      if (!conversation.has(o.c.row.id)) continue;
+      let best = 0;
+      for (const n of o.c.neighbours) if (conversation.has(n)) best = Math.max(best, base.get(n) ?? 0);
+      const boost = RELEVANCE.NEIGHBOUR_WEIGHT * best * (1 - o.score);
+      o.explain.neighbour_boost = r4(boost);
+      o.score += boost;
+    }
+  }
+  const order = (a: { score: number; rankOnly: number; c: SearchCandidate }, b: { score: number; rankOnly: number; c: SearchCandidate }) =>
+    b.score + b.rankOnly - (a.score + a.rankOnly) || b.c.row.createdAt.getTime() - a.c.row.createdAt.getTime() || (a.c.row.id < b.c.row.id ? -1 : 1);
+  out.sort(order);
+  if (hooks?.rescore && out.length > 0) {
+    const top = out.slice(0, hooks.rescore.topN);
+    const fresh = await hooks.rescore.run(top.map((o) => ({ row: o.c.row, score: o.score, explain: o.explain })));
+    for (const o of top) {
+      const v = fresh.get(o.c.row.id);
+      if (v !== undefined) {
+        o.explain.rescore = r4(v);
+        o.score = clamp01(v);
+      }
+    }
+    out.sort(order);
+  }
+  return out
+    .filter((o) => o.score >= floor) // membership by relevance alone; rank-only signals then order (and show in) the score
+    .map((o) => {
+      const score = r4(clamp01(o.score + o.rankOnly));
+      o.explain.score = score;
+      return { row: { ...o.c.row, score, matched: [...(o.c.keyword !== undefined ? ['keyword' as const] : []), ...(o.c.semantic ? ['semantic' as const] : [])] }, score, explain: o.explain };
+    });
+}
