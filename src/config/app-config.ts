@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { parseEnv } from 'node:util';
 import { normalizeAllowList } from '../tokens/ip-allow-list';
 import { DEFAULT_EMBEDDING_MAX_TOKENS } from '../embeddings/local-embedding.text';
+import { Reranker, rerankerFromEnv } from '../embeddings/remote-reranker';
 
 /** Keys an admin can save through POST /api/config (spec §2, CONTRACT §5). */
 export const SETTING_KEYS = [
@@ -135,6 +136,11 @@ export class AppConfig {
    * default DEFAULT_EMBEDDING_MAX_TOKENS, decision 0145). A change re-embeds every memory.
    */
   embeddingMaxTokens: number;
+  /**
+   * The second stage of semantic and hybrid search (MEMSTORE_RERANK_URL and friends,
+   * src/embeddings/remote-reranker.ts): re-scores the best candidates; NoReranker when unset or off.
+   */
+  reranker: Reranker;
   /** MEMSTORE_DUPLICATE_HINTS: POST /api/memories answers `similar` (default true; false saves a short embedding per create). */
   duplicateHints: boolean;
   /** Quiet logs (tests). */
@@ -242,6 +248,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
   cfg.embeddingThreads = int(env, 'MEMSTORE_EMBEDDING_THREADS', Math.min(2, os.availableParallelism()), 1, 8);
   cfg.embeddingMaxTokens = int(env, 'MEMSTORE_EMBEDDING_MAX_TOKENS', DEFAULT_EMBEDDING_MAX_TOKENS, 16, 512);
   cfg.duplicateHints = bool(env, 'MEMSTORE_DUPLICATE_HINTS', true);
+  cfg.reranker = rerankerFromEnv(env);
   cfg.searchWorkers = int(env, 'MEMSTORE_SEARCH_WORKERS', defaultSearchWorkers(), 0, 16);
   cfg.loadVectorsAtStart = true;
   cfg.holdAdminBanner = false;

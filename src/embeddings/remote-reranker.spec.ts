@@ -1,5 +1,8 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { MemoryRow, SearchCandidate } from '../backends/ports/memory.model';
+import { rankCandidates } from '../memories/search/relevance';
+import { rerankStage } from '../memories/search/rerank-stage';
 import { RemoteReranker, rerankedOrder, rerankerFromEnv } from './remote-reranker';
 
 /**
@@ -112,5 +115,42 @@ describe('RemoteReranker (a /v1/rerank endpoint)', () => {
     expect(() => rerankerFromEnv({ MEMSTORE_RERANK_URL: 'http://169.254.169.254/v1/rerank' })).toThrow(/link-local or cloud metadata/);
     expect(() => rerankerFromEnv({ MEMSTORE_RERANK_URL: 'http://user:pw@example.com/v1/rerank' })).toThrow(/credentials/);
     expect(() => rerankerFromEnv({ MEMSTORE_RERANK_URL: `${base}/v1/rerank`, MEMSTORE_RERANK_TIMEOUT_MS: '5s' })).toThrow(/MEMSTORE_RERANK_TIMEOUT_MS/);
+  });
+
+  it('as the second stage of search: re-scores the best candidates, then the floor applies to its scores', async () => {
+    const candidate = (id: string, snippet: string, cosine: number): SearchCandidate => ({
+      row: {
+        id,
+        namespace: 'default',
+        title: null,
+        type: 'note',
+        scope: 'global',
+        tags: [],
+        agent: null,
+        project: null,
+        snippet,
+        createdAt: new Date(0),
+        updatedAt: new Date(0),
+        version: 1,
+      } as MemoryRow,
+      cosine,
+      semantic: true,
+      words: [],
+      phrases: [],
+      neighbours: [],
+    });
+    const set = { list: candidates.map((c, i) => candidate(`m${i}`, c, [0.8, 0.75, 0.65][i])), docs: 3, df: [] as Array<[string, number]> };
+    const query = 'friday release deployment';
+    const first = await rankCandidates(set, { mode: 'semantic', text: query, floor: 0.4 });
+    expect(first.map((r) => r.row.id)).toEqual(['m0', 'm1']); // by cosine: the oat-milk note passes, the best match does not
+    const second = await rankCandidates(set, { mode: 'semantic', text: query, floor: 0.4, hooks: { rescore: rerankStage(reranker(), query) } });
+    expect(second.map((r) => [r.row.id, r.score])).toEqual([
+      ['m2', 1],
+      ['m0', 0.6667],
+    ]);
+    expect(second[0].explain.rescore).toBe(1);
+    behaviour = 'error'; // a failing re-ranker leaves the first stage's answer
+    expect((await rankCandidates(set, { mode: 'semantic', text: query, floor: 0.4, hooks: { rescore: rerankStage(reranker(), query) } })).map((r) => r.row.id)).toEqual(['m0', 'm1']);
+    expect(rerankStage(rerankerFromEnv({}), query)).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import { searchPage } from './search/search-page';
 import { dateSignal } from './search/date-signal';
+import { rerankStage } from './search/rerank-stage';
 import { Injectable, Logger } from '@nestjs/common';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import { Author, CasResult, MemoryDoc, MemoryFilter, MemoryStats, SimilarHit, VersionEntry } from '../backends/ports/memory.model';
@@ -423,10 +424,14 @@ export class MemoriesService {
       // Time in the question (decision 0135): a date preference; its relative words leave the keyword terms. Keyword mode stays literal.
       const time = mode === 'keyword' ? null : resolveTime(text, new Date(q.query_date ?? Date.now()));
       // Semantic and hybrid: the index returns candidates, ranked and floored above it (search/search-page.ts).
-      const res = await searchPage(
-        await this.index.search({ text: time?.keywordText ?? text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key }),
-        { mode, text, minScore: q.min_score, offset, limit, hooks: time?.range ? { signals: [dateSignal(time.range)] } : undefined },
-      );
+      const res = await searchPage(await this.index.search({ text: time?.keywordText ?? text, filter, limit, offset, mode, vector: embedded?.vector, vectorKey: embedded?.key }), {
+        mode,
+        text,
+        minScore: q.min_score,
+        offset,
+        limit,
+        hooks: { signals: time?.range ? [dateSignal(time.range)] : [], rescore: rerankStage(this.cfg.reranker, text) },
+      });
       const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
       const found = res.rows.map((r, i) => ({ ...r, explain: res.explains?.[i] }));
       // The newer of two near-duplicate hits first (decision 0131); keyword mode keeps its order.
