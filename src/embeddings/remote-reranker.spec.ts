@@ -132,7 +132,7 @@ describe('RemoteReranker (a /v1/rerank endpoint)', () => {
         createdAt: new Date(0),
         updatedAt: new Date(0),
         version: 1,
-      } as MemoryRow,
+      },
       cosine,
       semantic: true,
       words: [],
