@@ -1,6 +1,6 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { MemoryRow, SearchCandidate } from '../backends/ports/memory.model';
+import type { SearchCandidate } from '../backends/ports/memory.model';
 import { rankCandidates } from '../memories/search/relevance';
 import { rerankStage } from '../memories/search/rerank-stage';
 import { RemoteReranker, rerankedOrder, rerankerFromEnv } from './remote-reranker';
