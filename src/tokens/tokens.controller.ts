@@ -8,6 +8,10 @@ import type { TokenRecord } from '../backends/ports/token.repository';
 import { CreatedTokenResponseDto, mapToken, TokenDeletedResponseDto, TokenDto, TokenListResponseDto, TokenRate, TokenResponseDto } from './dto/token-response.dto';
 import { TokensService } from './tokens.service';
 
+/** What a tokens:manage token may do (decision 0105), stated in each operation's OpenAPI description. */
+const MANAGER_NOTE =
+  'A `tokens:manage` token sees and manages only tokens whose `namespaces` lie inside its own (any other answers 404, as if absent), and grants only namespaces inside its own, scopes it holds, a rate limit no higher than its own and no expiry later than its own (403 naming what exceeds). The admin manages all.';
+
 const TOKEN_ID_PARAM = { name: 'token_id', description: '16 lowercase hex characters', example: '3f9a0c1d2e4b5a69' };
 
 /** Token management (CONTRACT §4): the admin manages all; a `tokens:manage` token those inside its own binding (decision 0105). */
@@ -26,7 +30,7 @@ export class TokensController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List API tokens (metadata only, newest first)' })
+  @ApiOperation({ summary: 'List API tokens (metadata only, newest first)', description: MANAGER_NOTE })
   @ApiOkResponse({ type: TokenListResponseDto, description: 'Token records, newest first' })
   async list(@CurrentPrincipal() who: Principal): Promise<TokenListResponseDto> {
     const now = Date.now();
@@ -39,7 +43,7 @@ export class TokensController {
     target: (_, r) => (r as CreatedTokenResponseDto).token.id,
     detail: (_, r) => ({ name: (r as CreatedTokenResponseDto).token.name, scopes: (r as CreatedTokenResponseDto).token.scopes, namespaces: (r as CreatedTokenResponseDto).token.namespaces }),
   })
-  @ApiOperation({ summary: 'Create an API token; the plaintext is returned once' })
+  @ApiOperation({ summary: 'Create an API token; the plaintext is returned once', description: MANAGER_NOTE })
   @ApiCreatedResponse({ type: CreatedTokenResponseDto, description: 'The new token record and its plaintext (shown only here)' })
   @ApiUnprocessableEntityResponse({ description: 'Unknown scope or preset, both expiry fields, a past expires_at, an invalid allowed_ips or namespaces entry' })
   async create(@Body() dto: CreateTokenDto, @CurrentPrincipal() who: Principal): Promise<CreatedTokenResponseDto> {
@@ -49,7 +53,7 @@ export class TokensController {
 
   @Patch(':token_id')
   @Audited('token.update', { detail: (req) => ({ fields: bodyFields(req) }) })
-  @ApiOperation({ summary: 'Change a token (name, scopes, expiry, allow-list, unrevoke); the secret is not rotated' })
+  @ApiOperation({ summary: 'Change a token (name, scopes, namespaces, expiry, allow-list, unrevoke); the secret is not rotated', description: MANAGER_NOTE })
   @ApiParam(TOKEN_ID_PARAM)
   @ApiOkResponse({ type: TokenResponseDto, description: 'The token record' })
   @ApiNotFoundResponse({ description: 'Token not found (or, for a tokens:manage token, outside its namespaces)' })
@@ -60,7 +64,7 @@ export class TokensController {
   @Post(':token_id/revoke')
   @HttpCode(200)
   @Audited('token.revoke')
-  @ApiOperation({ summary: 'Revoke a token (idempotent); it gets 401 from then on' })
+  @ApiOperation({ summary: 'Revoke a token (idempotent); it gets 401 from then on', description: MANAGER_NOTE })
   @ApiParam(TOKEN_ID_PARAM)
   @ApiOkResponse({ type: TokenResponseDto, description: 'The token record' })
   @ApiNotFoundResponse({ description: 'Token not found (or, for a tokens:manage token, outside its namespaces)' })
@@ -70,7 +74,7 @@ export class TokensController {
 
   @Delete(':token_id')
   @Audited('token.delete')
-  @ApiOperation({ summary: 'Delete a token for good' })
+  @ApiOperation({ summary: 'Delete a token for good', description: MANAGER_NOTE })
   @ApiParam(TOKEN_ID_PARAM)
   @ApiOkResponse({ type: TokenDeletedResponseDto, description: 'Deleted' })
   @ApiNotFoundResponse({ description: 'Token not found (or, for a tokens:manage token, outside its namespaces)' })

@@ -48,7 +48,7 @@ export function checkedBinding(entries: string[]): string[] {
  * with `tokens:manage` only those whose binding lies inside its own. For such a manager a token
  * outside its binding does not exist (404), and it may create or change a token only into one it
  * could hold itself: namespaces inside its own binding, scopes it holds, a rate limit no higher
- * than its own (403 naming what exceeds).
+ * than its own, no expiry later than its own (403 naming what exceeds).
  */
 export type TokenManager = Principal;
 
@@ -111,6 +111,7 @@ export class TokensService extends TokenAuthenticator {
     let expiresAt: Date | null = null;
     if (dto.expires_in_days != null) expiresAt = new Date((Math.floor(now / 1000) + dto.expires_in_days * DAY_S) * 1000);
     if (dto.expires_at != null) expiresAt = this.futureExpiry(dto.expires_at, now);
+    expiresAt = await this.grantedExpiry(manager, expiresAt, dto.expires_in_days != null || dto.expires_at != null);
 
     const scopes = dto.scopes != null ? canonicalScopes(dto.scopes) : PRESET_SCOPES[dto.preset ?? 'read-only'];
     const namespaces = dto.namespaces != null ? checkedBinding(dto.namespaces) : manager.kind === 'token' ? [...manager.namespaces] : [DEFAULT_NAMESPACE];
@@ -155,6 +156,7 @@ export class TokensService extends TokenAuthenticator {
     if (dto.namespaces != null) patch.namespaces = checkedBinding(dto.namespaces);
     if (dto.expires_at != null) patch.expiresAt = this.futureExpiry(dto.expires_at, Date.now());
     if (dto.clear_expiry) patch.expiresAt = null;
+    if (patch.expiresAt !== undefined) patch.expiresAt = await this.grantedExpiry(manager, patch.expiresAt, true);
     if (dto.allowed_ips != null) patch.allowedIps = normalizeAllowList(dto.allowed_ips);
     if (dto.unrevoke) patch.revokedAt = null;
     // A manager changes a token only into one it could have minted: checked on the token as it would be afterwards.
@@ -264,6 +266,18 @@ export class TokensService extends TokenAuthenticator {
     const updated = await this.repo.update(id, patch).finally(() => this.forget(id));
     if (!updated) throw new NotFoundError('Token not found');
     return updated;
+  }
+
+  /**
+   * The expiry `manager` may give a token: a manager token that expires may not mint one that
+   * outlives it (asked for explicitly: 403; by default the token expires with the manager).
+   */
+  private async grantedExpiry(manager: TokenManager, wanted: Date | null, explicit: boolean): Promise<Date | null> {
+    if (manager.kind === 'admin') return wanted;
+    const own = (await this.repo.findById(manager.tokenId))?.expiresAt ?? null;
+    if (own === null || (wanted !== null && wanted.getTime() <= own.getTime())) return wanted;
+    if (explicit) throw new ForbiddenError(`The token would outlive this token, which expires at ${own.toISOString()}`);
+    return own;
   }
 
   private futureExpiry(epochSeconds: number, now: number): Date {

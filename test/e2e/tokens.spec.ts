@@ -595,6 +595,29 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
       expect(await ids(admin)).not.toContain(alice);
     });
 
+    it('a manager that expires mints no token that outlives it (403; by default the token expires with it)', async () => {
+      const manager = await create({ scopes: ['memory:read', 'tokens:manage'], namespaces: ['acme/*'], expires_in_days: 7 });
+      const m = as(manager.plaintext);
+      const made = await m
+        .post('/api/tokens')
+        .send({ namespaces: ['acme/alice'] })
+        .expect(201);
+      expect(made.body.token.expires_at).toBe(manager.token.expires_at);
+      await m
+        .post('/api/tokens')
+        .send({ namespaces: ['acme/alice'], expires_in_days: 1 })
+        .expect(201);
+      expect(
+        (
+          await m
+            .post('/api/tokens')
+            .send({ namespaces: ['acme/alice'], expires_in_days: 30 })
+            .expect(403)
+        ).body.error,
+      ).toContain('outlive');
+      expect((await m.patch(`/api/tokens/${made.body.token.id}`).send({ clear_expiry: true }).expect(403)).body.error).toContain('outlive');
+    });
+
     it('a token without tokens:manage gets 403 naming the scope on every token route', async () => {
       const plain = as((await create({ preset: 'full', namespaces: ['*'] })).plaintext);
       for (const res of [

@@ -65,7 +65,7 @@ export const TokenManagers = () =>
     ApiCookieAuth('session'),
     ApiUnauthorizedResponse({ description: 'Not signed in, or a missing, invalid, expired or revoked token' }),
     ApiForbiddenResponse({
-      description: 'Token lacks scope tokens:manage, or asks for namespaces outside its own, scopes it does not hold, or a rate limit above its own (the answer names which)',
+      description: 'Token lacks scope tokens:manage, or asks for namespaces outside its own, scopes it does not hold, a rate limit above its own or a later expiry (the answer names which)',
     }),
   );
 
