@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { SCOPES, type Scope, type TokenPrincipal } from '../common/auth/principal';
+import { SCOPES, type Principal, type Scope, type TokenPrincipal } from '../common/auth/principal';
 import { TokenAuthenticator } from '../common/auth/token-authenticator';
-import { bindingEntryProblem, DEFAULT_NAMESPACE } from '../namespaces/namespace';
+import { bindingEntryProblem, bindingWithin, DEFAULT_NAMESPACE } from '../namespaces/namespace';
 import { ForbiddenError, NotFoundError, RequestValidationError, UnauthorizedError } from '../common/errors';
 import { TokenPatch, TokenRecord, TokenRepository } from '../backends/ports/token.repository';
 import { AppConfig } from '../config/app-config';
@@ -22,6 +22,9 @@ export const TOKEN_RECORD_TTL_MS = 1_000;
 const TOKEN_RECORDS_KEPT = 10_000;
 const DAY_S = 86_400;
 
+/** The signed-in administrator (manages every token); the default manager of the service's methods. */
+const ADMIN: TokenManager = { kind: 'admin', username: 'admin' };
+
 /** Scopes in their canonical order, without duplicates. */
 function canonicalScopes(scopes: Scope[]): Scope[] {
   return SCOPES.filter((s) => scopes.includes(s));
@@ -29,8 +32,8 @@ function canonicalScopes(scopes: Scope[]): Scope[] {
 
 /**
  * A namespace binding as given (issue 43): each entry a name, a prefix `p/*` or `*`
- * (bindingEntryProblem), duplicates dropped; 422 naming the entry otherwise. Only the admin
- * reaches token creation today, so granting `*` needs no further check here.
+ * (bindingEntryProblem), duplicates dropped; 422 naming the entry otherwise. Whether the caller may
+ * grant it is checkGrant's concern.
  */
 export function checkedBinding(entries: string[]): string[] {
   entries.forEach((e, i) => {
@@ -38,6 +41,31 @@ export function checkedBinding(entries: string[]): string[] {
     if (problem) throw RequestValidationError.one(['body', 'namespaces', i], `Value error, ${problem} (a name, a prefix such as "acme/*", or "*")`, 'value_error', e);
   });
   return [...new Set(entries)];
+}
+
+/**
+ * Who manages tokens (issue 43, decision 0105): the signed-in admin manages every token; a token
+ * with `tokens:manage` only those whose binding lies inside its own. For such a manager a token
+ * outside its binding does not exist (404), and it may create or change a token only into one it
+ * could hold itself: namespaces inside its own binding, scopes it holds, a rate limit no higher
+ * than its own, no expiry later than its own (403 naming what exceeds).
+ */
+export type TokenManager = Principal;
+
+/** Whether `manager` may see and manage `record` at all. */
+function manages(manager: TokenManager, record: TokenRecord): boolean {
+  return manager.kind === 'admin' || bindingWithin(manager.namespaces, record.namespaces);
+}
+
+/** 403 naming the namespaces or scopes a manager token may not grant (the admin may grant anything). */
+function checkGrant(manager: TokenManager, namespaces: string[], scopes: Scope[]): void {
+  if (manager.kind === 'admin') return;
+  const outside = namespaces.filter((e) => !bindingWithin(manager.namespaces, [e]));
+  if (outside.length > 0) {
+    throw new ForbiddenError(`Namespaces outside this token's own (${manager.namespaces.join(', ')}): ${outside.join(', ')}`);
+  }
+  const lacking = scopes.filter((s) => !manager.scopes.includes(s));
+  if (lacking.length > 0) throw new ForbiddenError(`Scopes this token does not hold itself: ${lacking.join(', ')}`);
 }
 
 /**
@@ -72,7 +100,7 @@ export class TokensService extends TokenAuthenticator {
     return this.limiter.recentRate(id);
   }
 
-  async create(dto: CreateTokenDto): Promise<{ record: TokenRecord; plaintext: string }> {
+  async create(dto: CreateTokenDto, manager: TokenManager = ADMIN): Promise<{ record: TokenRecord; plaintext: string }> {
     const now = Date.now();
     if (dto.expires_in_days != null && dto.expires_at != null) {
       throw RequestValidationError.one(['body'], 'Value error, give either expires_in_days or expires_at, not both', 'value_error', {
@@ -83,8 +111,12 @@ export class TokensService extends TokenAuthenticator {
     let expiresAt: Date | null = null;
     if (dto.expires_in_days != null) expiresAt = new Date((Math.floor(now / 1000) + dto.expires_in_days * DAY_S) * 1000);
     if (dto.expires_at != null) expiresAt = this.futureExpiry(dto.expires_at, now);
+    expiresAt = await this.grantedExpiry(manager, expiresAt, dto.expires_in_days != null || dto.expires_at != null);
 
     const scopes = dto.scopes != null ? canonicalScopes(dto.scopes) : PRESET_SCOPES[dto.preset ?? 'read-only'];
+    const namespaces = dto.namespaces != null ? checkedBinding(dto.namespaces) : manager.kind === 'token' ? [...manager.namespaces] : [DEFAULT_NAMESPACE];
+    checkGrant(manager, namespaces, scopes);
+    const rateLimitPerMinute = this.grantedRateLimit(manager, dto.rate_limit_per_minute ?? this.cfg.tokenRateLimitPerMinute, dto.rate_limit_per_minute != null);
     const allowedIps = dto.allowed_ips != null ? normalizeAllowList(dto.allowed_ips) : [];
     const id = newTokenId();
     const secret = newTokenSecret();
@@ -93,24 +125,25 @@ export class TokensService extends TokenAuthenticator {
       name: (dto.name ?? '').trim(),
       secretHash: hashSecret(this.settings.serviceKeyObject(), secret),
       scopes,
-      namespaces: dto.namespaces != null ? checkedBinding(dto.namespaces) : [DEFAULT_NAMESPACE],
+      namespaces,
       createdAt: new Date(now),
       expiresAt,
       allowedIps,
       lastUsedAt: null,
       revokedAt: null,
-      rateLimitPerMinute: dto.rate_limit_per_minute ?? this.cfg.tokenRateLimitPerMinute,
+      rateLimitPerMinute,
     };
     await this.repo.create(record);
     return { record, plaintext: plaintextToken(id, secret) };
   }
 
-  list(): Promise<TokenRecord[]> {
-    return this.repo.list();
+  /** Every token for the admin; for a manager token, those inside its binding. */
+  async list(manager: TokenManager = ADMIN): Promise<TokenRecord[]> {
+    return (await this.repo.list()).filter((t) => manages(manager, t));
   }
 
-  async update(id: string, dto: UpdateTokenDto): Promise<TokenRecord> {
-    const current = await this.get(id);
+  async update(id: string, dto: UpdateTokenDto, manager: TokenManager = ADMIN): Promise<TokenRecord> {
+    const current = await this.get(id, manager);
     if (dto.clear_expiry && dto.expires_at != null) {
       throw RequestValidationError.one(['body'], 'Value error, give either expires_at or clear_expiry, not both', 'value_error', {
         expires_at: dto.expires_at,
@@ -123,10 +156,13 @@ export class TokensService extends TokenAuthenticator {
     if (dto.namespaces != null) patch.namespaces = checkedBinding(dto.namespaces);
     if (dto.expires_at != null) patch.expiresAt = this.futureExpiry(dto.expires_at, Date.now());
     if (dto.clear_expiry) patch.expiresAt = null;
+    if (patch.expiresAt !== undefined) patch.expiresAt = await this.grantedExpiry(manager, patch.expiresAt, true);
     if (dto.allowed_ips != null) patch.allowedIps = normalizeAllowList(dto.allowed_ips);
     if (dto.unrevoke) patch.revokedAt = null;
+    // A manager changes a token only into one it could have minted: checked on the token as it would be afterwards.
+    checkGrant(manager, patch.namespaces ?? current.namespaces, patch.scopes ?? current.scopes);
     if (dto.rate_limit_per_minute != null && dto.rate_limit_per_minute !== current.rateLimitPerMinute) {
-      patch.rateLimitPerMinute = dto.rate_limit_per_minute;
+      patch.rateLimitPerMinute = this.grantedRateLimit(manager, dto.rate_limit_per_minute, true);
       this.limiter.forget(id); // the new limit applies from the next request on (its window keeps counting)
     }
     if (Object.keys(patch).length === 0) return current;
@@ -134,13 +170,14 @@ export class TokensService extends TokenAuthenticator {
   }
 
   /** Idempotent: revoking a revoked token keeps its first revocation time. */
-  async revoke(id: string): Promise<TokenRecord> {
-    const current = await this.get(id);
+  async revoke(id: string, manager: TokenManager = ADMIN): Promise<TokenRecord> {
+    const current = await this.get(id, manager);
     if (current.revokedAt) return current;
     return this.updateOrNotFound(id, { revokedAt: new Date() });
   }
 
-  async delete(id: string): Promise<void> {
+  async delete(id: string, manager: TokenManager = ADMIN): Promise<void> {
+    if (manager.kind === 'token') await this.get(id, manager); // 404 outside its binding
     const deleted = TOKEN_ID_RE.test(id) && (await this.repo.delete(id).finally(() => this.forget(id)));
     if (!deleted) throw new NotFoundError('Token not found');
     this.lastUseWrites.delete(id);
@@ -206,16 +243,41 @@ export class TokensService extends TokenAuthenticator {
     await this.repo.update(record.id, { lastUsedAt: new Date(now) });
   }
 
-  private async get(id: string): Promise<TokenRecord> {
+  /** The token as `manager` may see it: one outside a manager token's binding is not found, like an absent one. */
+  private async get(id: string, manager: TokenManager = ADMIN): Promise<TokenRecord> {
     const record = TOKEN_ID_RE.test(id) ? await this.repo.findById(id) : null;
-    if (!record) throw new NotFoundError('Token not found');
+    if (!record || !manages(manager, record)) throw new NotFoundError('Token not found');
     return record;
+  }
+
+  /**
+   * The rate limit `manager` may give a token (0 = unlimited). A manager token with a limit of its
+   * own may not mint a faster or unlimited token: asked for explicitly, that is a 403; by default
+   * the token gets the manager's own limit.
+   */
+  private grantedRateLimit(manager: TokenManager, wanted: number, explicit: boolean): number {
+    const own = manager.kind === 'token' ? (manager.rateLimit?.limit ?? 0) : 0;
+    if (own === 0 || (wanted > 0 && wanted <= own)) return wanted;
+    if (explicit) throw new ForbiddenError(`rate_limit_per_minute ${wanted === 0 ? '0 (unlimited)' : wanted} exceeds this token's own limit of ${own} per minute`);
+    return own;
   }
 
   private async updateOrNotFound(id: string, patch: TokenPatch): Promise<TokenRecord> {
     const updated = await this.repo.update(id, patch).finally(() => this.forget(id));
     if (!updated) throw new NotFoundError('Token not found');
     return updated;
+  }
+
+  /**
+   * The expiry `manager` may give a token: a manager token that expires may not mint one that
+   * outlives it (asked for explicitly: 403; by default the token expires with the manager).
+   */
+  private async grantedExpiry(manager: TokenManager, wanted: Date | null, explicit: boolean): Promise<Date | null> {
+    if (manager.kind === 'admin') return wanted;
+    const own = (await this.repo.findById(manager.tokenId))?.expiresAt ?? null;
+    if (own === null || (wanted !== null && wanted.getTime() <= own.getTime())) return wanted;
+    if (explicit) throw new ForbiddenError(`The token would outlive this token, which expires at ${own.toISOString()}`);
+    return own;
   }
 
   private futureExpiry(epochSeconds: number, now: number): Date {

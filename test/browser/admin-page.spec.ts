@@ -203,6 +203,9 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await panel.getByLabel('Access').selectOption('full');
     await panel.getByLabel('Allowed IP addresses').fill('127.0.0.1, ::1');
     await panel.getByLabel('Rate limit (requests per minute)').fill('120');
+    // Bound to one namespace (issue 43); the field starts at "default".
+    expect(await panel.getByLabel('Namespaces', { exact: true }).inputValue()).toBe('default');
+    await panel.getByLabel('Namespaces', { exact: true }).fill('browser-ns');
     await panel.getByRole('button', { name: 'Create token' }).click();
     const secret = panel.getByLabel('Token secret');
     await secret.waitFor();
@@ -222,6 +225,7 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     await tokenStatus(tokenId, 'active');
     await row.getByText('memory:delete').waitFor();
     await row.getByText('::1').waitFor();
+    await row.locator('td[data-label="Namespaces"]').getByText('browser-ns', { exact: true }).waitFor();
     await row.locator('td[data-label="Rate limit"]').getByText('120/min', { exact: true }).waitFor();
     await row.locator('td[data-label="Rate limit"]').getByText('recent 0/min', { exact: true }).waitFor();
 
@@ -237,6 +241,8 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
   it('the token works with the API', async () => {
     const res = await api(base, '/api/memories', plaintext);
     expect(res.status).toBe(200);
+    // It works in its namespace only.
+    expect((await api(base, '/api/memories', plaintext, { headers: { 'X-Memory-Namespace': 'default' } })).status).toBe(403);
     const me = await (await api(base, '/api/me', plaintext)).json();
     expect(me).toMatchObject({ authenticated: true, kind: 'token', token_id: tokenId });
   });

@@ -38,11 +38,12 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   ['GET', '/api/config/path', 'admin'],
   ['POST', '/api/test', 'admin'],
   ['POST', '/api/derive-endpoint', 'admin'],
-  ['GET', '/api/tokens', 'admin'],
-  ['POST', '/api/tokens', 'admin'],
-  ['PATCH', '/api/tokens/{}', 'admin'],
-  ['DELETE', '/api/tokens/{}', 'admin'],
-  ['POST', '/api/tokens/{}/revoke', 'admin'],
+  // tokens (issue 43): the admin manages all; a tokens:manage token only those inside its own namespaces (404 for the rest)
+  ['GET', '/api/tokens', 'scopes:tokens:manage'],
+  ['POST', '/api/tokens', 'scopes:tokens:manage'],
+  ['PATCH', '/api/tokens/{}', 'scopes:tokens:manage'],
+  ['DELETE', '/api/tokens/{}', 'scopes:tokens:manage'],
+  ['POST', '/api/tokens/{}/revoke', 'scopes:tokens:manage'],
   ['GET', '/api/audit', 'admin'],
   // metrics: admin session, a token with metrics:read, or (no credentials) a MEMSTORE_METRICS_ALLOWED_IPS address
   ['GET', '/metrics', 'metrics'],
@@ -268,7 +269,7 @@ describe('route permissions', () => {
       ['status', null, (w) => call(w, 'get', '/api/status'), 200],
       ['me', null, (w) => call(w, 'get', '/api/me'), 200],
       ['audit (admin)', 'admin', (w) => call(w, 'get', '/api/audit'), 200],
-      ['tokens (admin)', 'admin', (w) => call(w, 'get', '/api/tokens'), 200],
+      ['tokens', 'tokens:manage', (w) => call(w, 'get', '/api/tokens'), 200],
       ['config (admin)', 'admin', (w) => call(w, 'get', '/api/config'), 200],
     ];
 
@@ -320,6 +321,59 @@ describe('route permissions', () => {
         expect((await admin.get(`/api/memories/${id}`).expect(200)).body.memory.content).toBe(`${SECRET.content} (edited)`);
       }
       expect(wrong).toEqual([]);
+    });
+
+    it('tokens:manage: every token route of a tenant token answers inside its namespaces and misses a token outside them (404)', async () => {
+      const mint = async (agent: request.Test) => (await agent.expect(201)).body as { token: { id: string; namespaces: string[] }; plaintext: string };
+      const tenant = await mint(admin.post('/api/tokens').send({ name: 'tenant m', scopes: ['memory:read', 'tokens:manage'], namespaces: ['tenant-m/*'] }));
+      const outside = await mint(admin.post('/api/tokens').send({ name: 'tenant n', preset: 'full', namespaces: ['tenant-n'] }));
+      const as = (r: request.Test) => r.set('Authorization', `Bearer ${tenant.plaintext}`);
+      const user = await mint(as(request(t.http).post('/api/tokens')).send({ name: 'user', namespaces: ['tenant-m/u1'] }));
+      expect(user.token.namespaces).toEqual(['tenant-m/u1']);
+      const wrong: string[] = [];
+      const check = async (name: string, r: request.Test, want: number) => {
+        const res = await as(r);
+        if (res.status !== want) wrong.push(`${name}: ${res.status}, expected ${want} (${res.text.slice(0, 120)})`);
+        for (const leak of ['tenant n', outside.token.id]) if (res.text.includes(leak)) wrong.push(`${name} leaked "${leak}"`);
+        return res;
+      };
+      const listed = await check('list', request(t.http).get('/api/tokens'), 200);
+      expect((listed.body.tokens as Array<{ id: string }>).map((x) => x.id).sort()).toEqual([tenant.token.id, user.token.id].sort());
+      await check(
+        'create outside',
+        request(t.http)
+          .post('/api/tokens')
+          .send({ namespaces: ['tenant-n'] }),
+        403,
+      );
+      await check(
+        'create *',
+        request(t.http)
+          .post('/api/tokens')
+          .send({ namespaces: ['*'] }),
+        403,
+      );
+      await check(
+        'create with a scope it lacks',
+        request(t.http)
+          .post('/api/tokens')
+          .send({ namespaces: ['tenant-m/u2'], scopes: ['memory:write'] }),
+        403,
+      );
+      const id = outside.token.id;
+      await check('patch outside', request(t.http).patch(`/api/tokens/${id}`).send({ name: 'x' }), 404);
+      await check('revoke outside', request(t.http).post(`/api/tokens/${id}/revoke`), 404);
+      await check('delete outside', request(t.http).delete(`/api/tokens/${id}`), 404);
+      await check('patch inside', request(t.http).patch(`/api/tokens/${user.token.id}`).send({ name: 'user 1' }), 200);
+      await check('revoke inside', request(t.http).post(`/api/tokens/${user.token.id}/revoke`), 200);
+      await check('delete inside', request(t.http).delete(`/api/tokens/${user.token.id}`), 200);
+      expect(wrong).toEqual([]);
+      // The minted token's memory routes work only in its own namespace.
+      const fresh = await mint(as(request(t.http).post('/api/tokens')).send({ name: 'user 2', namespaces: ['tenant-m/u2'] }));
+      const own = await request(t.http).get('/api/memories').set('Authorization', `Bearer ${fresh.plaintext}`).expect(200);
+      expect(own.body).toMatchObject({ ok: true });
+      await request(t.http).get('/api/memories').set('Authorization', `Bearer ${fresh.plaintext}`).set('X-Memory-Namespace', 'tenant-m/u1').expect(403);
+      expect((await admin.get('/api/tokens').expect(200)).body.tokens.find((x: { id: string }) => x.id === id)).toMatchObject({ name: 'tenant n', status: 'active' });
     });
 
     it.each(WHO.filter((w) => w !== 'admin'))('MCP as %s: each tool answers or refuses by scope, and a non-reader never sees stored content', async (who) => {

@@ -10,7 +10,21 @@ const NOT_FOUND = { ok: false, error: 'Token not found' };
 const MISSING_ID = '0123456789abcdef';
 const A_MEMORY_ID = 'ffffffffffffffffffffffff';
 const TOKEN_RE = /^mem_tok_([0-9a-f]{16})_([A-Za-z0-9_-]{43,})$/;
-const RECORD_KEYS = ['allowed_ips', 'created_at', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'rate_limit_per_minute', 'recent_requests_per_minute', 'revoked_at', 'scopes', 'status'];
+const RECORD_KEYS = [
+  'allowed_ips',
+  'created_at',
+  'expires_at',
+  'id',
+  'last_used_at',
+  'name',
+  'namespaces',
+  'prefix',
+  'rate_limit_per_minute',
+  'recent_requests_per_minute',
+  'revoked_at',
+  'scopes',
+  'status',
+];
 
 async function sessionCookieFor(app: TestApp): Promise<string> {
   const res = await request(app.http).post('/api/login').send({ username: app.cfg.adminUsername, password: ADMIN_PASSWORD }).expect(200);
@@ -60,6 +74,7 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
         name: 'ci agent',
         prefix: `mem_tok_${m![1]}`,
         scopes: ['memory:read', 'memory:write'],
+        namespaces: ['default'],
         status: 'active',
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         expires_at: null,
@@ -266,11 +281,11 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
       expect(json(op('/api/tokens/{token_id}/revoke', 'post').responses['200'])).toBe('TokenResponseDto');
       expect(json(op('/api/login', 'post').requestBody)).toBe('LoginDto');
       expect(json(op('/api/me', 'get').responses['200'])).toBe('MeResponseDto');
-      for (const m of ['get', 'post']) expect(op('/api/tokens', m).security).toEqual([{ session: [] }]);
+      for (const m of ['get', 'post']) expect(op('/api/tokens', m).security).toEqual([{ bearer: [] }, { session: [] }]);
       expect(op('/api/login', 'post').security).toBeUndefined();
       const create = doc.components.schemas.CreateTokenDto.properties;
       expect(create.preset.enum).toEqual(['read-only', 'read-write', 'full', null]); // nullable: OAS 3.0.3 lists null in the enum
-      expect(create.scopes.items.enum).toEqual(['memory:read', 'memory:write', 'memory:delete', 'metrics:read']);
+      expect(create.scopes.items.enum).toEqual(['memory:read', 'memory:write', 'memory:delete', 'metrics:read', 'tokens:manage']);
       expect(create.expires_at).toMatchObject({ type: 'integer' });
       const record = doc.components.schemas.TokenDto.properties;
       expect(Object.keys(record).sort()).toEqual(RECORD_KEYS);
@@ -458,6 +473,163 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
       const { id, plaintext } = await create({ allowed_ips: ['10.0.0.0/8'] });
       await admin.post(`/api/tokens/${id}/revoke`).expect(200);
       await read(plaintext).expect(401);
+    });
+  });
+
+  describe('tokens:manage: a tenant manages the tokens inside its own namespaces (issue 43)', () => {
+    const as = (bearer: string) => ({
+      get: (path: string) => request(t.http).get(path).set('Authorization', `Bearer ${bearer}`),
+      post: (path: string) => request(t.http).post(path).set('Authorization', `Bearer ${bearer}`),
+      patch: (path: string) => request(t.http).patch(path).set('Authorization', `Bearer ${bearer}`),
+      delete: (path: string) => request(t.http).delete(path).set('Authorization', `Bearer ${bearer}`),
+    });
+    let acme: ReturnType<typeof as>;
+    let acmeId: string;
+    let otherId: string;
+    beforeAll(async () => {
+      const m = await create({ name: 'acme app', scopes: ['memory:read', 'memory:write', 'tokens:manage'], namespaces: ['acme/*'], rate_limit_per_minute: 500 });
+      acme = as(m.plaintext);
+      acmeId = m.id;
+      otherId = (await create({ name: 'other tenant', preset: 'full', namespaces: ['other'] })).id;
+    });
+    const ids = async (who: ReturnType<typeof as>) => ((await who.get('/api/tokens').expect(200)).body.tokens as Array<{ id: string }>).map((x) => x.id);
+
+    it('mints a per-user token for acme/alice that works only there; the audit log names the minting token', async () => {
+      const res = await acme
+        .post('/api/tokens')
+        .send({ name: 'alice', scopes: ['memory:read', 'memory:write'], namespaces: ['acme/alice'] })
+        .expect(201);
+      expect(res.body.token).toMatchObject({ name: 'alice', scopes: ['memory:read', 'memory:write'], namespaces: ['acme/alice'], rate_limit_per_minute: 500 });
+      const alice = res.body.plaintext as string;
+      const made = await write(alice).expect(201);
+      expect(made.body.memory.namespace).toBe('acme/alice');
+      const memId = made.body.memory.id as string;
+      await request(t.http).get('/api/memories').set('Authorization', `Bearer ${alice}`).set('X-Memory-Namespace', 'acme/bob').expect(403);
+      await admin.get(`/api/memories/${memId}`).expect(404); // the admin works in default unless it chooses
+      await admin.get(`/api/memories/${memId}`).set('X-Memory-Namespace', 'acme/alice').expect(200);
+      const audit = (await admin.get('/api/audit?action=token.create').expect(200)).body.entries as Array<{ target: string; actor: { kind: string; id: string }; detail: unknown }>;
+      expect(audit.find((e) => e.target === res.body.token.id)).toMatchObject({ actor: { kind: 'token', id: acmeId }, detail: { namespaces: ['acme/alice'] } });
+    });
+
+    it("without namespaces a minted token gets the manager's own binding; it may pass on tokens:manage itself", async () => {
+      const res = await acme
+        .post('/api/tokens')
+        .send({ scopes: ['memory:read', 'tokens:manage'] })
+        .expect(201);
+      expect(res.body.token.namespaces).toEqual(['acme/*']);
+      const sub = await acme
+        .post('/api/tokens')
+        .send({ scopes: ['tokens:manage'], namespaces: ['acme/team/*'] })
+        .expect(201);
+      const team = as(sub.body.plaintext);
+      await team
+        .post('/api/tokens')
+        .send({ scopes: ['tokens:manage'], namespaces: ['acme/team/bot'] })
+        .expect(201);
+      const wider = await team
+        .post('/api/tokens')
+        .send({ scopes: ['tokens:manage'], namespaces: ['acme/bob'] })
+        .expect(403);
+      expect(wider.body.error).toContain('acme/bob');
+      expect(await ids(team)).not.toContain(acmeId); // acme/* is wider than acme/team/*
+    });
+
+    it('refuses (403 naming it) a namespace outside its own, *, a scope it lacks, a rate limit above its own; creates nothing', async () => {
+      const before = (await ids(admin)).length;
+      for (const [body, named] of [
+        [{ namespaces: ['other'] }, 'other'],
+        [{ namespaces: ['acme/alice', '*'] }, '*'],
+        [{ namespaces: ['acme-corp'] }, 'acme-corp'],
+        [{ namespaces: ['acme/alice'], scopes: ['memory:read', 'memory:delete'] }, 'memory:delete'],
+        [{ namespaces: ['acme/alice'], scopes: ['metrics:read'] }, 'metrics:read'],
+        [{ namespaces: ['acme/alice'], preset: 'full' }, 'memory:delete'],
+        [{ namespaces: ['acme/alice'], rate_limit_per_minute: 0 }, 'unlimited'],
+        [{ namespaces: ['acme/alice'], rate_limit_per_minute: 501 }, '500'],
+      ] as const) {
+        const res = await acme.post('/api/tokens').send(body);
+        expect({ body, status: res.status }).toEqual({ body, status: 403 });
+        expect(res.body.error).toContain(named);
+      }
+      expect((await ids(admin)).length).toBe(before);
+    });
+
+    it("sees, changes, revokes and deletes only tokens inside its binding: another tenant's is absent (404)", async () => {
+      const alice = (
+        await acme
+          .post('/api/tokens')
+          .send({ name: 'alice 2', namespaces: ['acme/alice'] })
+          .expect(201)
+      ).body.token.id as string;
+      const listed = await ids(acme);
+      expect(listed).toEqual(expect.arrayContaining([acmeId, alice]));
+      expect(listed).not.toContain(otherId);
+      expect((await admin.get('/api/tokens').expect(200)).body.tokens.map((x: { id: string }) => x.id)).toEqual(expect.arrayContaining([otherId, alice]));
+      expect((await acme.patch(`/api/tokens/${otherId}`).send({ name: 'mine now' }).expect(404)).body).toEqual(NOT_FOUND);
+      expect((await acme.post(`/api/tokens/${otherId}/revoke`).expect(404)).body).toEqual(NOT_FOUND);
+      expect((await acme.delete(`/api/tokens/${otherId}`).expect(404)).body).toEqual(NOT_FOUND);
+      const other = (await admin.get('/api/tokens')).body.tokens.find((x: { id: string }) => x.id === otherId);
+      expect(other).toMatchObject({ name: 'other tenant', status: 'active' });
+      // Its own: changed only into a token it could mint.
+      expect(
+        (
+          await acme
+            .patch(`/api/tokens/${alice}`)
+            .send({ namespaces: ['other'] })
+            .expect(403)
+        ).body.error,
+      ).toContain('other');
+      expect(
+        (
+          await acme
+            .patch(`/api/tokens/${alice}`)
+            .send({ scopes: ['memory:delete'] })
+            .expect(403)
+        ).body.error,
+      ).toContain('memory:delete');
+      await acme
+        .patch(`/api/tokens/${alice}`)
+        .send({ name: 'alice renamed', namespaces: ['acme/alice', 'acme/shared'] })
+        .expect(200);
+      expect((await acme.post(`/api/tokens/${alice}/revoke`).expect(200)).body.token.status).toBe('revoked');
+      await acme.delete(`/api/tokens/${alice}`).expect(200);
+      expect(await ids(admin)).not.toContain(alice);
+    });
+
+    it('a manager that expires mints no token that outlives it (403; by default the token expires with it)', async () => {
+      const manager = await create({ scopes: ['memory:read', 'tokens:manage'], namespaces: ['acme/*'], expires_in_days: 7 });
+      const m = as(manager.plaintext);
+      const made = await m
+        .post('/api/tokens')
+        .send({ namespaces: ['acme/alice'] })
+        .expect(201);
+      expect(made.body.token.expires_at).toBe(manager.token.expires_at);
+      await m
+        .post('/api/tokens')
+        .send({ namespaces: ['acme/alice'], expires_in_days: 1 })
+        .expect(201);
+      expect(
+        (
+          await m
+            .post('/api/tokens')
+            .send({ namespaces: ['acme/alice'], expires_in_days: 30 })
+            .expect(403)
+        ).body.error,
+      ).toContain('outlive');
+      expect((await m.patch(`/api/tokens/${made.body.token.id}`).send({ clear_expiry: true }).expect(403)).body.error).toContain('outlive');
+    });
+
+    it('a token without tokens:manage gets 403 naming the scope on every token route', async () => {
+      const plain = as((await create({ preset: 'full', namespaces: ['*'] })).plaintext);
+      for (const res of [
+        await plain.get('/api/tokens'),
+        await plain.post('/api/tokens').send({}),
+        await plain.patch(`/api/tokens/${otherId}`).send({}),
+        await plain.post(`/api/tokens/${otherId}/revoke`),
+        await plain.delete(`/api/tokens/${otherId}`),
+      ]) {
+        expect(res.status).toBe(403);
+        expect(res.body.error).toContain('tokens:manage');
+      }
     });
   });
 

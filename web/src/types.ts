@@ -2,7 +2,7 @@
 
 export const MEMORY_TYPES = ['note', 'fact', 'decision', 'task', 'preference', 'reference', 'code', 'conversation'] as const;
 export const MEMORY_SCOPES = ['global', 'project', 'agent', 'user'] as const;
-export const TOKEN_SCOPES = ['memory:read', 'memory:write', 'memory:delete', 'metrics:read'] as const;
+export const TOKEN_SCOPES = ['memory:read', 'memory:write', 'memory:delete', 'metrics:read', 'tokens:manage'] as const;
 /** Audit log actions: the server's own list. */
 export { AUDIT_ACTIONS } from '../../src/audit/audit-actions';
 export const TOKEN_PRESETS: Record<string, string[]> = {
@@ -94,6 +94,8 @@ export interface TokenRecord {
   name: string;
   prefix: string;
   scopes: string[];
+  /** Namespaces the token works in (issue 43): names, prefixes `p/*`, or `*`. */
+  namespaces: string[];
   status: 'active' | 'revoked' | 'expired';
   created_at: string;
   expires_at: number | null;

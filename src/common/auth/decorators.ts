@@ -53,6 +53,22 @@ export const RequireScopes = (...scopes: Scope[]) =>
     ApiForbiddenResponse({ description: `Token lacks scope ${scopes.join(', ')} or the client address is not allowed` }),
   );
 
+/**
+ * The token routes (issue 43, decision 0105): a signed-in admin (every token) or a token with
+ * `tokens:manage` (only tokens inside its own namespaces, granting only what it holds; the service
+ * enforces that). A scopes rule, so the guard's 403 names the missing scope.
+ */
+export const TokenManagers = () =>
+  applyDecorators(
+    SetMetadata(ACCESS_KEY, { kind: 'scopes', scopes: ['tokens:manage'] } satisfies AccessRule),
+    ApiBearerAuth('bearer'),
+    ApiCookieAuth('session'),
+    ApiUnauthorizedResponse({ description: 'Not signed in, or a missing, invalid, expired or revoked token' }),
+    ApiForbiddenResponse({
+      description: 'Token lacks scope tokens:manage, or asks for namespaces outside its own, scopes it does not hold, a rate limit above its own or a later expiry (the answer names which)',
+    }),
+  );
+
 /** GET /metrics: a signed-in admin, a token with `metrics:read`, or a client address in MEMSTORE_METRICS_ALLOWED_IPS. */
 export const MetricsAccess = () =>
   applyDecorators(

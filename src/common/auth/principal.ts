@@ -1,6 +1,7 @@
 import 'express-session';
 
-export const SCOPES = ['memory:read', 'memory:write', 'memory:delete', 'metrics:read'] as const;
+/** `tokens:manage` (issue 43): create, list, change and revoke tokens inside the token's own namespaces and scopes. */
+export const SCOPES = ['memory:read', 'memory:write', 'memory:delete', 'metrics:read', 'tokens:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export interface AdminPrincipal {

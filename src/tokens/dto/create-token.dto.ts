@@ -54,7 +54,8 @@ export class CreateTokenDto {
     type: [String],
     nullable: true,
     example: ['acme/alice'],
-    description: 'Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all). Default on create: ["default"]',
+    description:
+      'Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all, admin only). Default on create: ["default"] (by a tokens:manage token: its own). A tokens:manage token may grant only namespaces inside its own',
   })
   @IsOptional()
   @IsString({ each: true, message: 'Input should be a valid string' })
@@ -116,7 +117,8 @@ export class UpdateTokenDto {
     type: [String],
     nullable: true,
     example: ['acme/alice'],
-    description: 'Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all). Default on create: ["default"]',
+    description:
+      'Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all, admin only). Default on create: ["default"] (by a tokens:manage token: its own). A tokens:manage token may grant only namespaces inside its own',
   })
   @IsOptional()
   @IsString({ each: true, message: 'Input should be a valid string' })

@@ -6,7 +6,19 @@ const SCOPE_HELP: Record<string, string> = {
   'memory:read': 'list, search, fetch, download, stats',
   'memory:write': 'create and edit',
   'memory:delete': 'delete and bulk-delete',
+  'metrics:read': 'Prometheus metrics',
+  'tokens:manage': 'create and revoke tokens inside its own namespaces',
 };
+
+/** A namespace binding as typed: comma- or space-separated entries (names, `acme/*`, `*`). */
+function parseNamespaces(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+const NAMESPACES_HELP = 'Comma-separated: names (acme/alice), prefixes (acme/*) or * for all.';
 
 function statusBadge(t: TokenRecord): HTMLElement {
   return badge(t.status, t.status === 'active' ? 'ok' : t.status === 'revoked' ? 'bad' : 'warn');
@@ -86,6 +98,7 @@ function createForm(onCreated: (token: TokenRecord, plaintext: string) => void):
   });
   const ips = h('textarea', { name: 'allowed_ips', rows: '2', placeholder: 'any address', spellcheck: 'false', autocapitalize: 'off' });
   const rate = h('input', { type: 'number', name: 'rate_limit_per_minute', min: '0', step: '1', inputmode: 'numeric', placeholder: 'service default' });
+  const namespaces = h('input', { name: 'namespaces', value: 'default', autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' });
   const msg = h('div', { 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Create token');
   const form = h(
@@ -97,6 +110,7 @@ function createForm(onCreated: (token: TokenRecord, plaintext: string) => void):
       { class: 'form-grid' },
       field('Name', name, 'So you can tell tokens apart.'),
       field('Access', preset),
+      field('Namespaces', namespaces, NAMESPACES_HELP),
       field('Expiry', expiry),
       dateField,
       field('Rate limit (requests per minute)', rate, 'Empty: the service default (600). 0: unlimited, for bulk tools such as imports and benchmarks.'),
@@ -118,6 +132,13 @@ function createForm(onCreated: (token: TokenRecord, plaintext: string) => void):
       }
       body.scopes = s;
     } else body.preset = preset.value;
+    const ns = parseNamespaces(namespaces.value);
+    if (!ns.length) {
+      msg.appendChild(errorBox('Name at least one namespace (default: default).'));
+      namespaces.focus();
+      return;
+    }
+    body.namespaces = ns;
     if (expiry.value === 'date') {
       const at = dateToEpoch(date.value);
       if (!at) {
@@ -134,6 +155,7 @@ function createForm(onCreated: (token: TokenRecord, plaintext: string) => void):
     try {
       const r = await post<{ token: TokenRecord; plaintext: string }>('/api/tokens', body);
       form.reset();
+      namespaces.value = 'default';
       expiry.value = '90';
       scopes.el.hidden = true;
       dateField.hidden = true;
@@ -169,7 +191,7 @@ function secretPanel(token: TokenRecord, plaintext: string, onDone: () => void):
       out,
       copyButton(() => plaintext, 'Copy secret'),
     ),
-    h('p', { class: 'muted' }, 'Send it as ', h('code', null, 'Authorization: Bearer <token>'), '. Scopes: ', token.scopes.join(', '), '.'),
+    h('p', { class: 'muted' }, 'Send it as ', h('code', null, 'Authorization: Bearer <token>'), '. Scopes: ', token.scopes.join(', '), '. Namespaces: ', token.namespaces.join(', '), '.'),
     h('div', { class: 'form-actions' }, done),
   );
   return panel;
@@ -194,12 +216,14 @@ async function editToken(t: TokenRecord): Promise<boolean> {
   const ips = h('textarea', { rows: '2', spellcheck: 'false', placeholder: 'any address' });
   ips.value = (t.allowed_ips ?? []).join('\n');
   const rate = h('input', { type: 'number', min: '0', step: '1', inputmode: 'numeric', value: String(t.rate_limit_per_minute) });
+  const namespaces = h('input', { value: t.namespaces.join(', '), autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' });
   const msg = h('div', { 'aria-live': 'polite' });
   const result = await openDialog(
     `Edit token ${t.prefix}`,
     [
       field('Name', name),
       scopes.el,
+      field('Namespaces', namespaces, NAMESPACES_HELP),
       field('Expiry', expiry),
       dateField,
       field('Allowed IP addresses', ips, 'Addresses or CIDR ranges; empty means any address.'),
@@ -220,6 +244,12 @@ async function editToken(t: TokenRecord): Promise<boolean> {
         return false;
       }
       body.scopes = s;
+      const ns = parseNamespaces(namespaces.value);
+      if (!ns.length) {
+        msg.appendChild(errorBox('Name at least one namespace.'));
+        return false;
+      }
+      body.namespaces = ns;
       if (expiry.value === 'never') body.clear_expiry = true;
       if (expiry.value === 'date') {
         const at = dateToEpoch(date.value);
@@ -289,6 +319,11 @@ function tokenRow(t: TokenRecord, refresh: () => void): HTMLElement {
         t.scopes.map((s) => h('span', { class: 'chip' }, s)),
       ),
     ),
+    h(
+      'td',
+      { 'data-label': 'Namespaces', class: 'token-namespaces' },
+      (t.namespaces ?? []).map((n) => h('code', { class: 'ip' }, n)),
+    ),
     h('td', { 'data-label': 'Expires' }, t.expires_at ? h('span', { title: new Date(t.expires_at * 1000).toISOString() }, formatEpoch(t.expires_at)) : h('span', { class: 'muted' }, 'Never')),
     h('td', { 'data-label': 'Allowed IPs' }, t.allowed_ips?.length ? t.allowed_ips.map((ip) => h('code', { class: 'ip' }, ip)) : h('span', { class: 'muted' }, 'Any')),
     h(
@@ -320,7 +355,7 @@ export const tokensTab: Tab = {
           list.appendChild(h('p', { class: 'empty' }, 'No tokens yet. Create one above and give it to your agent.'));
           return;
         }
-        const header = ['Token', 'Status', 'Scopes', 'Expires', 'Allowed IPs', 'Rate limit', 'Last used', 'Created'].map((c) => h('th', { scope: 'col' }, c));
+        const header = ['Token', 'Status', 'Scopes', 'Namespaces', 'Expires', 'Allowed IPs', 'Rate limit', 'Last used', 'Created'].map((c) => h('th', { scope: 'col' }, c));
         const table = h(
           'table',
           { class: 'table tokens-table' },
