@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = [
   'memory.bulk_delete',
   'memory.import',
   'memory.restore',
+  'namespace.purge',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -16,6 +16,7 @@ export const AUDIT_ACTIONS = [
   'memory.bulk_delete',
   'memory.import',
   'memory.restore',
+  'namespace.purge',
 ] as const;
 export const TOKEN_PRESETS: Record<string, string[]> = {
   'read-only': ['memory:read'],
