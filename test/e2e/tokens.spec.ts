@@ -10,7 +10,21 @@ const NOT_FOUND = { ok: false, error: 'Token not found' };
 const MISSING_ID = '0123456789abcdef';
 const A_MEMORY_ID = 'ffffffffffffffffffffffff';
 const TOKEN_RE = /^mem_tok_([0-9a-f]{16})_([A-Za-z0-9_-]{43,})$/;
-const RECORD_KEYS = ['allowed_ips', 'created_at', 'expires_at', 'id', 'last_used_at', 'name', 'namespaces', 'prefix', 'rate_limit_per_minute', 'recent_requests_per_minute', 'revoked_at', 'scopes', 'status'];
+const RECORD_KEYS = [
+  'allowed_ips',
+  'created_at',
+  'expires_at',
+  'id',
+  'last_used_at',
+  'name',
+  'namespaces',
+  'prefix',
+  'rate_limit_per_minute',
+  'recent_requests_per_minute',
+  'revoked_at',
+  'scopes',
+  'status',
+];
 
 async function sessionCookieFor(app: TestApp): Promise<string> {
   const res = await request(app.http).post('/api/login').send({ username: app.cfg.adminUsername, password: ADMIN_PASSWORD }).expect(200);
