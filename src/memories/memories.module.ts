@@ -1,3 +1,4 @@
+import { NamespacesController } from '../namespaces/namespaces.controller';
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { FilesController } from './files.controller';
@@ -9,7 +10,7 @@ import { WriteSweeper } from './write-sweeper.service';
 /** The memory API (spec §4, CONTRACT §3) over the MemoryIndex and ObjectStore ports. */
 @Module({
   imports: [AuditModule], // @Audited on delete and bulk delete (also when the CLI builds this module without AppModule)
-  controllers: [MemoriesController, FilesController],
+  controllers: [MemoriesController, FilesController, NamespacesController],
   providers: [MemoriesService, ReindexService, WriteSweeper],
   exports: [MemoriesService, ReindexService, WriteSweeper],
 })

@@ -68,6 +68,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       const m = res.body.memory;
       expect(m).toEqual({
         id: expect.stringMatching(/^[0-9a-f]{24}$/),
+        namespace: 'default',
         title: null,
         type: 'note',
         scope: 'global',
@@ -450,7 +451,7 @@ describe.each(testBackends())('memories API on $name', (backend) => {
       expect(b.rows.map((r: { id: string }) => r.id)).toEqual(newest().slice(0, 20));
       expect(typeof b.next_cursor).toBe('string');
       const row = b.rows[0];
-      expect(Object.keys(row).sort()).toEqual(['agent', 'created_at', 'id', 'project', 'scope', 'snippet', 'tags', 'title', 'type', 'updated_at', 'version']);
+      expect(Object.keys(row).sort()).toEqual(['agent', 'created_at', 'id', 'namespace', 'project', 'scope', 'snippet', 'tags', 'title', 'type', 'updated_at', 'version']);
       expect(row.snippet.length).toBeLessThanOrEqual(201);
       expect(row.snippet.startsWith('List item number 24')).toBe(true);
     });

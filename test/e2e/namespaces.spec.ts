@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
 import { testBackends } from '../support/backends';
+import { ObjectStore } from '../../src/backends/ports/object-store.port';
 import { binaryParser, makeZip, unzip } from '../support/zip';
 
 jest.setTimeout(120_000);
@@ -173,6 +174,27 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
     const admin = await adminAgent(t);
     expect((await admin.get(`/api/memories?namespace=acme/b`).expect(200)).body.rows.map((r: { id: string }) => r.id)).toEqual([secret.id]);
     await admin.get(`/api/memories/${secret.id}`).expect(404);
+  });
+
+  it('purge: deletes a namespace (or a project in it), resumable, with a receipt in the audit log; nothing left in the index or the object store', async () => {
+    const C = (r: request.Test) => r.set('X-Memory-Namespace', 'acme/c');
+    const ids: string[] = [];
+    for (const body of [{ content: 'c one', project: 'p' }, { content: 'c two' }, { content: 'c three' }]) ids.push((await C(acme.post('/api/memories', body)).expect(201)).body.memory.id);
+    await C(acme.patch(`/api/memories/${ids[1]}`, { content: 'c two, edited' })).expect(200);
+    await acme.post('/api/namespaces/purge', {}).expect(400); // ambiguous
+    await star.post('/api/namespaces/purge', {}).expect(400); // resolvable to default, but a purge must name its namespace
+    await A.post('/api/namespaces/purge', { namespace: 'acme/c' }).expect(403);
+    expect((await C(acme.post('/api/namespaces/purge', { project: 'p' })).expect(200)).body).toMatchObject({ namespace: 'acme/c', deleted: 1 });
+    expect((await C(acme.post('/api/namespaces/purge', {})).expect(200)).body).toMatchObject({ namespace: 'acme/c', deleted: 2 });
+    expect((await C(acme.post('/api/namespaces/purge', {})).expect(200)).body.deleted).toBe(0); // again: nothing left
+    expect((await C(acme.get('/api/memories')).expect(200)).body.total).toBe(0);
+    for (const id of ids) await C(acme.get(`/api/memories/${id}/versions`)).expect(404);
+    const left: string[] = [];
+    for await (const key of t.app.get(ObjectStore).list('ns/acme/c/')) left.push(key);
+    expect(left).toEqual([]);
+    const audit = await (await adminAgent(t)).get('/api/audit?action=namespace.purge').expect(200);
+    expect(audit.body.entries[0]).toMatchObject({ action: 'namespace.purge', target: 'acme/c' });
+    expect((await B.get(`/api/memories/${secret.id}`).expect(200)).body.memory.version).toBe(2);
   });
 
   it('MCP: every tool, resource and prompt of A stays in acme/a', async () => {

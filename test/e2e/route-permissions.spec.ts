@@ -60,6 +60,8 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   ['GET', '/api/memories/{}/versions/{}', 'scopes:memory:read'],
   ['POST', '/api/memories/{}/versions/{}/restore', 'scopes:memory:write'],
   ['GET', '/api/stats', 'scopes:memory:read'],
+  // issue 43: delete every memory of the chosen namespace (it must be named explicitly)
+  ['POST', '/api/namespaces/purge', 'scopes:memory:delete'],
   // remote MCP endpoint: any valid Bearer token (never the admin session); each tool checks its scope
   ['POST', '/mcp', 'token'],
   ['ALL', '/mcp', 'public'], // every other method: 405 (stateless endpoint, no SSE stream or session)

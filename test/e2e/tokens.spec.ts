@@ -74,7 +74,7 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
         name: 'ci agent',
         prefix: `mem_tok_${m![1]}`,
         scopes: ['memory:read', 'memory:write'],
-        namespaces: ['default'],
+        namespaces: ['default'], // issue 43: a token the admin binds to nothing works in default
         status: 'active',
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         expires_at: null,
