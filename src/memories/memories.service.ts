@@ -434,8 +434,9 @@ export class MemoriesService {
       });
       const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
       const found = res.rows.map((r, i) => ({ ...r, explain: res.explains?.[i] }));
-      // The newer of two near-duplicate hits first (decision 0131); keyword mode keeps its order.
-      const rows = (mode === 'keyword' ? found : recencyPrior(found)).map(({ explain, ...r }) => (q.explain && explain ? { ...mapRow(r), explain } : mapRow(r)));
+      // The newer of two near-duplicate hits first (decision 0131); keyword mode keeps its order, and
+      // a question that names a time asks about that time, so its date preference decides instead.
+      const rows = (mode === 'keyword' || time?.range ? found : recencyPrior(found)).map(({ explain, ...r }) => (q.explain && explain ? { ...mapRow(r), explain } : mapRow(r)));
       return { ...this.page('search', rows, res.total, limit, offset, null, hasNext), search_mode: mode };
     }
 

@@ -91,7 +91,26 @@ describe.each(testBackends())('MCP endpoint on $name', (backend) => {
       expect(byName.delete_memory.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       expect(byName.search_memories.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
       const searchProps = byName.search_memories.inputSchema.properties as Record<string, { description?: string; enum?: string[] }>;
-      expect(Object.keys(searchProps).sort()).toEqual(['agent', 'as_of', 'cursor', 'days', 'include_superseded', 'limit', 'mode', 'namespace', 'page', 'project', 'q', 'query_date', 'scope', 'since', 'tags', 'type']);
+      expect(Object.keys(searchProps).sort()).toEqual([
+        'agent',
+        'as_of',
+        'cursor',
+        'days',
+        'explain',
+        'include_superseded',
+        'limit',
+        'min_score',
+        'mode',
+        'namespace',
+        'page',
+        'project',
+        'q',
+        'query_date',
+        'scope',
+        'since',
+        'tags',
+        'type',
+      ]);
       expect(searchProps.query_date.description).toMatch(/last week/);
       expect(Object.keys(byName.recall_context.inputSchema.properties as object)).toContain('query_date');
       expect(searchProps.type.enum).toContain('decision');

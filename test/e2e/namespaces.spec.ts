@@ -112,12 +112,13 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
     await A.delete(`/api/memories/${id}`).expect(404);
     expect((await A.post('/api/memories/bulk-delete', { ids: [id] }).expect(200)).body).toMatchObject({ deleted: 0, missing: [id] });
 
+    // min_score 0: every candidate the search has, however weak, so no relevance floor hides a leak.
     for (const mode of ['keyword', 'semantic', 'hybrid']) {
-      const found = (await A.get(`/api/memories?${new URLSearchParams({ q: `${WORD} payroll export friday`, mode })}`).expect(200)).body;
+      const found = (await A.get(`/api/memories?${new URLSearchParams({ q: `${WORD} payroll export friday`, mode, min_score: '0' })}`).expect(200)).body;
       expect({ mode, ids: found.rows.map((r: { id: string }) => r.id) }).toEqual({ mode, ids: [mine.id] });
       expect(found.total).toBe(1);
       // The same query from B finds B's memory: the search itself works.
-      const theirs = (await B.get(`/api/memories?${new URLSearchParams({ q: `${WORD} payroll export friday`, mode })}`).expect(200)).body;
+      const theirs = (await B.get(`/api/memories?${new URLSearchParams({ q: `${WORD} payroll export friday`, mode, min_score: '0' })}`).expect(200)).body;
       expect(theirs.rows.map((r: { id: string }) => r.id)).toEqual([id]);
     }
     expect((await A.get('/api/memories?project=fin').expect(200)).body.rows.map((r: { id: string }) => r.id)).toEqual([mine.id]);
@@ -210,7 +211,7 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
       expect({ name, isError: r.isError }).toEqual({ name, isError: true });
     }
     for (const mode of ['keyword', 'semantic', 'hybrid'] as const) {
-      const s = await a.callTool({ name: 'search_memories', arguments: { q: `${WORD} payroll export friday`, mode } });
+      const s = await a.callTool({ name: 'search_memories', arguments: { q: `${WORD} payroll export friday`, mode, min_score: 0 } });
       expect((s.structuredContent as { rows: Array<{ id: string }> }).rows.map((r) => r.id)).toEqual([mine.id]);
     }
     expect(text((await a.callTool({ name: 'list_recent', arguments: {} })).structuredContent)).not.toContain(id);
