@@ -5,6 +5,7 @@
  * on the same database are seen; filters hold; a new vector space starts afresh; a serving
  * instance loads the copy when it connects.
  */
+import { rankCandidates } from '../../src/memories/search/relevance';
 import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
 import { fromVector } from '../../src/backends/mongodb/mongo-vector-codec';
 import type { MemoryDoc, MemoryFilter } from '../../src/backends/ports/memory.model';
@@ -58,8 +59,11 @@ if (uri)
       }
     }
 
-    const search = (db: MongoDocumentDatabase, vector: Float32Array, limit = 5, filter: MemoryFilter = {}, key = KEY) =>
-      db.memories.search({ text: 'anything', filter, limit, offset: 0, mode: 'semantic', vector, vectorKey: key });
+    /** A semantic search's page: the adapter's candidates, ranked above it as the service does (no floor). */
+    const search = async (db: MongoDocumentDatabase, vector: Float32Array, limit = 5, filter: MemoryFilter = {}, key = KEY) => {
+      const res = await db.memories.search({ text: 'anything', filter, limit, offset: 0, mode: 'semantic', vector, vectorKey: key });
+      return { rows: (await rankCandidates(res.candidates ?? { list: [], docs: 0, df: [] }, { mode: 'semantic', text: 'anything', floor: 0 })).slice(0, limit).map((r) => r.row) };
+    };
 
     beforeEach(async () => {
       dbName = freshDatabaseName();
