@@ -149,9 +149,10 @@ if (uri)
       expect(await ids({ project: 'mine', tags: ['y'] })).toEqual([3, 4].map((n) => doc(n).id));
       expect(await ids({ project: 'nobody' })).toEqual([]);
       expect((await a.memories.similar(axis(4), KEY, 1, { project: 'mine' })).map((s) => s.id)).toEqual([doc(3).id]);
-      // Hard phrase filter: only memories whose text has the phrase.
+      // A quoted phrase no longer filters a semantic search (decision 0120): every candidate comes back, the phrase's memory among them.
       const page = await a.memories.search({ text: '"note 4"', filter: {}, limit: 10, offset: 0, mode: 'semantic', vector: axis(4), vectorKey: KEY });
-      expect(page.rows.map((r) => r.id)).toEqual([doc(4).id]);
+      expect(page.candidates?.list.map((c) => c.row.id).sort()).toEqual([1, 2, 3, 4, 5].map((n) => doc(n).id).sort());
+      expect(page.candidates?.list.find((c) => c.row.id === doc(4).id)?.phrases).toEqual([0]);
     });
 
     it('a serving instance (preloadVectors) holds the space’s vectors once connected, before any search; others load them on their first vector search', async () => {
