@@ -5,6 +5,7 @@
  * on the same database are seen; filters hold; a new vector space starts afresh; a serving
  * instance loads the copy when it connects.
  */
+import { rankCandidates } from '../../src/memories/search/relevance';
 import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
 import { fromVector } from '../../src/backends/mongodb/mongo-vector-codec';
 import type { MemoryDoc, MemoryFilter } from '../../src/backends/ports/memory.model';
@@ -58,8 +59,11 @@ if (uri)
       }
     }
 
-    const search = (db: MongoDocumentDatabase, vector: Float32Array, limit = 5, filter: Omit<MemoryFilter, 'namespace'> = {}, key = KEY) =>
-      db.memories.search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit, offset: 0, mode: 'semantic', vector, vectorKey: key });
+    /** A semantic search's page: the adapter's candidates, ranked above it as the service does (no floor). */
+    const search = async (db: MongoDocumentDatabase, vector: Float32Array, limit = 5, filter: Omit<MemoryFilter, 'namespace'> = {}, key = KEY) => {
+      const res = await db.memories.search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit, offset: 0, mode: 'semantic', vector, vectorKey: key });
+      return { rows: (await rankCandidates(res.candidates ?? { list: [], docs: 0, df: [] }, { mode: 'semantic', text: 'anything', floor: 0 })).slice(0, limit).map((r) => r.row) };
+    };
 
     beforeEach(async () => {
       dbName = freshDatabaseName();
@@ -145,9 +149,10 @@ if (uri)
       expect(await ids({ project: 'mine', tags: ['y'] })).toEqual([3, 4].map((n) => doc(n).id));
       expect(await ids({ project: 'nobody' })).toEqual([]);
       expect((await a.memories.similar(axis(4), KEY, 1, { namespace: 'default', project: 'mine' })).map((s) => s.id)).toEqual([doc(3).id]);
-      // Hard phrase filter: only memories whose text has the phrase.
+      // A quoted phrase no longer filters a semantic search (decision 0120): every candidate comes back, the phrase's memory among them.
       const page = await a.memories.search({ text: '"note 4"', filter: { namespace: 'default' }, limit: 10, offset: 0, mode: 'semantic', vector: axis(4), vectorKey: KEY });
-      expect(page.rows.map((r) => r.id)).toEqual([doc(4).id]);
+      expect(page.candidates?.list.map((c) => c.row.id).sort()).toEqual([1, 2, 3, 4, 5].map((n) => doc(n).id).sort());
+      expect(page.candidates?.list.find((c) => c.row.id === doc(4).id)?.phrases).toEqual([0]);
     });
 
     it('a serving instance (preloadVectors) holds the space’s vectors once connected, before any search; others load them on their first vector search', async () => {

@@ -132,7 +132,7 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       const res = await explained('quintessa payment', { project: TRUST, min_score: '0' });
       expect(res[0].id).toBe(trust.quintessa);
       expect(res[0].explain.matched_words).toContain('quintessa');
-      expect(res.filter((r) => r.explain.matched_words.length === 0).length).toBeGreaterThan(1);
+      expect(res.filter((r) => r.explain.matched_words.length === 0).length).toBeGreaterThan(0);
       expect((await search('quintessa payment', { project: TRUST })).rows[0].id).toBe(trust.quintessa);
     });
 

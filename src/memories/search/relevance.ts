@@ -106,7 +106,7 @@ export function keywordSignal(c: Pick<SearchCandidate, 'words' | 'phrases'>, idf
 
 /**
  * Ranks a semantic or hybrid search's candidates: every one scored, those at or above `floor`
- * kept, best first (ties: the newer memory first).
+ * kept, best first (ties, as between cosines beyond COSINE_ONE: the higher cosine, then the newer memory).
  */
 export async function rankCandidates(set: SearchCandidates, opts: { mode: 'semantic' | 'hybrid'; text: string; floor: number; hooks?: RankingHooks }): Promise<RankedRow[]> {
   const { mode, floor, hooks } = opts;
@@ -160,7 +160,10 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
     }
   }
   const order = (a: { score: number; rankOnly: number; c: SearchCandidate }, b: { score: number; rankOnly: number; c: SearchCandidate }) =>
-    b.score + b.rankOnly - (a.score + a.rankOnly) || b.c.row.createdAt.getTime() - a.c.row.createdAt.getTime() || (a.c.row.id < b.c.row.id ? -1 : 1);
+    b.score + b.rankOnly - (a.score + a.rankOnly) ||
+    (b.c.cosine ?? -1) - (a.c.cosine ?? -1) ||
+    b.c.row.createdAt.getTime() - a.c.row.createdAt.getTime() ||
+    (a.c.row.id < b.c.row.id ? -1 : 1);
   out.sort(order);
   if (hooks?.rescore && out.length > 0) {
     const top = out.slice(0, hooks.rescore.topN);
