@@ -225,7 +225,9 @@ async function main() {
         idToDia.set(r.memory.id, `${s.sample_id}/${t.dia_id}`);
         stored++;
       }
-      const lastSession = turns.reduce((a, t) => (t.at && (!a || t.at > a) ? t.at : a), null);
+      /** @type {Date | null} */
+      let lastSession = null;
+      for (const t of turns) if (t.at && (!lastSession || t.at > lastSession)) lastSession = t.at;
       const known = new Set(turns.map((t) => t.dia_id));
       for (const q of s.qa) {
         if (![1, 2, 3, 4].includes(Number(q.category))) continue;
