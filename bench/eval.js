@@ -26,6 +26,8 @@
  *   node bench/eval.js --sets lme --lme all --modes keyword      # keyword only: no vectors, a few minutes
  *   node bench/eval.js --sets lme --lme-ids e493bb7c,852ce960    # chosen questions
  *   node bench/eval.js --query-date              # pass question_date as query_date (when the build declares it)
+ *   node bench/eval.js --sets locomo --dated --query-date   # LoCoMo turns imported with their session times, each
+ *                                   # question asked with query_date = its conversation's last session
  *   node bench/eval.js --sets lme --lme-score bench/results/lme-progress-….jsonl   # score the questions a cut-short run finished
  *   node bench/eval.js --eval-dir /path/to/eval  # the two dev files from another directory (default ../shared/eval)
  *   node bench/eval.js --data other.json         # another LoCoMo file of the same format
@@ -40,7 +42,7 @@ const path = require('node:path');
 const { expectStatus: expect } = require('./lib/http');
 const { evalMarkdown, gitDescribe, writeResults, RESULTS } = require('./lib/results');
 const { request, startService, waitForEmbeddings, search } = require('./lib/service');
-const { runLme } = require('./lib/lme');
+const { runLme, importLines } = require('./lib/lme');
 
 const ROOT = path.resolve(__dirname, '..');
 const SETS = ['locomo', 'lme'];
@@ -82,6 +84,7 @@ function args(argv) {
         .map((f) => path.resolve(f));
     else if (a === '--absent') o.absent = path.resolve(v());
     else if (a === '--query-date') o.queryDate = true;
+    else if (a === '--dated') o.dated = true;
     else if (a === '--modes') o.modes = v().split(',');
     else if (a === '--concurrency') o.concurrency = Number(v());
     else if (a === '--url') o.url = v().replace(/\/+$/, '');
@@ -115,12 +118,21 @@ function turnsOf(sample) {
     const session = c[`session_${n}`];
     if (!Array.isArray(session)) continue;
     const date = c[`session_${n}_date_time`] ?? `session ${n}`;
-    for (const t of session) {
+    session.forEach((t, i) => {
       const content = `${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`;
-      turns.push({ dia_id: t.dia_id, body: { title: `${date} — ${t.speaker}`, content, tags: [t.dia_id], type: 'conversation', project: sample.sample_id } });
-    }
+      turns.push({ dia_id: t.dia_id, at: sessionTime(date, i), body: { title: `${date} — ${t.speaker}`, content, tags: [t.dia_id], type: 'conversation', project: sample.sample_id } });
+    });
   }
   return turns;
+}
+
+/** "1:56 pm on 8 May, 2023" (LoCoMo's session dates, read as UTC) plus `i` half minutes: the turn's time (--dated); null when unreadable. */
+function sessionTime(date, i) {
+  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(String(date));
+  if (!m) return null;
+  const month = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'].indexOf(m[5].slice(0, 3).toLowerCase());
+  const hour = (Number(m[1]) % 12) + (m[3].toLowerCase() === 'pm' ? 12 : 0);
+  return month < 0 ? null : new Date(Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2])) + i * 30_000);
 }
 
 async function pool(items, n, fn) {
@@ -179,17 +191,27 @@ async function runLocomo(o, log) {
     // matches first, so writes in flight together would change vectors and ranks from run to run.
     for (const s of samples) {
       const turns = turnsOf(s);
-      for (const t of turns) {
+      if (o.dated) {
+        // --dated: the turns imported with their session times, and each question asked on the conversation's last day.
+        const lines = turns.map((t) => JSON.stringify({ ...t.body, ...(t.at ? { created_at: t.at.toISOString(), updated_at: t.at.toISOString() } : {}) })).join('\n');
+        const ids = await importLines(svc.base, auth, `${s.sample_id}.jsonl`, `${lines}\n`, 'created');
+        turns.forEach((t, i) => idToDia.set(ids[i], `${s.sample_id}/${t.dia_id}`));
+        stored += turns.length;
+      }
+      for (const t of o.dated ? [] : turns) {
         const r = expect(await request(svc.base, 'POST', '/api/memories', { headers: auth, body: t.body }), 201, `store ${s.sample_id} ${t.dia_id}`);
         idToDia.set(r.memory.id, `${s.sample_id}/${t.dia_id}`);
         stored++;
       }
+      /** @type {Date | null} */
+      let lastSession = null;
+      for (const t of turns) if (t.at && (!lastSession || t.at > lastSession)) lastSession = t.at;
       const known = new Set(turns.map((t) => t.dia_id));
       for (const q of s.qa) {
         if (![1, 2, 3, 4].includes(Number(q.category))) continue;
         const evidence = normaliseEvidence(q.evidence ?? [], known).map((d) => `${s.sample_id}/${d}`);
         if (evidence.length === 0) continue;
-        questions.push({ sample: s.sample_id, q: q.question, category: Number(q.category), evidence });
+        questions.push({ sample: s.sample_id, q: q.question, category: Number(q.category), evidence, date: o.dated && o.queryDate && lastSession ? lastSession.toISOString() : undefined });
       }
     }
     log(`stored ${stored} turns in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${questions.length} questions (categories 1-4 with evidence)`);
@@ -203,7 +225,7 @@ async function runLocomo(o, log) {
     for (const mode of o.modes) {
       const per = [];
       await pool(questions, o.concurrency, async (q, i) => {
-        const { body } = await search(svc.base, auth, { q: q.q, project: q.sample, limit: '10', mode });
+        const { body } = await search(svc.base, auth, { q: q.q, project: q.sample, limit: '10', mode, ...(q.date ? { query_date: q.date } : {}) });
         const got = body.rows.map((r) => idToDia.get(r.id));
         per[i] = { q, got, ran: body.search_mode ?? 'keyword' };
       });

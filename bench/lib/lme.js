@@ -370,4 +370,4 @@ async function runLme(o, log) {
   };
 }
 
-module.exports = { runLme, pick, load, haystack, score, TYPES };
+module.exports = { runLme, importLines, pick, load, haystack, score, TYPES };
