@@ -231,6 +231,22 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     }
   });
 
+  it('ranks imported near-duplicates by their original dates: the later statement first, whatever its text', async () => {
+    // The same two texts in two projects with their dates swapped: whichever text ranks first on its own, one project has the older one there.
+    const texts = ['The painting Ethereal Dreams hangs in the living room now.', 'The painting Ethereal Dreams hangs in the hallway now.'];
+    const dates = ['2023-10-30T16:38:00.000Z', '2023-07-11T09:13:00.000Z'];
+    const lines = [0, 1].flatMap((p) => texts.map((content, i) => ({ title: 'Painting', content, created_at: dates[(i + p) % 2], project: `imported-${p}` })));
+    const body = lines.map((l) => JSON.stringify(l)).join('\n');
+    expect((await api.post('/api/import?format=jsonl').set('Content-Type', 'application/x-ndjson').send(body).expect(200)).body).toMatchObject({ created: 4 });
+    await settle();
+    for (const p of [0, 1]) {
+      for (const mode of ['hybrid', 'semantic']) {
+        const rows = (await search('where does the painting Ethereal Dreams hang?', { project: `imported-${p}`, mode })).rows as unknown as Array<{ created_at: string }>;
+        expect(rows.map((r) => r.created_at)).toEqual(dates);
+      }
+    }
+  });
+
   it('gives no duplicate hints to a token without memory:read (they would name stored memories, issue 46)', async () => {
     const { plaintext } = await createToken(t, { scopes: ['memory:write'], rate_limit_per_minute: 0 });
     const copy = await request(t.http)
