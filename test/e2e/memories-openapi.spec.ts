@@ -33,7 +33,9 @@ describe('memories in the OpenAPI description', () => {
 
   it('documents the list query parameters and the request/response schemas with examples', () => {
     const params = doc.paths['/api/memories'].get.parameters.map((p: { name: string }) => p.name).sort();
-    expect(params).toEqual(['after', 'agent', 'as_of', 'days', 'explain', 'include_superseded', 'limit', 'min_score', 'mode', 'page', 'project', 'q', 'query_date', 'scope', 'since', 'skip', 'tag', 'type'].sort());
+    expect(params).toEqual(
+      ['after', 'agent', 'as_of', 'days', 'explain', 'include_superseded', 'limit', 'min_score', 'mode', 'page', 'project', 'q', 'query_date', 'scope', 'since', 'skip', 'tag', 'type'].sort(),
+    );
     expect(doc.paths['/api/memories'].get.parameters.find((p: { name: string }) => p.name === 'min_score').schema).toMatchObject({ type: 'number', minimum: 0, maximum: 1 });
     expect(Object.keys(doc.components.schemas.SearchExplainDto.properties).sort()).toEqual(
       ['cosine', 'floor', 'keyword', 'keyword_score', 'matched_phrases', 'matched_words', 'neighbour_boost', 'rescore', 'score', 'semantic', 'signals'].sort(),

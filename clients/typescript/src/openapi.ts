@@ -316,7 +316,7 @@ export interface paths {
          * Create a memory
          * @description **Access:** API token with scope `memory:write`, or an admin session.
          *
-         *     Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another).
+         *     Answers the memory and `similar`: up to 3 stored memories of the same project that look like near-copies (update one of them instead of adding another). `supersedes` names older memories this one replaces (they drop out of searches and lists); a hint with `likely_update` suggests it.
          */
         post: operations["createMemory"];
         delete?: never;
@@ -471,6 +471,26 @@ export interface paths {
          * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
          */
         post: operations["startMigration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/namespaces/purge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete every memory of a namespace (or of a project/agent in it); send again to resume
+         * @description **Access:** API token with scope `memory:delete`, or an admin session.
+         */
+        post: operations["purgeNamespace"];
         delete?: never;
         options?: never;
         head?: never;
@@ -638,13 +658,17 @@ export interface paths {
         };
         /**
          * List API tokens (metadata only, newest first)
-         * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
+         * @description **Access:** API token with scope `tokens:manage`, or an admin session.
+         *
+         *     A `tokens:manage` token sees and manages only tokens whose `namespaces` lie inside its own (any other answers 404, as if absent), and grants only namespaces inside its own, scopes it holds, a rate limit no higher than its own and no expiry later than its own (403 naming what exceeds). The admin manages all.
          */
         get: operations["listTokens"];
         put?: never;
         /**
          * Create an API token; the plaintext is returned once
-         * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
+         * @description **Access:** API token with scope `tokens:manage`, or an admin session.
+         *
+         *     A `tokens:manage` token sees and manages only tokens whose `namespaces` lie inside its own (any other answers 404, as if absent), and grants only namespaces inside its own, scopes it holds, a rate limit no higher than its own and no expiry later than its own (403 naming what exceeds). The admin manages all.
          */
         post: operations["createToken"];
         delete?: never;
@@ -665,14 +689,18 @@ export interface paths {
         post?: never;
         /**
          * Delete a token for good
-         * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
+         * @description **Access:** API token with scope `tokens:manage`, or an admin session.
+         *
+         *     A `tokens:manage` token sees and manages only tokens whose `namespaces` lie inside its own (any other answers 404, as if absent), and grants only namespaces inside its own, scopes it holds, a rate limit no higher than its own and no expiry later than its own (403 naming what exceeds). The admin manages all.
          */
         delete: operations["deleteToken"];
         options?: never;
         head?: never;
         /**
-         * Change a token (name, scopes, expiry, allow-list, unrevoke); the secret is not rotated
-         * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
+         * Change a token (name, scopes, namespaces, expiry, allow-list, unrevoke); the secret is not rotated
+         * @description **Access:** API token with scope `tokens:manage`, or an admin session.
+         *
+         *     A `tokens:manage` token sees and manages only tokens whose `namespaces` lie inside its own (any other answers 404, as if absent), and grants only namespaces inside its own, scopes it holds, a rate limit no higher than its own and no expiry later than its own (403 naming what exceeds). The admin manages all.
          */
         patch: operations["updateToken"];
         trace?: never;
@@ -688,7 +716,9 @@ export interface paths {
         put?: never;
         /**
          * Revoke a token (idempotent); it gets 401 from then on
-         * @description **Access:** Admin session only (API tokens get 403; no credentials get 401).
+         * @description **Access:** API token with scope `tokens:manage`, or an admin session.
+         *
+         *     A `tokens:manage` token sees and manages only tokens whose `namespaces` lie inside its own (any other answers 404, as if absent), and grants only namespaces inside its own, scopes it holds, a rate limit no higher than its own and no expiry later than its own (403 naming what exceeds). The admin manages all.
          */
         post: operations["revokeToken"];
         delete?: never;
@@ -745,7 +775,7 @@ export interface components {
         };
         AuditEntryDto: {
             /** @enum {string} */
-            action: "admin.login" | "admin.logout" | "admin.password_change" | "token.refused" | "memory.export" | "backend.migrate" | "token.create" | "token.update" | "token.revoke" | "token.delete" | "settings.update" | "backend.test" | "memory.delete" | "memory.bulk_delete" | "memory.import" | "memory.restore";
+            action: "admin.login" | "admin.logout" | "admin.password_change" | "token.refused" | "memory.export" | "backend.migrate" | "token.create" | "token.update" | "token.revoke" | "token.delete" | "settings.update" | "backend.test" | "memory.delete" | "memory.bulk_delete" | "memory.import" | "memory.restore" | "namespace.purge";
             actor: components["schemas"]["AuditActorDto"];
             /** @description Client address */
             address: string | null;
@@ -887,6 +917,11 @@ export interface components {
             status: string;
         };
         CreatedMemoryResponseDto: {
+            /**
+             * @description Present when a hint is a likely update: a sentence saying how to pass `supersedes` (decision 0130).
+             * @example This looks like a newer statement of 6740a1b2c3d4e5f601234567. If it replaces it, pass supersedes: ["6740a1b2c3d4e5f601234567"] …
+             */
+            hint?: string;
             memory: components["schemas"]["MemoryDto"];
             /** @example true */
             ok: boolean;
@@ -918,6 +953,11 @@ export interface components {
              * @enum {string|null}
              */
             scope?: "global" | "project" | "agent" | "user" | null;
+            /**
+             * @description At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written
+             * @example []
+             */
+            supersedes?: string[] | null;
             /**
              * @description At most 50 after dropping empty and duplicate tags; each at most 64 characters after trimming
              * @example [
@@ -957,7 +997,13 @@ export interface components {
              */
             name?: string | null;
             /**
-             * @description read-only = [memory:read]; read-write = [memory:read, memory:write]; full = all three. Default read-only.
+             * @description Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all, admin only). Default on create: ["default"] (by a tokens:manage token: its own). A tokens:manage token may grant only namespaces inside its own
+             * @example [
+             *       "acme/alice"
+             *     ]
+             */
+            namespaces?: string[] | null;
+            /**
              * @example read-write
              * @enum {string|null}
              */
@@ -974,7 +1020,7 @@ export interface components {
              *       "memory:write"
              *     ]
              */
-            scopes?: ("memory:read" | "memory:write" | "memory:delete" | "metrics:read")[] | null;
+            scopes?: ("memory:read" | "memory:write" | "memory:delete" | "metrics:read" | "tokens:manage")[] | null;
         };
         DeleteMemoryResponseDto: {
             /** @example true */
@@ -1199,6 +1245,11 @@ export interface components {
             created_at: string;
             /** @example 6740a1b2c3d4e5f601234567 */
             id: string;
+            /**
+             * @description The namespace the memory belongs to (issue 43): the request’s own; `default` for a token bound to it or to *
+             * @example default
+             */
+            namespace: string;
             /** @example payments */
             project: string | null;
             /**
@@ -1206,6 +1257,11 @@ export interface components {
              * @enum {string}
              */
             scope: "global" | "project" | "agent" | "user";
+            /**
+             * @description Set when a newer memory replaced this one (`supersedes`, decision 0130): the newer memory's id.
+             * @example 6740a1b2c3d4e5f601234567
+             */
+            superseded_by?: string;
             /**
              * @example [
              *       "deploy",
@@ -1225,6 +1281,12 @@ export interface components {
              * @example 2026-11-21T09:30:00.000Z
              */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description Set with superseded_by: when the superseding write happened (the end of this memory's validity).
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            valid_to?: string;
             /**
              * @description Write counter: 1 on create, +1 on every change; also the ETag (`"<version>"`) for If-Match.
              * @example 1
@@ -1300,6 +1362,11 @@ export interface components {
              *     ]
              */
             matched?: ("keyword" | "semantic")[];
+            /**
+             * @description The namespace the memory belongs to (issue 43): the request’s own; `default` for a token bound to it or to *
+             * @example default
+             */
+            namespace: string;
             /** @example payments */
             project: string | null;
             /**
@@ -1320,6 +1387,11 @@ export interface components {
              */
             snippet: string;
             /**
+             * @description Set when a newer memory replaced this one (`supersedes`, decision 0130): the newer memory's id.
+             * @example 6740a1b2c3d4e5f601234567
+             */
+            superseded_by?: string;
+            /**
              * @example [
              *       "deploy",
              *       "policy"
@@ -1338,6 +1410,12 @@ export interface components {
              * @example 2026-11-21T09:30:00.000Z
              */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description Set with superseded_by: when the superseding write happened (the end of this memory's validity).
+             * @example 2026-11-21T09:30:00.000Z
+             */
+            valid_to?: string;
             /**
              * @description Write counter: 1 on create, +1 on every change; also the ETag (`"<version>"`) for If-Match.
              * @example 1
@@ -1385,6 +1463,28 @@ export interface components {
              * @example admin
              */
             username?: string;
+        };
+        PurgeNamespaceDto: {
+            /** @description Only the memories of this agent */
+            agent?: string;
+            /** @description Only the memories of this project */
+            project?: string;
+        };
+        PurgeReceiptDto: {
+            /**
+             * @description Memories deleted, each with its versions, vector, embedding job and objects
+             * @example 1000
+             */
+            deleted: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-27T09:00:00.000Z
+             */
+            finished_at: string;
+            /** @example acme/alice */
+            namespace: string;
+            /** @example true */
+            ok: boolean;
         };
         RawConfigResponseDto: {
             /** @description Values in effect, unmasked. */
@@ -1758,6 +1858,11 @@ export interface components {
             /** @example 6740a1b2c3d4e5f601234567 */
             id: string;
             /**
+             * @description True when it looks like an older statement of what the new memory says (same subject, different text): pass `supersedes` if the new one replaces it.
+             * @example false
+             */
+            likely_update: boolean;
+            /**
              * @description Cosine similarity of the two memories' embeddings (0..1).
              * @example 0.93
              */
@@ -1909,6 +2014,13 @@ export interface components {
             /** @example laptop agent */
             name: string;
             /**
+             * @description Namespaces the token may work in (names, prefixes p/*, or *)
+             * @example [
+             *       "default"
+             *     ]
+             */
+            namespaces: string[];
+            /**
              * @description The public part of the plaintext token
              * @example mem_tok_3f9a0c1d2e4b5a69
              */
@@ -1934,7 +2046,7 @@ export interface components {
              *       "memory:write"
              *     ]
              */
-            scopes: ("memory:read" | "memory:write" | "memory:delete" | "metrics:read")[];
+            scopes: ("memory:read" | "memory:write" | "memory:delete" | "metrics:read" | "tokens:manage")[];
             /**
              * @description Computed: revoked wins over expired
              * @example active
@@ -1962,6 +2074,11 @@ export interface components {
             project?: string | null;
             /** @enum {string|null} */
             scope?: "global" | "project" | "agent" | "user" | null;
+            /**
+             * @description At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written
+             * @example []
+             */
+            supersedes?: string[] | null;
             /** @description [] clears the tags; each at most 64 characters (surrounding spaces count, then are trimmed) */
             tags?: string[] | null;
             /** @description "" clears the title */
@@ -1990,6 +2107,13 @@ export interface components {
             /** @example renamed agent */
             name?: string | null;
             /**
+             * @description Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all, admin only). Default on create: ["default"] (by a tokens:manage token: its own). A tokens:manage token may grant only namespaces inside its own
+             * @example [
+             *       "acme/alice"
+             *     ]
+             */
+            namespaces?: string[] | null;
+            /**
              * @description Requests per minute this token may send; 0 = unlimited. Absent: the service default (MEMSTORE_TOKEN_RATE_LIMIT_PER_MINUTE, 600).
              * @example 600
              */
@@ -1999,7 +2123,7 @@ export interface components {
              *       "memory:read"
              *     ]
              */
-            scopes?: ("memory:read" | "memory:write" | "memory:delete" | "metrics:read")[] | null;
+            scopes?: ("memory:read" | "memory:write" | "memory:delete" | "metrics:read" | "tokens:manage")[] | null;
             /**
              * @description Restore a revoked token.
              * @default false
@@ -2284,7 +2408,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only this action */
-                action?: "admin.login" | "admin.logout" | "admin.password_change" | "token.refused" | "memory.export" | "backend.migrate" | "token.create" | "token.update" | "token.revoke" | "token.delete" | "settings.update" | "backend.test" | "memory.delete" | "memory.bulk_delete" | "memory.import" | "memory.restore";
+                action?: "admin.login" | "admin.logout" | "admin.password_change" | "token.refused" | "memory.export" | "backend.migrate" | "token.create" | "token.update" | "token.revoke" | "token.delete" | "settings.update" | "backend.test" | "memory.delete" | "memory.bulk_delete" | "memory.import" | "memory.restore" | "namespace.purge";
                 /** @description Only this actor: a token id, or the admin username */
                 actor?: string;
                 /** @description next_cursor of the previous page */
@@ -3356,10 +3480,14 @@ export interface operations {
                 after?: string;
                 /** @description Only memories of this agent. */
                 agent?: string;
+                /** @description An ISO-8601 date or date-time that exists */
+                as_of?: string;
                 /** @description Only memories created in the last N days (N ≥ 1). */
                 days?: number;
                 /** @description Search only: each row also carries `explain`, the signals that placed it (matched words, cosine, keyword score, neighbour boost, final score, the floor). */
                 explain?: boolean;
+                /** @description Also memories that a newer one superseded (decision 0130); by default they are left out. */
+                include_superseded?: boolean;
                 /** @description Page size, 1 to 200. */
                 limit?: number;
                 /**
@@ -3380,6 +3508,8 @@ export interface operations {
                 project?: string;
                 /** @description Full-text query; empty means the newest-first list. `"a phrase"` must match as a phrase, `-word` excludes. */
                 q?: string;
+                /** @description Search only: when the question is asked, an ISO-8601 date or date-time that exists (default now). Times in q ("last week", "in May") are read from it. */
+                query_date?: string;
                 scope?: "global" | "project" | "agent" | "user";
                 /** @description An ISO-8601 date or date-time that exists (2026-02-31 is refused) */
                 since?: string;
@@ -4697,6 +4827,118 @@ export interface operations {
             };
         };
     };
+    purgeNamespace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PurgeNamespaceDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PurgeReceiptDto"];
+                };
+            };
+            /** @description A path parameter that is not valid percent-encoding, or a body whose Content-Encoding does not decode */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Token lacks scope memory:delete or the client address is not allowed */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body over the byte limit (2 MiB by default), nested deeper than 32 levels, more than 1000 keys in one object or more than 10000 values */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unknown Content-Encoding (identity, gzip, deflate and br are understood) or a charset other than UTF-8 */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation error (malformed JSON, a value outside the rules of the schema) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+            /** @description Too many requests: the token's rate limit (RateLimit-* headers), or too many failed sign-ins; Retry-After says when to retry */
+            429: {
+                headers: {
+                    /** @description Token limits: the token's requests per window (IETF draft) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Token limits: requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Token limits: seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until a request will be accepted again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request line and headers together are larger than 16 KB: shorten the query string (or the cookies) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A backend is down or misconfigured; the error names it */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getReadiness: {
         parameters: {
             query?: never;
@@ -5174,7 +5416,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenListResponseDto"];
                 };
             };
-            /** @description Not signed in */
+            /** @description Not signed in, or a missing, invalid, expired or revoked token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5183,7 +5425,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description API tokens cannot use admin routes */
+            /** @description Token lacks scope tokens:manage, or asks for namespaces outside its own, scopes it does not hold, a rate limit above its own or a later expiry (the answer names which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5260,7 +5502,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Not signed in */
+            /** @description Not signed in, or a missing, invalid, expired or revoked token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5269,7 +5511,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description API tokens cannot use admin routes */
+            /** @description Token lacks scope tokens:manage, or asks for namespaces outside its own, scopes it does not hold, a rate limit above its own or a later expiry (the answer names which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5296,7 +5538,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Unknown scope or preset, both expiry fields, a past expires_at, an invalid allowed_ips entry */
+            /** @description Unknown scope or preset, both expiry fields, a past expires_at, an invalid allowed_ips or namespaces entry */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5372,7 +5614,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Not signed in */
+            /** @description Not signed in, or a missing, invalid, expired or revoked token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5381,7 +5623,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description API tokens cannot use admin routes */
+            /** @description Token lacks scope tokens:manage, or asks for namespaces outside its own, scopes it does not hold, a rate limit above its own or a later expiry (the answer names which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5390,7 +5632,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Token not found */
+            /** @description Token not found (or, for a tokens:manage token, outside its namespaces) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5497,7 +5739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Not signed in */
+            /** @description Not signed in, or a missing, invalid, expired or revoked token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5506,7 +5748,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description API tokens cannot use admin routes */
+            /** @description Token lacks scope tokens:manage, or asks for namespaces outside its own, scopes it does not hold, a rate limit above its own or a later expiry (the answer names which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5515,7 +5757,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Token not found */
+            /** @description Token not found (or, for a tokens:manage token, outside its namespaces) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5618,7 +5860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Not signed in */
+            /** @description Not signed in, or a missing, invalid, expired or revoked token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5627,7 +5869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description API tokens cannot use admin routes */
+            /** @description Token lacks scope tokens:manage, or asks for namespaces outside its own, scopes it does not hold, a rate limit above its own or a later expiry (the answer names which) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5636,7 +5878,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Token not found */
+            /** @description Token not found (or, for a tokens:manage token, outside its namespaces) */
             404: {
                 headers: {
                     [name: string]: unknown;

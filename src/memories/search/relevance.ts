@@ -160,10 +160,7 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
     }
   }
   const order = (a: { score: number; rankOnly: number; c: SearchCandidate }, b: { score: number; rankOnly: number; c: SearchCandidate }) =>
-    b.score + b.rankOnly - (a.score + a.rankOnly) ||
-    (b.c.cosine ?? -1) - (a.c.cosine ?? -1) ||
-    b.c.row.createdAt.getTime() - a.c.row.createdAt.getTime() ||
-    (a.c.row.id < b.c.row.id ? -1 : 1);
+    b.score + b.rankOnly - (a.score + a.rankOnly) || (b.c.cosine ?? -1) - (a.c.cosine ?? -1) || b.c.row.createdAt.getTime() - a.c.row.createdAt.getTime() || (a.c.row.id < b.c.row.id ? -1 : 1);
   out.sort(order);
   if (hooks?.rescore && out.length > 0) {
     const top = out.slice(0, hooks.rescore.topN);
