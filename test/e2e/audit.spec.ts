@@ -175,7 +175,7 @@ describe.each(testBackends())('audit log on $name', (backend) => {
         outcome: 'success',
         target: id,
         actor: expect.objectContaining({ kind: 'admin' }),
-        detail: { name: 'audited bot', scopes: ['memory:read', 'memory:write', 'memory:delete'] },
+        detail: { name: 'audited bot', scopes: ['memory:read', 'memory:write', 'memory:delete'], namespaces: ['default'] },
       }),
     ]);
     const updated = await added(() => admin.patch(`/api/tokens/${id}`).send({ name: 'renamed bot', allowed_ips: [] }).expect(200));

@@ -69,7 +69,7 @@ describe('SqliteMemoryIndex', () => {
     const first = new SqliteMemoryIndex(db);
     await first.useVectorSpace('test:2');
     const at = Date.UTC(2026, 0, 1);
-    const [a, b, c] = [0, 1, 2].map((i) => memoryDoc({ content: `turn ${i}`, project: 'p', agent: 'x', createdAt: new Date(at + i * 60_000) }));
+    const [a, b, c] = [0, 1, 2].map((i) => memoryDoc({ content: `turn ${i}`, type: 'conversation', project: 'p', agent: 'x', createdAt: new Date(at + i * 60_000) }));
     await first.insertMany([a, b, c]);
     for (const job of await first.claimEmbeddingJobs('spec', 10, 60_000)) await first.storeVector(job, 'test:2', Float32Array.of(1, 0));
     // The layout of the version before: no prev, and a delete trigger that re-queues nothing.

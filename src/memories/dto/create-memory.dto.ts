@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray, IsOptional, IsString } from 'class-validator';
 import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from '../../backends/ports/memory.model';
@@ -8,6 +9,23 @@ export const NOT_ONLY_WHITESPACE = '[^\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u2
 
 const STRING = { message: 'Input should be a valid string', context: { type: 'string_type', ctx: {} } };
 const LIST = { message: 'Input should be a valid list', context: { type: 'list_type', ctx: {} } };
+
+/** `supersedes` of a create or PATCH: at most 20 ids of stored memories (checked by the service, decision 0130). */
+export function SupersedesField(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      type: 'array',
+      items: { type: 'string', pattern: '^[0-9a-f]{24}$' },
+      nullable: true,
+      maxItems: 20,
+      example: [],
+      description: 'At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written',
+    }),
+    IsOptional(),
+    IsArray(LIST),
+    IsString({ each: true, ...STRING }),
+  );
+}
 
 /** Body of POST /api/memories. Limits (CONTRACT §3): content 1 byte to 1 MiB and not only whitespace, title ≤ 300, agent/project ≤ 200, ≤ 50 tags of ≤ 64 characters. */
 export class CreateMemoryDto {
@@ -55,16 +73,6 @@ export class CreateMemoryDto {
   tags?: string[] | null;
 
   /** Ids of older memories this one replaces (decision 0130): they get superseded_by and valid_to and drop out of searches and lists. */
-  @ApiPropertyOptional({
-    type: 'array',
-    items: { type: 'string', pattern: '^[0-9a-f]{24}$' },
-    nullable: true,
-    maxItems: 20,
-    example: [],
-    description: 'At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written',
-  })
-  @IsOptional()
-  @IsArray(LIST)
-  @IsString({ each: true, ...STRING })
+  @SupersedesField()
   supersedes?: string[] | null;
 }

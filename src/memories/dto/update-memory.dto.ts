@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsArray, IsOptional, IsString } from 'class-validator';
 import { MEMORY_SCOPES, MEMORY_TYPES, type MemoryScope, type MemoryType } from '../../backends/ports/memory.model';
-import { NOT_ONLY_WHITESPACE } from './create-memory.dto';
+import { NOT_ONLY_WHITESPACE, SupersedesField } from './create-memory.dto';
 import { OneOf } from './validators';
 
 const STRING = { message: 'Input should be a valid string', context: { type: 'string_type', ctx: {} } };
@@ -61,16 +61,6 @@ export class UpdateMemoryDto {
   tags?: string[] | null;
 
   /** Ids of older memories this one replaces (decision 0130): they get superseded_by and valid_to and drop out of searches and lists. */
-  @ApiPropertyOptional({
-    type: 'array',
-    items: { type: 'string', pattern: '^[0-9a-f]{24}$' },
-    nullable: true,
-    maxItems: 20,
-    example: [],
-    description: 'At most 20 ids of stored memories (not this one); an id that does not exist is refused (422) and nothing is written',
-  })
-  @IsOptional()
-  @IsArray(LIST)
-  @IsString({ each: true, ...STRING })
+  @SupersedesField()
   supersedes?: string[] | null;
 }

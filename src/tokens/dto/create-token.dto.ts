@@ -18,6 +18,24 @@ export const TOKEN_NAME_MAX = 200;
 export const ALLOWED_IPS_MAX = 100;
 /** Entries of a token's namespace binding (issue 43). */
 export const NAMESPACES_MAX = 64;
+
+/** `namespaces` of a token create or update: names, prefixes (`acme/*`) or `*`; each entry is checked by the service. */
+function NamespacesField(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      type: [String],
+      nullable: true,
+      example: ['acme/alice'],
+      description:
+        'Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all, admin only). Default on create: ["default"] (by a tokens:manage token: its own). A tokens:manage token may grant only namespaces inside its own',
+    }),
+    IsOptional(),
+    IsString({ each: true, message: 'Input should be a valid string' }),
+    ArrayMinSize(1, { context: { type: 'too_short', ctx: { min_length: 1 } }, message: 'List should have at least 1 item' }),
+    ArrayMaxSize(NAMESPACES_MAX, { context: { type: 'too_long', ctx: { max_length: NAMESPACES_MAX } }, message: `List should have at most ${NAMESPACES_MAX} items` }),
+    IsArray(),
+  );
+}
 export const RATE_LIMIT_MAX = 1_000_000;
 
 /** rate_limit_per_minute (create and patch): an integer from 0 (unlimited) to RATE_LIMIT_MAX; null or absent = unchanged / the default. */
@@ -49,21 +67,11 @@ export class CreateTokenDto {
   @IsArray()
   scopes?: Scope[] | null;
 
-  /** read-only = [memory:read]; read-write = [memory:read, memory:write]; full = all three. Default read-only. */
-  @ApiPropertyOptional({
-    type: [String],
-    nullable: true,
-    example: ['acme/alice'],
-    description:
-      'Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all, admin only). Default on create: ["default"] (by a tokens:manage token: its own). A tokens:manage token may grant only namespaces inside its own',
-  })
-  @IsOptional()
-  @IsString({ each: true, message: 'Input should be a valid string' })
-  @ArrayMinSize(1, { context: { type: 'too_short', ctx: { min_length: 1 } }, message: 'List should have at least 1 item' })
-  @ArrayMaxSize(NAMESPACES_MAX, { context: { type: 'too_long', ctx: { max_length: NAMESPACES_MAX } }, message: `List should have at most ${NAMESPACES_MAX} items` })
-  @IsArray()
+  /** The token's namespace binding (issue 43). */
+  @NamespacesField()
   namespaces?: string[] | null;
 
+  /** read-only = [memory:read]; read-write = [memory:read, memory:write]; full = all three. Default read-only. */
   @ApiPropertyOptional({ enum: TOKEN_PRESETS, nullable: true, example: 'read-write' })
   @IsOptional()
   @IsIn(TOKEN_PRESETS, { message: `Input should be ${TOKEN_PRESETS.map((s) => `'${s}'`).join(', ')}`, context: { type: 'enum', ctx: { expected: TOKEN_PRESETS.join(', ') } } })
@@ -112,21 +120,11 @@ export class UpdateTokenDto {
   @IsArray()
   scopes?: Scope[] | null;
 
-  /** New expiry as Unix epoch seconds, in the future. Exclusive with `clear_expiry`. */
-  @ApiPropertyOptional({
-    type: [String],
-    nullable: true,
-    example: ['acme/alice'],
-    description:
-      'Namespaces the token may work in: names (acme/alice), prefixes (acme/*) or * (all, admin only). Default on create: ["default"] (by a tokens:manage token: its own). A tokens:manage token may grant only namespaces inside its own',
-  })
-  @IsOptional()
-  @IsString({ each: true, message: 'Input should be a valid string' })
-  @ArrayMinSize(1, { context: { type: 'too_short', ctx: { min_length: 1 } }, message: 'List should have at least 1 item' })
-  @ArrayMaxSize(NAMESPACES_MAX, { context: { type: 'too_long', ctx: { max_length: NAMESPACES_MAX } }, message: `List should have at most ${NAMESPACES_MAX} items` })
-  @IsArray()
+  /** The token's namespace binding (issue 43). */
+  @NamespacesField()
   namespaces?: string[] | null;
 
+  /** New expiry as Unix epoch seconds, in the future. Exclusive with `clear_expiry`. */
   @ApiPropertyOptional({ type: 'integer', nullable: true, example: 1798761600, description: 'Unix epoch seconds' })
   @IsOptional()
   @Max(MAX_EPOCH_SECONDS, { context: { type: 'less_than_equal', ctx: { le: MAX_EPOCH_SECONDS } }, message: `Input should be less than or equal to ${MAX_EPOCH_SECONDS}` })
