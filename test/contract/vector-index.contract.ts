@@ -1,7 +1,14 @@
 import type { EmbeddingQueue } from '../../src/backends/ports/embedding-queue.port';
 import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
-import { MemoryDoc } from '../../src/backends/ports/memory.model';
+import { MemoryDoc, MemoryPage } from '../../src/backends/ports/memory.model';
+import { rankCandidates } from '../../src/memories/search/relevance';
 import { memoryDoc } from './memory-index.contract';
+
+/** A semantic or hybrid page as the service ranks it above the adapter (decision 0120), with no floor. */
+async function ranked(page: Promise<MemoryPage>, text: string, mode: 'semantic' | 'hybrid') {
+  const p = await page;
+  return rankCandidates(p.candidates ?? { list: [], docs: 0, df: [] }, { mode, text, floor: 0 });
+}
 
 /**
  * Vector storage and the durable embedding queue (EmbeddingQueue), on every adapter (with its MemoryIndex). Vectors here are
@@ -53,18 +60,21 @@ export function vectorIndexContract(name: string, open: () => Promise<{ index: M
     });
 
     it('embeds a memory with the memory written just before it in its session (same project and agent, within 30 minutes), and no other', async () => {
-      const question = doc(11, { title: 'Mel', content: 'Mel: do you still run on Sundays?' });
-      const answer = doc(12, { title: 'Caro', content: 'Caro: yes, twice a week now' });
-      const otherProject = doc(13, { project: 'q', title: 'x', content: 'unrelated' });
+      // Conversation turns only (decision 0120): notes written in a row get no context.
+      const question = doc(11, { title: 'Mel', content: 'Mel: do you still run on Sundays?', type: 'conversation' });
+      const answer = doc(12, { title: 'Caro', content: 'Caro: yes, twice a week now', type: 'conversation' });
+      const otherProject = doc(13, { project: 'q', title: 'x', content: 'unrelated', type: 'conversation' });
       clock += 31 * 60_000;
-      const later = doc(14, { title: 'Caro', content: 'Caro: a new day' });
-      for (const d of [question, answer, otherProject, later]) await index.insert(d);
+      const later = doc(14, { title: 'Caro', content: 'Caro: a new day', type: 'conversation' });
+      const note = doc(15, { title: 'n', content: 'a note written right after' });
+      for (const d of [question, answer, otherProject, later, note]) await index.insert(d);
       const jobs = await index.claimEmbeddingJobs('w1', 10, 60_000);
       const text = (d: MemoryDoc) => jobs.find((j) => j.id === d.id)?.text;
       expect(text(question)).toBe('Mel: do you still run on Sundays?\nMel');
       expect(text(answer)).toBe('Caro: yes, twice a week now\nCaro\nMel: do you still run on Sundays?');
       expect(text(otherProject)).toBe('unrelated\nx');
       expect(text(later)).toBe('Caro: a new day\nCaro');
+      expect(text(note)).toBe('a note written right after\nn');
     });
 
     it('leases a job to one worker at a time, and gives it back after a failure with its error and backoff', async () => {
@@ -110,36 +120,40 @@ export function vectorIndexContract(name: string, open: () => Promise<{ index: M
       await index.insertMany([near, mid, far]);
       await embedAll({ [near.id]: unit(1, 0.1, 0, 0), [mid.id]: unit(1, 1, 0, 0), [far.id]: unit(0, 0, 1, 0) });
       const q = unit(1, 0, 0, 0);
-      const search = (filter = {}) => index.search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit: 10, offset: 0, mode: 'semantic', vector: q, vectorKey: KEY });
+      const search = async (filter = {}) =>
+        ranked(index.search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit: 10, offset: 0, mode: 'semantic', vector: q, vectorKey: KEY }), 'anything', 'semantic');
+      const ids = async (filter = {}) => (await search(filter)).map((r) => r.row.id);
       const all = await search();
-      expect(all.rows.map((r) => r.id)).toEqual([near.id, mid.id, far.id]);
-      expect(all.rows[0].score).toBeCloseTo(0.995, 2);
-      expect(all.rows[0].matched).toEqual(['semantic']);
-      expect((await search({ project: 'p' })).rows.map((r) => r.id)).toEqual([near.id, far.id]);
-      expect((await search({ type: 'fact' })).rows.map((r) => r.id)).toEqual([near.id]);
+      expect(all.map((r) => r.row.id)).toEqual([near.id, mid.id, far.id]);
+      expect(all[0].explain.cosine).toBeCloseTo(0.995, 2);
+      expect(all[0].row.matched).toEqual(['semantic']);
+      expect(await ids({ project: 'p' })).toEqual([near.id, far.id]);
+      expect(await ids({ type: 'fact' })).toEqual([near.id]);
       await index.delete('default', near.id);
-      expect((await search()).rows.map((r) => r.id)).toEqual([mid.id, far.id]);
+      expect(await ids()).toEqual([mid.id, far.id]);
       expect((await index.embeddingProgress(KEY)).embedded).toBe(2);
     });
 
-    it('hybrid search finds a memory sharing no word with the query, keeps phrases and -word as hard filters, and says which lists matched', async () => {
+    it('hybrid search finds a memory sharing no word with the query, keeps -word as a hard filter, weighs phrases, and says which lists matched', async () => {
       const para = doc(1, { title: null, content: 'started jogging after the move' });
       const word = doc(2, { title: null, content: 'running shoes are on sale' });
       const excluded = doc(3, { title: null, content: 'running late for the staging deploy' });
       await index.insertMany([para, word, excluded]);
       await embedAll({ [para.id]: unit(1, 0, 0, 0), [word.id]: unit(0, 1, 0, 0), [excluded.id]: unit(0.9, 0.1, 0, 0) });
       const q = unit(1, 0.05, 0, 0);
-      const hybrid = (text: string) => index.search({ text, filter: { namespace: 'default' }, limit: 10, offset: 0, mode: 'hybrid', vector: q, vectorKey: KEY });
+      const hybrid = async (text: string) =>
+        (await ranked(index.search({ text, filter: { namespace: 'default' }, limit: 10, offset: 0, mode: 'hybrid', vector: q, vectorKey: KEY }), text, 'hybrid')).map((r) => r.row);
       const res = await hybrid('running');
-      const ids = res.rows.map((r) => r.id);
+      const ids = res.map((r) => r.id);
       expect(ids).toContain(para.id);
-      expect(res.rows.find((r) => r.id === para.id)?.matched).toEqual(['semantic']);
-      expect(res.rows.find((r) => r.id === word.id)?.matched).toContain('keyword');
-      const noStaging = (await hybrid('running -staging')).rows.map((r) => r.id);
+      expect(res.find((r) => r.id === para.id)?.matched).toEqual(['semantic']);
+      expect(res.find((r) => r.id === word.id)?.matched).toContain('keyword');
+      const noStaging = (await hybrid('running -staging')).map((r) => r.id);
       expect(noStaging).not.toContain(excluded.id);
       expect(noStaging).toContain(para.id);
-      const phrase = (await hybrid('"running shoes"')).rows.map((r) => r.id);
-      expect(phrase).toEqual([word.id]);
+      // A quoted phrase weighs in semantic and hybrid search (decision 0120): it filters nothing out.
+      const phrase = (await hybrid('"running shoes"')).map((r) => r.id);
+      expect(phrase).toEqual(expect.arrayContaining([word.id, para.id]));
     });
 
     it('a new vector space queues every memory again; searches use only vectors of the current space meanwhile', async () => {
@@ -151,8 +165,12 @@ export function vectorIndexContract(name: string, open: () => Promise<{ index: M
       expect(await index.embeddingProgress('test:other-3')).toMatchObject({ pending: 2, embedded: 0 });
       const [job] = await index.claimEmbeddingJobs('w1', 1, 60_000);
       await index.storeVector(job, 'test:other-3', Float32Array.from([1, 0, 0]));
-      const res = await index.search({ text: 'x', filter: { namespace: 'default' }, limit: 10, offset: 0, mode: 'semantic', vector: Float32Array.from([1, 0, 0]), vectorKey: 'test:other-3' });
-      expect(res.rows.map((r) => r.id)).toEqual([job.id]);
+      const res = await ranked(
+        index.search({ text: 'x', filter: { namespace: 'default' }, limit: 10, offset: 0, mode: 'semantic', vector: Float32Array.from([1, 0, 0]), vectorKey: 'test:other-3' }),
+        'x',
+        'semantic',
+      );
+      expect(res.map((r) => r.row.id)).toEqual([job.id]);
       expect(await index.embeddingProgress('test:other-3')).toMatchObject({ pending: 1, embedded: 1 });
       expect(await index.useVectorSpace('test:other-3')).toBe(false);
     });

@@ -12,6 +12,7 @@ import { freshDatabaseName, testMongoUri } from '../support/backends';
 import { VectorIndex } from '../../src/backends/vector/vector-index';
 import { memoryDoc } from './memory-index.contract';
 import { vectorIndexContract } from './vector-index.contract';
+import { rankCandidates } from '../../src/memories/search/relevance';
 
 vectorIndexContract('SQLite (embedded)', async () => {
   const dir = tempDir('memstore-vectors-');
@@ -68,7 +69,10 @@ describe('SQLite vector index file', () => {
     o.db.close();
   };
   const semantic = (index: SqliteMemoryIndex, vector: Float32Array, filter = {}) =>
-    index.search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit: 3, offset: 0, mode: 'semantic', vector, vectorKey: KEY }).then((p) => p.rows.map((r) => r.id));
+    index
+      .search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit: 3, offset: 0, mode: 'semantic', vector, vectorKey: KEY })
+      .then((p) => rankCandidates(p.candidates ?? { list: [], docs: 0, df: [] }, { mode: 'semantic', text: 'anything', floor: 0 }))
+      .then((rows) => rows.slice(0, 3).map((r) => r.row.id));
   const embed = async (index: SqliteMemoryIndex, vectors: (id: string) => Float32Array) => {
     for (const j of await index.claimEmbeddingJobs('spec', 1000, 60_000)) await index.storeVector(j, KEY, vectors(j.id));
   };

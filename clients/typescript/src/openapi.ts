@@ -1004,6 +1004,7 @@ export interface components {
              */
             namespaces?: string[] | null;
             /**
+             * @description read-only = [memory:read]; read-write = [memory:read, memory:write]; full = all three. Default read-only.
              * @example read-write
              * @enum {string|null}
              */
