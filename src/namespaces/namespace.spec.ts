@@ -1,4 +1,4 @@
-import { bindingAllows, bindingEntryProblem, bindingWithin, namespaceNameProblem, resolveNamespace } from './namespace';
+import { bindingAllows, bindingEntryProblem, bindingWithin, NAMESPACE_PATTERN, namespaceNameProblem, resolveNamespace } from './namespace';
 
 describe('namespaces', () => {
   it('accepts lowercase segment names and refuses the rest', () => {
@@ -7,6 +7,12 @@ describe('namespaces', () => {
     expect(bindingEntryProblem('acme/*')).toBeNull();
     expect(bindingEntryProblem('*')).toBeNull();
     expect(bindingEntryProblem('acme/**')).not.toBeNull();
+  });
+
+  it('states the same rules as the OpenAPI pattern', () => {
+    const pattern = new RegExp(NAMESPACE_PATTERN);
+    for (const name of ['default', 'acme/alice', '.hidden', '..x', '...', 'a/.b', 'Acme', 'a/../b', '.', 'a/.', 'a//b', 'a/', 'a b'])
+      expect([name, pattern.test(name)]).toEqual([name, namespaceNameProblem(name) === null]);
   });
 
   it('matches exact names, prefixes and *', () => {

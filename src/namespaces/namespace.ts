@@ -16,6 +16,10 @@ export const ALL_NAMESPACES = '*';
 
 const SEGMENT = /^[a-z0-9._-]+$/;
 
+/** The name rules as one regular expression for OpenAPI (no lookaround: a segment is never "." or ".."). */
+const SEGMENT_SOURCE = '(?:[a-z0-9_-][a-z0-9._-]*|\\.[a-z0-9_-][a-z0-9._-]*|\\.\\.[a-z0-9._-]+)';
+export const NAMESPACE_PATTERN = `^${SEGMENT_SOURCE}(?:/${SEGMENT_SOURCE})*$`;
+
 /** 400 in the contract's envelope: a namespace name or binding that is not well-formed, or an ambiguous request. */
 export class NamespaceRequestError extends AppError {
   constructor(message: string) {

@@ -1,25 +1,25 @@
 import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsString, MaxLength, ValidateIf } from 'class-validator';
 import type { Request } from 'express';
 import { Audited } from '../audit/audited.decorator';
 import { RequireScopes } from '../common/auth/decorators';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { MemoryFilter } from '../backends/ports/memory.model';
 import { MemoriesService } from '../memories/memories.service';
-import { NAMESPACE_HEADER, NamespaceRequestError } from './namespace';
+import { NAMESPACE_HEADER, NAMESPACE_MAX_LENGTH, NAMESPACE_PATTERN, NamespaceRequestError } from './namespace';
 import { RequestNamespace } from './request-namespace';
 
 /** What a purge may narrow itself to (the namespace itself comes from the header or a `namespace` field). */
 export class PurgeNamespaceDto {
   @ApiPropertyOptional({ description: 'Only the memories of this project', maxLength: 200 })
-  @IsOptional()
+  @ValidateIf((_o, v) => v !== undefined) // absent: every memory; null is no project/agent name (422)
   @IsString({ message: 'Input should be a valid string' })
   @MaxLength(200)
   project?: string;
 
   @ApiPropertyOptional({ description: 'Only the memories of this agent', maxLength: 200 })
-  @IsOptional()
+  @ValidateIf((_o, v) => v !== undefined) // absent: every memory; null is no project/agent name (422)
   @IsString({ message: 'Input should be a valid string' })
   @MaxLength(200)
   agent?: string;
@@ -63,6 +63,12 @@ export class NamespacesController {
     detail: (req, r) => ({ ...(req.body as PurgeNamespaceDto), deleted: (r as PurgeReceiptDto).deleted, finished_at: (r as PurgeReceiptDto).finished_at }),
   })
   @ApiOperation({ summary: 'Delete every memory of a namespace (or of a project/agent in it); send again to resume' })
+  @ApiHeader({
+    name: 'X-Memory-Namespace',
+    required: true,
+    description: "The namespace to purge, named explicitly (a `namespace` body field does the same); outside the caller's namespaces: 403",
+    schema: { type: 'string', pattern: NAMESPACE_PATTERN, maxLength: NAMESPACE_MAX_LENGTH, example: 'acme/alice' },
+  })
   @ApiOkResponse({ type: PurgeReceiptDto })
   async purge(@RequestNamespace() ns: string, @Body() body: PurgeNamespaceDto, @Req() req: Request): Promise<PurgeReceiptDto> {
     if (req.namespaceChoice === undefined) throw new NamespaceRequestError(`Name the namespace to purge in the ${NAMESPACE_HEADER} header or a "namespace" field`);

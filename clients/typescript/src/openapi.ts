@@ -4831,7 +4831,10 @@ export interface operations {
     purgeNamespace: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description The namespace to purge, named explicitly (a `namespace` body field does the same); outside the caller's namespaces: 403 */
+                "X-Memory-Namespace": string;
+            };
             path?: never;
             cookie?: never;
         };
