@@ -67,10 +67,10 @@ function cli(dataDir, args, embeddings = null) {
  * Starts the service on `dataDir` (a fresh temp directory when null, removed by stop()), signs in
  * and creates a `full` token without a rate limit. `embeddings`: MEMSTORE_EMBEDDING_PROVIDER
  * ('none' for keyword-only runs) or null for the service's default. `removeDir`: stop() removes
- * `dataDir` too.
- * @param {{ dataDir?: string | null, embeddings?: string | null, removeDir?: boolean }} [opts]
+ * `dataDir` too. `namespaces`: the token's binding (issue 43; the service's default, `default`, when null).
+ * @param {{ dataDir?: string | null, embeddings?: string | null, removeDir?: boolean, namespaces?: string[] | null }} [opts]
  */
-async function startService({ dataDir = null, embeddings = null, removeDir = false } = {}) {
+async function startService({ dataDir = null, embeddings = null, removeDir = false, namespaces = null } = {}) {
   const own = dataDir === null || removeDir;
   const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-eval-'));
   const port = await freePort();
@@ -111,7 +111,11 @@ async function startService({ dataDir = null, embeddings = null, removeDir = fal
       .map((c) => c.split(';')[0])
       .join('; ');
     // rate_limit_per_minute: 0 = unlimited (issue 10's token field; ignored by a service without it).
-    const tok = expect(await request(base, 'POST', '/api/tokens', { headers: { cookie }, body: { name: 'eval', preset: 'full', rate_limit_per_minute: 0 } }), 201, 'token');
+    const tok = expect(
+      await request(base, 'POST', '/api/tokens', { headers: { cookie }, body: { name: 'eval', preset: 'full', rate_limit_per_minute: 0, ...(namespaces ? { namespaces } : {}) } }),
+      201,
+      'token',
+    );
     return { base, token: tok.plaintext, dataDir: dir, stop };
   } catch (e) {
     await stop();
