@@ -60,6 +60,14 @@ describe('documentation links', () => {
     expect(files).toEqual(expect.arrayContaining(['README.md', 'bench/README.md', path.join('docs', 'architecture.md'), path.join('docs', 'decisions', 'README.md')]));
   });
 
+  // Issue 41: the README is a manual and the bench's README a how-to; details go to docs/.
+  it.each([
+    ['README.md', 200],
+    ['bench/README.md', 150],
+  ])('%s stays within %i lines', (file, most) => {
+    expect(fs.readFileSync(path.join(ROOT, file), 'utf8').trimEnd().split('\n').length).toBeLessThanOrEqual(most);
+  });
+
   it.each(files)('%s: every relative link resolves', (file) => {
     const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
     const broken: string[] = [];
