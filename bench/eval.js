@@ -39,6 +39,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { evalDir } = require('./lib/eval-dir');
 const { expectStatus: expect } = require('./lib/http');
 const { evalMarkdown, gitDescribe, writeResults, RESULTS } = require('./lib/results');
 const { request, startService, waitForEmbeddings, search } = require('./lib/service');
@@ -50,8 +51,8 @@ const SETS = ['locomo', 'lme'];
 function args(argv) {
   const o = {
     sets: SETS,
-    data: path.resolve(ROOT, '..', 'shared', 'eval', 'locomo-dev.json'),
-    lmeData: path.resolve(ROOT, '..', 'shared', 'eval', 'longmemeval-s-dev.jsonl.gz'),
+    data: path.join(evalDir(), 'locomo-dev.json'),
+    lmeData: path.join(evalDir(), 'longmemeval-s-dev.jsonl.gz'),
     lme: 'sample',
     lmeIds: null,
     scoreFrom: null,

@@ -9,6 +9,7 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
+const { evalDir } = require('../lib/eval-dir');
 const ROOT = path.resolve(__dirname, '..', '..');
 const LAB = process.env.LAB_DIR || '/tmp/memstore-lab';
 fs.mkdirSync(LAB, { recursive: true });
@@ -16,7 +17,7 @@ process.chdir(ROOT);
 const { freePort, request: rawRequest, expectStatus: expect } = require(ROOT + '/bench/lib/http');
 const { spawn } = require('node:child_process');
 const os = require('node:os');
-const data = JSON.parse(fs.readFileSync(process.argv[2] || path.resolve(ROOT, '..', 'shared', 'eval', 'locomo-dev.json'), 'utf8'));
+const data = JSON.parse(fs.readFileSync(process.argv[2] || path.join(evalDir(), 'locomo-dev.json'), 'utf8'));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 function turnsOf(sample) {
   const c = sample.conversation;

@@ -18,11 +18,12 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
+const { evalDir } = require('../lib/eval-dir');
 const zlib = require('node:zlib');
 const crypto = require('node:crypto');
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const EVAL = process.env.MEMSTORE_EVAL_DIR || path.resolve(ROOT, '..', '..', 'shared', 'eval');
+const EVAL = evalDir();
 
 function parseArgs(argv) {
   const o = { models: [], maxTokens: [512], lmeEvery: 5, lmeDistractors: 0, sets: ['locomo', 'lme'], cache: '/tmp/memstore-embed-lab' };

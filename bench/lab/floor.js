@@ -11,10 +11,11 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
+const { evalDir } = require('../lib/eval-dir');
 const ROOT = path.resolve(__dirname, '..', '..');
 const LAB = process.env.LAB_DIR || '/tmp/memstore-floor-lab';
 fs.mkdirSync(LAB, { recursive: true });
-const data = JSON.parse(fs.readFileSync(path.resolve(ROOT, '..', '..', 'shared', 'eval', 'locomo-dev.json'), 'utf8'));
+const data = JSON.parse(fs.readFileSync(path.join(evalDir(), 'locomo-dev.json'), 'utf8'));
 const absent = require('./absent-queries.json');
 const { termMatcher, parseSearchQuery, matchWords, memoryEmbeddingText } = require(ROOT + '/dist/libs/search-query/index.js');
 const rel = require(ROOT + '/dist/src/memories/search/relevance.js');

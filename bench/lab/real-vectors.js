@@ -20,11 +20,12 @@
  */
 'use strict';
 const path = require('node:path');
+const { evalDir } = require('../lib/eval-dir');
 const fs = require('node:fs');
 const zlib = require('node:zlib');
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const EVAL = process.env.MEMSTORE_EVAL_DIR || path.resolve(ROOT, '..', '..', 'shared', 'eval');
+const EVAL = evalDir();
 const CACHE = path.join(ROOT, 'bench', 'results', 'real-vectors');
 
 function splitSentences(text) {

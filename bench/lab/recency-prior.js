@@ -13,10 +13,11 @@
 const fs = require('node:fs');
 const zlib = require('node:zlib');
 const path = require('node:path');
+const { evalDir } = require('../lib/eval-dir');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const at = process.argv.indexOf('--data');
-const data = at > 0 ? process.argv[at + 1] : path.resolve('/work/shared', 'eval', 'longmemeval-s-dev.jsonl.gz');
+const data = at > 0 ? process.argv[at + 1] : path.join(evalDir(), 'longmemeval-s-dev.jsonl.gz');
 const stopSrc = fs.readFileSync(path.join(ROOT, 'libs', 'search-query', 'stop-words.ts'), 'utf8');
 const STOP = new Set(/`([^`]*)`/.exec(stopSrc)[1].split(/\s+/).filter(Boolean));
 const words = (t) => (t.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []).filter((w) => !STOP.has(w));

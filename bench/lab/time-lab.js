@@ -18,6 +18,7 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { evalDir } = require('../lib/eval-dir');
 const zlib = require('node:zlib');
 const crypto = require('node:crypto');
 const { spawn, spawnSync } = require('node:child_process');
@@ -25,7 +26,7 @@ const HERE = path.resolve(__dirname, '..', '..');
 const { freePort, request: rawRequest, expectStatus: expect } = require(HERE + '/bench/lib/http');
 
 const o = {
-  evalDir: path.resolve(HERE, '..', 'shared', 'eval'),
+  evalDir: evalDir(),
   root: HERE,
   dataDir: path.join(os.tmpdir(), 'memstore-time-lab'),
   modes: ['keyword', 'hybrid'],
