@@ -44,6 +44,7 @@ const { expectStatus: expect } = require('./lib/http');
 const { evalMarkdown, gitDescribe, writeResults, RESULTS } = require('./lib/results');
 const { request, startService, waitForEmbeddings, search } = require('./lib/service');
 const { runLme, importLines } = require('./lib/lme');
+const { turnsOf, normaliseEvidence } = require('./lib/locomo');
 
 const ROOT = path.resolve(__dirname, '..');
 const SETS = ['locomo', 'lme'];
@@ -98,42 +99,9 @@ function args(argv) {
 }
 
 /** Evidence ids as the README says: split "a; b", fix "D:11:26" and "D30:05", drop unknown ids. */
-function normaliseEvidence(ev, known) {
-  const out = new Set();
-  for (const raw of ev) {
-    for (let id of String(raw).split(/[;,]/)) {
-      id = id.trim().replace(/^D:/, 'D');
-      const m = /^D(\d+):0*(\d+)$/.exec(id);
-      if (!m) continue;
-      id = `D${m[1]}:${m[2]}`;
-      if (known.has(id)) out.add(id);
-    }
-  }
-  return [...out];
-}
-
-function turnsOf(sample) {
-  const c = sample.conversation;
-  const turns = [];
-  for (let n = 1; c[`session_${n}`] !== undefined || c[`session_${n + 1}`] !== undefined; n++) {
-    const session = c[`session_${n}`];
-    if (!Array.isArray(session)) continue;
-    const date = c[`session_${n}_date_time`] ?? `session ${n}`;
-    session.forEach((t, i) => {
-      const content = `${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`;
-      turns.push({ dia_id: t.dia_id, at: sessionTime(date, i), body: { title: `${date} — ${t.speaker}`, content, tags: [t.dia_id], type: 'conversation', project: sample.sample_id } });
-    });
-  }
-  return turns;
-}
-
-/** "1:56 pm on 8 May, 2023" (LoCoMo's session dates, read as UTC) plus `i` half minutes: the turn's time (--dated); null when unreadable. */
-function sessionTime(date, i) {
-  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(String(date));
-  if (!m) return null;
-  const month = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'].indexOf(m[5].slice(0, 3).toLowerCase());
-  const hour = (Number(m[1]) % 12) + (m[3].toLowerCase() === 'pm' ? 12 : 0);
-  return month < 0 ? null : new Date(Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2])) + i * 30_000);
+/** A sample's turns with the memory stored for each (tagged with its turn id, in the conversation's project). */
+function memoriesOf(sample) {
+  return turnsOf(sample).map((t) => ({ dia_id: t.dia_id, at: t.at, body: { title: t.title, content: t.content, tags: [t.dia_id], type: 'conversation', project: sample.sample_id } }));
 }
 
 async function pool(items, n, fn) {
@@ -156,7 +124,7 @@ function absentQuestions(file, samples) {
     samples.map((s) => [
       s.sample_id,
       turnsOf(s)
-        .map((t) => t.body.content.toLowerCase())
+        .map((t) => t.content.toLowerCase())
         .join('\n'),
     ]),
   );
@@ -191,7 +159,7 @@ async function runLocomo(o, log) {
     // text carries the previous memory of the session, and keyword ranking reads each term's newest
     // matches first, so writes in flight together would change vectors and ranks from run to run.
     for (const s of samples) {
-      const turns = turnsOf(s);
+      const turns = memoriesOf(s);
       if (o.dated) {
         // --dated: the turns imported with their session times, and each question asked on the conversation's last day.
         const lines = turns.map((t) => JSON.stringify({ ...t.body, ...(t.at ? { created_at: t.at.toISOString(), updated_at: t.at.toISOString() } : {}) })).join('\n');

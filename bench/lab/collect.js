@@ -10,6 +10,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { evalDir } = require('../lib/eval-dir');
+const { turnsOf, normaliseEvidence } = require('../lib/locomo');
 const ROOT = path.resolve(__dirname, '..', '..');
 const LAB = process.env.LAB_DIR || '/tmp/memstore-lab';
 fs.mkdirSync(LAB, { recursive: true });
@@ -19,32 +20,6 @@ const { spawn } = require('node:child_process');
 const os = require('node:os');
 const data = JSON.parse(fs.readFileSync(process.argv[2] || path.join(evalDir(), 'locomo-dev.json'), 'utf8'));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-function turnsOf(sample) {
-  const c = sample.conversation;
-  const turns = [];
-  for (let n = 1; c[`session_${n}`] !== undefined || c[`session_${n + 1}`] !== undefined; n++) {
-    const session = c[`session_${n}`];
-    if (!Array.isArray(session)) continue;
-    const date = c[`session_${n}_date_time`] ?? `session ${n}`;
-    for (const t of session) {
-      const content = `${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`;
-      turns.push({ dia_id: t.dia_id, session: n, date, speaker: t.speaker, text: t.text, caption: t.blip_caption, title: `${date} — ${t.speaker}`, content });
-    }
-  }
-  return turns;
-}
-function normaliseEvidence(ev, known) {
-  const out = new Set();
-  for (const raw of ev)
-    for (let id of String(raw).split(/[;,]/)) {
-      id = id.trim().replace(/^D:/, 'D');
-      const m = /^D(\d+):0*(\d+)$/.exec(id);
-      if (!m) continue;
-      id = `D${m[1]}:${m[2]}`;
-      if (known.has(id)) out.add(id);
-    }
-  return [...out];
-}
 async function main() {
   const turns = {};
   const questions = [];

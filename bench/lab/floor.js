@@ -12,6 +12,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { evalDir } = require('../lib/eval-dir');
+const { turnsOf, normaliseEvidence } = require('../lib/locomo');
 const ROOT = path.resolve(__dirname, '..', '..');
 const LAB = process.env.LAB_DIR || '/tmp/memstore-floor-lab';
 fs.mkdirSync(LAB, { recursive: true });
@@ -19,27 +20,6 @@ const data = JSON.parse(fs.readFileSync(path.join(evalDir(), 'locomo-dev.json'),
 const absent = require('./absent-queries.json');
 const { termMatcher, parseSearchQuery, matchWords, memoryEmbeddingText } = require(ROOT + '/dist/libs/search-query/index.js');
 const rel = require(ROOT + '/dist/src/memories/search/relevance.js');
-
-function turnsOf(sample) {
-  const c = sample.conversation;
-  const turns = [];
-  for (let n = 1; c[`session_${n}`] !== undefined || c[`session_${n + 1}`] !== undefined; n++) {
-    const session = c[`session_${n}`];
-    if (!Array.isArray(session)) continue;
-    const date = c[`session_${n}_date_time`] ?? `session ${n}`;
-    for (const t of session) turns.push({ dia_id: t.dia_id, title: `${date} — ${t.speaker}`, content: `${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}` });
-  }
-  return turns;
-}
-function evidenceOf(ev, known) {
-  const out = new Set();
-  for (const raw of ev)
-    for (let id of String(raw).split(/[;,]/)) {
-      const m = /^D(\d+):0*(\d+)$/.exec(id.trim().replace(/^D:/, 'D'));
-      if (m && known.has(`D${m[1]}:${m[2]}`)) out.add(`D${m[1]}:${m[2]}`);
-    }
-  return [...out];
-}
 
 async function embedAll(file, texts, kind, p) {
   if (fs.existsSync(file)) return new Float32Array(fs.readFileSync(file).buffer.slice(0));
@@ -63,7 +43,7 @@ async function main() {
     const known = new Set(samples[si].turns.map((t) => t.dia_id));
     for (const q of s.qa)
       if ([1, 2, 3, 4].includes(Number(q.category))) {
-        const ev = evidenceOf(q.evidence ?? [], known);
+        const ev = normaliseEvidence(q.evidence ?? [], known);
         if (ev.length) questions.push({ si, q: q.question, ev });
       }
   }
