@@ -1,5 +1,5 @@
 import { RequestValidationError } from '../common/errors';
-import { IpAllowList, normalizeAllowList } from './ip-allow-list';
+import { entriesOutside, IpAllowList, normalizeAllowList } from './ip-allow-list';
 
 describe('IpAllowList', () => {
   it('allows everything when empty', () => {
@@ -53,5 +53,17 @@ describe('normalizeAllowList', () => {
       ['body', 'allowed_ips', 3],
     ]);
     expect(err!.detail.every((d) => d.type === 'value_error')).toBe(true);
+  });
+});
+
+describe('entriesOutside', () => {
+  it('names the entries no range of the outer list contains', () => {
+    const outer = ['10.0.0.0/8', '2001:db8::/32', '192.0.2.7'];
+    expect(entriesOutside(outer, ['10.1.0.0/16', '10.2.3.4', '2001:db8:1::/48', '192.0.2.7'])).toEqual([]);
+    expect(entriesOutside(outer, ['10.0.0.0/7', '11.0.0.1', '2001:db9::/48', '192.0.2.0/24', '::ffff:10.0.0.1'])).toEqual(['10.0.0.0/7', '11.0.0.1', '2001:db9::/48', '192.0.2.0/24']);
+  });
+
+  it('an empty outer list contains everything', () => {
+    expect(entriesOutside([], ['0.0.0.0/0', '::/0'])).toEqual([]);
   });
 });

@@ -60,6 +60,20 @@ export function normalizeAllowList(entries: string[], loc: (string | number)[] =
 }
 
 /**
+ * The entries of `inner` that lie outside every range of `outer` (a token minted by a manager
+ * token stays within the manager's allow-list, issue 43). Both lists are valid, normalized lists;
+ * an empty `outer` allows everything, an empty `inner` (everywhere) lies outside any non-empty one.
+ */
+export function entriesOutside(outer: string[], inner: string[]): string[] {
+  if (outer.length === 0) return [];
+  const ranges = outer.map((e) => parseEntry(e)).filter((r): r is Range => r !== null);
+  return inner.filter((entry) => {
+    const r = parseEntry(entry);
+    return !r || !ranges.some(([net, bits]) => net.kind() === r[0].kind() && r[1] >= bits && r[0].match(net, bits));
+  });
+}
+
+/**
  * A compiled allow-list. An empty list allows every address. The client address is normalized
  * first (an IPv4-mapped IPv6 address such as ::ffff:127.0.0.1 matches 127.0.0.0/8).
  */

@@ -7,7 +7,7 @@ import { TokenPatch, TokenRecord, TokenRepository } from '../backends/ports/toke
 import { AppConfig } from '../config/app-config';
 import { SettingsService } from '../config/settings.service';
 import { CreateTokenDto, PRESET_SCOPES, UpdateTokenDto } from './dto/create-token.dto';
-import { IpAllowList, normalizeAllowList } from './ip-allow-list';
+import { entriesOutside, IpAllowList, normalizeAllowList } from './ip-allow-list';
 import { TokenRateLimiter } from './token-rate-limiter';
 import { hashSecret, newTokenId, newTokenSecret, parseToken, plaintextToken, sameHash, TOKEN_ID_RE } from './token-secret';
 
@@ -48,7 +48,8 @@ export function checkedBinding(entries: string[]): string[] {
  * with `tokens:manage` only those whose binding lies inside its own. For such a manager a token
  * outside its binding does not exist (404), and it may create or change a token only into one it
  * could hold itself: namespaces inside its own binding, scopes it holds, a rate limit no higher
- * than its own, no expiry later than its own (403 naming what exceeds).
+ * than its own, no expiry later than its own, no address outside its allow-list (403 naming what
+ * exceeds).
  */
 export type TokenManager = Principal;
 
@@ -117,7 +118,7 @@ export class TokensService extends TokenAuthenticator {
     const namespaces = dto.namespaces != null ? checkedBinding(dto.namespaces) : manager.kind === 'token' ? [...manager.namespaces] : [DEFAULT_NAMESPACE];
     checkGrant(manager, namespaces, scopes);
     const rateLimitPerMinute = this.grantedRateLimit(manager, dto.rate_limit_per_minute ?? this.cfg.tokenRateLimitPerMinute, dto.rate_limit_per_minute != null);
-    const allowedIps = dto.allowed_ips != null ? normalizeAllowList(dto.allowed_ips) : [];
+    const allowedIps = await this.grantedAllowList(manager, dto.allowed_ips != null ? normalizeAllowList(dto.allowed_ips) : null);
     const id = newTokenId();
     const secret = newTokenSecret();
     const record: TokenRecord = {
@@ -157,7 +158,7 @@ export class TokensService extends TokenAuthenticator {
     if (dto.expires_at != null) patch.expiresAt = this.futureExpiry(dto.expires_at, Date.now());
     if (dto.clear_expiry) patch.expiresAt = null;
     if (patch.expiresAt !== undefined) patch.expiresAt = await this.grantedExpiry(manager, patch.expiresAt, true);
-    if (dto.allowed_ips != null) patch.allowedIps = normalizeAllowList(dto.allowed_ips);
+    if (dto.allowed_ips != null) patch.allowedIps = await this.grantedAllowList(manager, normalizeAllowList(dto.allowed_ips));
     if (dto.unrevoke) patch.revokedAt = null;
     // A manager changes a token only into one it could have minted: checked on the token as it would be afterwards.
     checkGrant(manager, patch.namespaces ?? current.namespaces, patch.scopes ?? current.scopes);
@@ -278,6 +279,20 @@ export class TokensService extends TokenAuthenticator {
     if (own === null || (wanted !== null && wanted.getTime() <= own.getTime())) return wanted;
     if (explicit) throw new ForbiddenError(`The token would outlive this token, which expires at ${own.toISOString()}`);
     return own;
+  }
+
+  /**
+   * The addresses `manager` may let a token be used from: a manager token with an allow-list of
+   * its own mints only tokens inside it (an explicit wider or empty list: 403 naming what lies
+   * outside; by default the token gets the manager's own list).
+   */
+  private async grantedAllowList(manager: TokenManager, wanted: string[] | null): Promise<string[]> {
+    if (manager.kind === 'admin') return wanted ?? [];
+    const own = (await this.repo.findById(manager.tokenId))?.allowedIps ?? [];
+    if (wanted === null) return [...own];
+    const outside = wanted.length === 0 && own.length > 0 ? ['every address (an empty list)'] : entriesOutside(own, wanted);
+    if (outside.length > 0) throw new ForbiddenError(`allowed_ips outside this token's own (${own.join(', ')}): ${outside.join(', ')}`);
+    return wanted;
   }
 
   private futureExpiry(epochSeconds: number, now: number): Date {

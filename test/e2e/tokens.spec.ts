@@ -618,6 +618,32 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
       expect((await m.patch(`/api/tokens/${made.body.token.id}`).send({ clear_expiry: true }).expect(403)).body.error).toContain('outlive');
     });
 
+    it('a manager with an allow-list mints tokens only inside it (by default its own list)', async () => {
+      const manager = await create({ scopes: ['memory:read', 'tokens:manage'], namespaces: ['acme/*'], allowed_ips: ['127.0.0.0/8'] });
+      const m = as(manager.plaintext);
+      const made = await m
+        .post('/api/tokens')
+        .send({ namespaces: ['acme/alice'] })
+        .expect(201);
+      expect(made.body.token.allowed_ips).toEqual(['127.0.0.0/8']);
+      await m
+        .post('/api/tokens')
+        .send({ namespaces: ['acme/alice'], allowed_ips: ['127.0.0.1'] })
+        .expect(201);
+      for (const [wider, named] of [
+        [['127.0.0.1', '10.0.0.0/8'], '10.0.0.0/8'],
+        [[], 'every address'],
+      ] as const) {
+        const res = await m
+          .post('/api/tokens')
+          .send({ namespaces: ['acme/alice'], allowed_ips: wider })
+          .expect(403);
+        expect(res.body.error).toContain(named);
+        expect((await m.patch(`/api/tokens/${made.body.token.id}`).send({ allowed_ips: wider }).expect(403)).body.error).toContain(named);
+      }
+      expect((await admin.get('/api/tokens')).body.tokens.find((x: { id: string }) => x.id === made.body.token.id).allowed_ips).toEqual(['127.0.0.0/8']);
+    });
+
     it('a token without tokens:manage gets 403 naming the scope on every token route', async () => {
       const plain = as((await create({ preset: 'full', namespaces: ['*'] })).plaintext);
       for (const res of [
