@@ -168,9 +168,7 @@ async function storedScores(m: MongoModels, q: Float32Array, key: string, ids: s
 }
 
 export async function similar(m: MongoModels, cache: MongoVectorCache, q: Float32Array, key: string, limit: number, filter: FilterQuery<MemoryRecord>) {
-  // As wide a walk as a search's (FUSION_CANDIDATES): a filtered graph walk asked for a handful of
-  // hits could settle on a poor region (seen with 2,500 memories: the nearest was missed).
-  const hits = await scan(m, cache, q, key, filter, Math.max(limit, FUSION_CANDIDATES) + SPARE);
+  const hits = await scan(m, cache, q, key, filter, limit + SPARE);
   const out: SimilarHit[] = [];
   for (let from = 0; from < hits.length && out.length < limit;) {
     const slice = hits.slice(from, from + (limit - out.length));
