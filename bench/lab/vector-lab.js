@@ -7,6 +7,7 @@
  *
  *   node bench/lab/vector-lab.js --n 100000 [--fixture real|noisy] [--m 16,32] [--ef-add 128]
  *        [--ef 64,128,256] [--queries 512] [--k 10] [--out bench/results/vector-lab-<n>.json]
+ *        [--exact-max 20000,0] [--filter 10 [--filter-kind mod|block]]
  *
  * Fixtures: `real` = windows of real sentence embeddings (real-vectors.js expand()); `noisy` =
  * what the bench's fill-vectors.js makes (300 real vectors, each other vector one of them plus
@@ -14,6 +15,11 @@
  * Queries: real questions embedded as queries (never in the data). Exact truth: usearch's
  * exactSearch (SIMD, all cores). Each graph is built once per (m, ef-add), saved, and loaded back
  * with each search expansion (the library fixes it at construction).
+ * `--exact-max`: loaded with each of these exact-scan limits too (decision record 0159; 0 = the
+ * graph always; default the library's EXACT_MAX). `--filter G`: also the recall of a filtered
+ * search (query i keeps the labels of group i mod G: `mod` = every G-th label, a filter spread
+ * over the store; `block` = the G-th part of the store in order, whole conversations, as a
+ * namespace holds), against an exact scan of that group.
  */
 'use strict';
 const path = require('node:path');
@@ -21,7 +27,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const { VectorIndex } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
+const { VectorIndex, EXACT_MAX } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
 const { exactSearch, MetricKind } = require('usearch');
 const fixture = require('./real-vectors');
 
@@ -37,6 +43,9 @@ const ms = list(opt('--m', '16'));
 const efAdds = list(opt('--ef-add', '128'));
 const efs = list(opt('--ef', '64,128,256'));
 const k = Number(opt('--k', 10));
+const exactMaxes = list(opt('--exact-max', String(EXACT_MAX)));
+const groups = Number(opt('--filter', 0));
+const filterKind = opt('--filter-kind', 'mod');
 const out = opt('--out', path.join(ROOT, 'bench', 'results', `vector-lab-${kind}-${n}.json`));
 
 function noisy(real, count) {
@@ -89,6 +98,21 @@ async function main() {
   const exactMs = (Date.now() - t) / queries.length;
   // The k-th best cosine and the gap to the 11th tell how separable the top k is.
   console.error(`exact truth: ${exactMs.toFixed(1)} ms per query`);
+  // The filtered truth: each group's vectors scanned exactly with the queries of that group.
+  const groupOf = (label) => (filterKind === 'block' ? Math.floor(((label - 1) * groups) / n) : label % groups);
+  const ftruth = new Array(queries.length);
+  for (let g = 0; g < groups; g++) {
+    const members = labels.filter((l) => groupOf(l) === g);
+    const qs = queries.map((_, i) => i).filter((i) => i % groups === g);
+    if (qs.length === 0) continue;
+    const sub = new Float32Array(members.length * dims);
+    members.forEach((l, j) => sub.set(vectors[l - 1], j * dims));
+    const qf = new Float32Array(qs.length * dims);
+    qs.forEach((i, j) => qf.set(queries[i], j * dims));
+    const fx = exactSearch(sub, qf, dims, k, MetricKind.IP, 0);
+    const keysOf = (j) => Array.from(fx.keys.slice(j * k, (j + 1) * k), (key) => members[Number(key)]);
+    qs.forEach((i, j) => (ftruth[i] = new Set(keysOf(j))));
+  }
 
   const rows = [];
   for (const m of ms) {
@@ -105,13 +129,15 @@ async function main() {
       const fileMB = mb(fs.statSync(file).size);
       index.clear();
       console.error(`m ${m} ef-add ${efAdd}: built in ${buildS.toFixed(0)} s, +${mb(rssBuilt - rss0)} MB RSS, ${fileMB} MB file`);
-      for (const ef of efs) {
-        const loaded = new VectorIndex({ connectivity: m, expansionAdd: efAdd, expansionSearch: ef });
+      for (const [ef, exactMax] of efs.flatMap((e) => exactMaxes.map((x) => [e, x]))) {
+        const loaded = new VectorIndex({ connectivity: m, expansionAdd: efAdd, expansionSearch: ef, exactMax });
         t = Date.now();
         if (!loaded.load(file, 'lab')) throw new Error('did not load');
         const loadMs = Date.now() - t;
         let found = 0;
         let found50 = 0;
+        let foundF = 0;
+        let short = 0;
         const lat = [];
         for (let i = 0; i < queries.length; i++) {
           const s = process.hrtime.bigint();
@@ -120,6 +146,12 @@ async function main() {
           found += got.filter((h) => truth[i].has(h.label)).length;
           const as = (await loaded.search(queries[i], 50)).slice(0, k);
           found50 += as.filter((h) => truth[i].has(h.label)).length;
+          if (groups > 0) {
+            const g = i % groups;
+            const hits = await loaded.search(queries[i], k, (ls) => new Set(ls.filter((l) => groupOf(l) === g)));
+            foundF += hits.filter((h) => ftruth[i].has(h.label)).length;
+            if (hits.length < Math.min(k, ftruth[i].size)) short++;
+          }
         }
         const row = {
           fixture: kind,
@@ -127,7 +159,10 @@ async function main() {
           m,
           efAdd,
           ef,
+          exactMax,
+          exact: loaded.exact,
           recall: found / (queries.length * k),
+          ...(groups > 0 ? { filter: `${filterKind} 1/${groups}`, filteredRecall: foundF / (queries.length * k), filteredShort: short } : {}),
           recallTop50: found50 / (queries.length * k),
           p50: pct(lat, 0.5),
           p99: pct(lat, 0.99),
@@ -138,7 +173,7 @@ async function main() {
         };
         rows.push(row);
         console.log(
-          `${kind} n=${n} M=${m} efAdd=${efAdd} ef=${ef}: recall@${k} ${row.recall.toFixed(3)} (asked 50: ${row.recallTop50.toFixed(3)}) p50 ${row.p50.toFixed(2)} ms p99 ${row.p99.toFixed(2)} ms; build ${buildS.toFixed(0)} s, load ${loadMs} ms, ${fileMB} MB, +${row.rssMB} MB RSS`,
+          `${kind} n=${n} M=${m} efAdd=${efAdd} ef=${ef} ${loaded.exact ? 'exact scan' : 'graph'}: recall@${k} ${row.recall.toFixed(3)} (asked 50: ${row.recallTop50.toFixed(3)})${groups > 0 ? ` filtered ${row.filter} ${row.filteredRecall.toFixed(3)} (short ${short})` : ''} p50 ${row.p50.toFixed(2)} ms p99 ${row.p99.toFixed(2)} ms; build ${buildS.toFixed(0)} s, load ${loadMs} ms, ${fileMB} MB, +${row.rssMB} MB RSS`,
         );
         loaded.clear();
       }

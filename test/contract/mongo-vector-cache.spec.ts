@@ -91,6 +91,11 @@ if (uri)
       expect(a.memories.vectorCache.size).toBe(2500);
       // The same memory through the duplicate hint path.
       expect((await a.memories.similar(axis(0), KEY, 3, { namespace: 'default' }))[0]).toEqual({ id: docs[0][0].id, title: 'the oldest', score: 1 });
+      // Deleted by another instance: a big namespace's lookup (not scored from the server) meets
+      // its slot behind the filter, never returns it, and frees it.
+      expect((await b.memories.remove('default', docs[0][0].id)).status).toBe('ok');
+      expect((await a.memories.similar(axis(0), KEY, 3, { namespace: 'default' })).map((s) => s.id)).not.toContain(docs[0][0].id);
+      expect(a.memories.vectorCache.size).toBe(2499);
     }, 120_000);
 
     it('finds, within one search, a vector another instance stored after the copy was loaded', async () => {

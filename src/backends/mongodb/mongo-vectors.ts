@@ -149,9 +149,14 @@ async function scan(m: MongoModels, cache: MongoVectorCache, q: Float32Array, ke
     }
     return hits.sort((a, b) => b.score - a.score || b.order - a.order).slice(0, k);
   }
+  const idsOf = async (where: Record<string, unknown>) =>
+    new Set(((await m.memories.collection.find(where as never, { projection: { _id: 1 } }).toArray()) as unknown as Array<{ _id: string }>).map((d) => d._id));
   return cache.top(q, k, async (ids) => {
-    const docs = (await m.memories.collection.find({ ...filter, _id: { $in: ids } } as never, { projection: { _id: 1 } }).toArray()) as unknown as Array<{ _id: string }>;
-    return new Set(docs.map((d) => d._id));
+    const [passed, held] = await Promise.all([idsOf({ ...filter, _id: { $in: ids } }), idsOf({ _id: { $in: ids } })]);
+    // A candidate whose document is gone was deleted by another instance: its slot is freed here
+    // (a filter rejects it silently; a small namespace, scored from the server, never meets it).
+    cache.drop(ids.filter((id) => !held.has(id)));
+    return passed;
   });
 }
 
@@ -168,9 +173,7 @@ async function storedScores(m: MongoModels, q: Float32Array, key: string, ids: s
 }
 
 export async function similar(m: MongoModels, cache: MongoVectorCache, q: Float32Array, key: string, limit: number, filter: FilterQuery<MemoryRecord>) {
-  // As wide a walk as a search's (FUSION_CANDIDATES): a filtered graph walk asked for a handful of
-  // hits could settle on a poor region (seen with 2,500 memories: the nearest was missed).
-  const hits = await scan(m, cache, q, key, filter, Math.max(limit, FUSION_CANDIDATES) + SPARE);
+  const hits = await scan(m, cache, q, key, filter, limit + SPARE);
   const out: SimilarHit[] = [];
   for (let from = 0; from < hits.length && out.length < limit;) {
     const slice = hits.slice(from, from + (limit - out.length));

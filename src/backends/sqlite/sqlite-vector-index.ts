@@ -13,7 +13,7 @@ export const EXACT_FILTERED_MAX = 20_000;
 /**
  * The embedded adapter's vector index (decision record 0030): a VectorIndex (src/backends/vector)
  * over memory_vectors, on the main thread, one per process, persisted as a file beside the
- * database (`memstore.db.vectors`, with `.labels` and `.json`). memory_vectors stays the source
+ * database (`memstore.db.vectors`, with `.labels`, `.json` and `.rows`). memory_vectors stays the source
  * of truth; the file is a checkpoint of it:
  * - its meta names the store (`store_id` in embedding_meta, new after a reset), the vector space
  *   and the highest `stamp` it holds; at open the rows stamped after it are added, and rows gone
