@@ -136,123 +136,120 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
     expect((await admin.get('/api/me').expect(200)).body).toMatchObject({ authenticated: true, kind: 'admin' });
   }, 60_000);
 
-  // Opt-in (MEMSTORE_OUTAGE_DRILL=1) until the finding it made is fixed: in full-suite runs the
-  // service sometimes acknowledged no create for over 60 s after FerretDB came back (issue 46).
-  (process.env.MEMSTORE_OUTAGE_DRILL === '1' ? it : it.skip)(
-    'outage drill (issue 46): the document database, then the object store, stop under writes; nothing acknowledged is lost, nothing committed loses its object, a reindex matches',
-    async () => {
-      const acked = new Map<string, string>();
-      /** Contents of writes after a memory's last acknowledged one that got no 2xx: they may have committed. */
-      const maybe = new Map<string, Set<string>>();
-      const figures = { acknowledged: 0, failed: 0, recoveryMs: [] as number[] };
-      let running = true;
-      const worker = async (w: number) => {
-        const own: string[] = [];
-        for (let n = 0; running; n++) {
-          const content = `drill w${w} n${n}`;
-          const id = own.length < 2 || n % 3 === 0 ? null : own[n % own.length];
-          const res = await (id ? api.patch(`/api/memories/${id}`, { content }) : api.post('/api/memories', { content })).catch(() => null);
-          if (res && (res.status === 200 || res.status === 201)) {
-            const at = res.body.memory.id as string;
-            if (!id) own.push(at);
-            acked.set(at, content);
-            maybe.delete(at);
-            figures.acknowledged += 1;
-          } else {
-            figures.failed += 1;
-            if (id) maybe.set(id, (maybe.get(id) ?? new Set()).add(content));
-            await new Promise((r) => setTimeout(r, 25));
-          }
+  // Its finding (no create acknowledged for over 60 s after FerretDB came back, about one run in
+  // ten under load) was the driver's monitor wedged by the outage; the document database now
+  // replaces a connection that has failed for 10 s (issue 46).
+  it('outage drill (issue 46): the document database, then the object store, stop under writes; nothing acknowledged is lost, nothing committed loses its object, a reindex matches', async () => {
+    const acked = new Map<string, string>();
+    /** Contents of writes after a memory's last acknowledged one that got no 2xx: they may have committed. */
+    const maybe = new Map<string, Set<string>>();
+    const figures = { acknowledged: 0, failed: 0, recoveryMs: [] as number[] };
+    let running = true;
+    const worker = async (w: number) => {
+      const own: string[] = [];
+      for (let n = 0; running; n++) {
+        const content = `drill w${w} n${n}`;
+        const id = own.length < 2 || n % 3 === 0 ? null : own[n % own.length];
+        const res = await (id ? api.patch(`/api/memories/${id}`, { content }) : api.post('/api/memories', { content })).catch(() => null);
+        if (res && (res.status === 200 || res.status === 201)) {
+          const at = res.body.memory.id as string;
+          if (!id) own.push(at);
+          acked.set(at, content);
+          maybe.delete(at);
+          figures.acknowledged += 1;
+        } else {
+          figures.failed += 1;
+          if (id) maybe.set(id, (maybe.get(id) ?? new Set()).add(content));
+          await new Promise((r) => setTimeout(r, 25));
         }
-      };
-      /**
-       * Time from the backend being back to the next acknowledged create of a probe of its own (no
-       * restart of the service). A probe, not the workers: a worker's PATCH of a memory whose write
-       * stopped half-way may wait for that claim to expire (decision 0060), which is not recovery time.
-       */
-      const recovery = async () => {
-        const back = Date.now();
-        const refusals = new Map<string, number>();
-        for (let n = 0; ; n++) {
-          const content = `drill probe ${back} n${n}`;
-          const res = await api.post('/api/memories', { content }).catch((e: Error) => e);
-          if (!(res instanceof Error) && res.status === 201) {
-            acked.set(res.body.memory.id as string, content);
-            figures.acknowledged += 1;
-            break;
-          }
-          const why = res instanceof Error ? res.message : `${res.status} ${JSON.stringify(res.body)}`;
-          refusals.set(why, (refusals.get(why) ?? 0) + 1);
-          if (Date.now() - back > 60_000) throw new Error(`no create succeeded within 60 s of the backend coming back: ${JSON.stringify([...refusals])}`);
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        figures.recoveryMs.push(Date.now() - back);
-      };
-      const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-      bearer = (await createToken(t, { preset: 'full', rate_limit_per_minute: 0 })).plaintext; // hundreds of writes a minute
-
-      const load = Promise.all(Array.from({ length: 4 }, (_, w) => worker(w)));
-      await pause(500);
-      await mongo.stop();
-      await pause(1_000);
-      await mongo.restart();
-      await recovery();
-      await pause(300);
-      await s3.stop();
-      await pause(1_000);
-      await s3.restart();
-      await recovery();
-      await pause(300);
-      running = false;
-      await load;
-
-      // Every acknowledged write reads back (or a later write that answered 503 but committed).
-      const lost: string[] = [];
-      for (const [id, content] of acked) {
-        const res = await api.get(`/api/memories/${id}`);
-        const now = res.status === 200 ? (res.body.memory.content as string) : null;
-        if (now !== content && !(now !== null && maybe.get(id)?.has(now))) lost.push(`${id}: ${content} → ${res.status} ${now}`);
       }
-      // Every version the index holds has its object — before and after the sweep decides the unknown outcomes.
-      const index = t.app.get(MemoryIndex);
-      const store = t.app.get(ObjectStore);
-      const missingObjects = async () => {
-        const missing: string[] = [];
-        const rows = (await index.list({ filter: { namespace: 'default' }, limit: 10_000, offset: 0 })).rows;
-        for (const r of rows) {
-          const keys = [r.objectKey, ...(await index.history('default', r.id, 1000, 0)).rows.filter((h) => h.version <= r.version).map((h) => h.objectKey)];
-          for (const key of keys)
-            if (
-              key &&
-              !(await store.get(key).then(
-                () => true,
-                () => false,
-              ))
-            )
-              missing.push(`${r.id} v${r.version}: ${key}`);
+    };
+    /**
+     * Time from the backend being back to the next acknowledged create of a probe of its own (no
+     * restart of the service). A probe, not the workers: a worker's PATCH of a memory whose write
+     * stopped half-way may wait for that claim to expire (decision 0060), which is not recovery time.
+     */
+    const recovery = async () => {
+      const back = Date.now();
+      const refusals = new Map<string, number>();
+      for (let n = 0; ; n++) {
+        const content = `drill probe ${back} n${n}`;
+        const res = await api.post('/api/memories', { content }).catch((e: Error) => e);
+        if (!(res instanceof Error) && res.status === 201) {
+          acked.set(res.body.memory.id as string, content);
+          figures.acknowledged += 1;
+          break;
         }
-        return missing;
-      };
-      expect({ lost, missing: await missingObjects() }).toEqual({ lost: [], missing: [] });
-      await t.app.get(WriteSweeper).sweep(0);
-      expect(await missingObjects()).toEqual([]);
+        const why = res instanceof Error ? res.message : `${res.status} ${JSON.stringify(res.body)}`;
+        refusals.set(why, (refusals.get(why) ?? 0) + 1);
+        if (Date.now() - back > 60_000) throw new Error(`no create succeeded within 60 s of the backend coming back: ${JSON.stringify([...refusals])}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      figures.recoveryMs.push(Date.now() - back);
+    };
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    bearer = (await createToken(t, { preset: 'full', rate_limit_per_minute: 0 })).plaintext; // hundreds of writes a minute
 
-      // A reindex of the store into a fresh index matches what the index holds.
-      const db = new Database(path.join(tempDir('memstore-drill-'), 'copy.db'));
-      db.pragma('foreign_keys = ON');
-      const copy = new SqliteMemoryIndex(db, { maintenanceIdleMs: null });
-      await new ReindexService(copy, store, t.app.get(WriteIntentRepository)).reindex();
-      const live = (await index.list({ filter: { namespace: 'default' }, limit: 10_000, offset: 0 })).rows.map((r) => [r.id, r.version, r.objectKey]);
-      const rebuilt = (await copy.list({ filter: { namespace: 'default' }, limit: 10_000, offset: 0 })).rows.map((r) => [r.id, r.version, r.objectKey]);
-      expect(rebuilt).toEqual(live);
-      db.close();
-      console.log(
-        `outage drill: ${figures.acknowledged} acknowledged writes, ${figures.failed} refused during the outages, lost ${lost.length}; ` +
-          `recovery after the document database came back ${figures.recoveryMs[0]} ms, after the object store ${figures.recoveryMs[1]} ms (no restart)`,
-      );
-    },
-    240_000,
-  );
+    const load = Promise.all(Array.from({ length: 4 }, (_, w) => worker(w)));
+    await pause(500);
+    await mongo.stop();
+    await pause(1_000);
+    await mongo.restart();
+    await recovery();
+    await pause(300);
+    await s3.stop();
+    await pause(1_000);
+    await s3.restart();
+    await recovery();
+    await pause(300);
+    running = false;
+    await load;
+
+    // Every acknowledged write reads back (or a later write that answered 503 but committed).
+    const lost: string[] = [];
+    for (const [id, content] of acked) {
+      const res = await api.get(`/api/memories/${id}`);
+      const now = res.status === 200 ? (res.body.memory.content as string) : null;
+      if (now !== content && !(now !== null && maybe.get(id)?.has(now))) lost.push(`${id}: ${content} → ${res.status} ${now}`);
+    }
+    // Every version the index holds has its object — before and after the sweep decides the unknown outcomes.
+    const index = t.app.get(MemoryIndex);
+    const store = t.app.get(ObjectStore);
+    const missingObjects = async () => {
+      const missing: string[] = [];
+      const rows = (await index.list({ filter: { namespace: 'default' }, limit: 10_000, offset: 0 })).rows;
+      for (const r of rows) {
+        const keys = [r.objectKey, ...(await index.history('default', r.id, 1000, 0)).rows.filter((h) => h.version <= r.version).map((h) => h.objectKey)];
+        for (const key of keys)
+          if (
+            key &&
+            !(await store.get(key).then(
+              () => true,
+              () => false,
+            ))
+          )
+            missing.push(`${r.id} v${r.version}: ${key}`);
+      }
+      return missing;
+    };
+    expect({ lost, missing: await missingObjects() }).toEqual({ lost: [], missing: [] });
+    await t.app.get(WriteSweeper).sweep(0);
+    expect(await missingObjects()).toEqual([]);
+
+    // A reindex of the store into a fresh index matches what the index holds.
+    const db = new Database(path.join(tempDir('memstore-drill-'), 'copy.db'));
+    db.pragma('foreign_keys = ON');
+    const copy = new SqliteMemoryIndex(db, { maintenanceIdleMs: null });
+    await new ReindexService(copy, store, t.app.get(WriteIntentRepository)).reindex();
+    const live = (await index.list({ filter: { namespace: 'default' }, limit: 10_000, offset: 0 })).rows.map((r) => [r.id, r.version, r.objectKey]);
+    const rebuilt = (await copy.list({ filter: { namespace: 'default' }, limit: 10_000, offset: 0 })).rows.map((r) => [r.id, r.version, r.objectKey]);
+    expect(rebuilt).toEqual(live);
+    db.close();
+    console.log(
+      `outage drill: ${figures.acknowledged} acknowledged writes, ${figures.failed} refused during the outages, lost ${lost.length}; ` +
+        `recovery after the document database came back ${figures.recoveryMs[0]} ms, after the object store ${figures.recoveryMs[1]} ms (no restart)`,
+    );
+  }, 240_000);
 
   it('document database down → sign-in is still throttled (in-process counters) and the right password still signs in', async () => {
     await mongo.restart();

@@ -55,6 +55,14 @@ export interface MongoOptions {
 const RETRY_AFTER_MS = 2_000;
 
 /**
+ * After this long of nothing but network errors the connection is replaced by a new one. The
+ * driver recovers by itself when its monitor next reaches the server, but its monitor can wedge:
+ * in the outage drill (issue 46) a heartbeat started as the server went down never ended, so the
+ * server stayed "Unknown" and every operation failed long after it was back.
+ */
+const REPLACE_AFTER_MS = 10_000;
+
+/**
  * The MongoDB document database: one mongoose connection it opens (and closes) itself, with the
  * memories, tokens, sessions and rate_limits collections and their indexes. init() never throws
  * when the server is down: every operation (re)connects on demand, failing with a 503 in the
@@ -79,6 +87,8 @@ export class MongoDocumentDatabase extends DocumentDatabase {
   private models?: MongoModels;
   private connecting?: Promise<MongoModels>;
   private lastFailure?: { at: number; error: Error };
+  /** When the current run of network errors began (none: the last operation reached the server). */
+  private failingSince?: number;
   private closed = false;
   /** The start-up load of the vectors (preloadVectors), once connected. */
   private preloading: Promise<void> = Promise.resolve();
@@ -109,12 +119,30 @@ export class MongoDocumentDatabase extends DocumentDatabase {
   async exec<T>(fn: (m: MongoModels) => Promise<T>): Promise<T> {
     const m = await this.ready();
     try {
-      return await fn(m);
+      const result = await fn(m);
+      this.failingSince = undefined;
+      return result;
     } catch (e) {
       const error = toAppError(e, this.where);
-      if (isNetworkError(e)) this.lastFailure = { at: Date.now(), error };
+      if (isNetworkError(e)) {
+        const now = Date.now();
+        this.lastFailure = { at: now, error };
+        this.failingSince ??= now;
+        if (now - this.failingSince >= REPLACE_AFTER_MS) this.replaceConnection();
+      } else this.failingSince = undefined;
       throw error;
     }
+  }
+
+  /** Drops the connection (in-flight operations fail); the next operation after the fail-fast window connects anew. */
+  private replaceConnection(): void {
+    const conn = this.conn;
+    if (!conn || this.models === undefined) return;
+    this.logger.warn(`MongoDB at ${this.where}: no operation has reached the server for ${REPLACE_AFTER_MS / 1000} s; replacing the connection`);
+    this.conn = undefined;
+    this.models = undefined;
+    this.failingSince = undefined;
+    void conn.close(true).catch(() => undefined);
   }
 
   /** The models on an open connection; connects (once at a time) when there is none yet. */
