@@ -291,6 +291,16 @@ export function memoryIndexContract(name: string, make: () => Promise<{ index: M
         expect((await index.list({ filter: { namespace: 'default' }, limit: 3, offset: 100 })).rows).toEqual([]);
       });
 
+      it("counts only the namespace's own memories, through inserts and deletes", async () => {
+        const mine = [await add(), await add(), await add()];
+        for (let i = 0; i < 2; i++) await index.insert(memoryDoc({ namespace: 'acme/a' }));
+        await index.remove('default', mine[1].id);
+        const page = await index.list({ filter: { namespace: 'default' }, limit: 1, offset: 0 });
+        expect(page).toMatchObject({ total: 2, rows: [{ id: mine[2].id }] });
+        expect((await index.list({ filter: { namespace: 'acme/a' }, limit: 1, offset: 0 })).total).toBe(2);
+        expect((await index.list({ filter: { namespace: 'acme' }, limit: 1, offset: 0 })).total).toBe(0);
+      });
+
       it('applies every filter, alone and together', async () => {
         const x = await add({ type: 'fact', scope: 'project', agent: 'bot', project: 'p1', tags: ['a', 'b'] });
         const y = await add({ type: 'fact', scope: 'global', agent: 'bot', project: 'p2', tags: ['a'] });

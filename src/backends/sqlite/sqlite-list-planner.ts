@@ -17,7 +17,9 @@ export function listPage(stmt: Stmt, query: ListQuery): MemoryPage {
   const { where, params } = filterSql({ ...query.filter, tags }, { tagDriven });
   const o = tagDriven ? 't0' : 'm';
   const countFrom = tagDriven ? `memory_tags t0${tagIndexFor(stmt, query.filter)}` : 'memories m';
-  const total = (stmt(`SELECT count(*) AS n FROM ${countFrom}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`).get(params) as { n: number }).n;
+  const total = hasFilter({ ...query.filter, namespace: ALL_NAMESPACES })
+    ? (stmt(`SELECT count(*) AS n FROM ${countFrom}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`).get(params) as { n: number }).n
+    : namespaceSize(stmt, query.filter.namespace);
   const pageWhere = [...where];
   const pageParams: Params = { ...params, limit: query.limit, offset: 0 };
   if (query.after) {
@@ -78,6 +80,16 @@ export function searchFilter(stmt: Stmt, f: MemoryFilter): MemoryFilter {
     f.namespace,
   ) as { ns: number; total: number };
   return n.ns > 0 && n.ns === n.total ? { ...f, namespace: ALL_NAMESPACES } : f;
+}
+
+/**
+ * How many memories namespace `ns` holds (the store for ALL_NAMESPACES), from the running counts
+ * of memory_counts: a list filtered by its namespace alone is counted in one small read instead of
+ * a walk of the namespace's index (16 ms at 100,000 memories).
+ */
+function namespaceSize(stmt: Stmt, ns: string): number {
+  if (ns === ALL_NAMESPACES) return stmt("SELECT coalesce(sum(n), 0) FROM memory_counts WHERE dim = 'type'").pluck().get() as number;
+  return stmt("SELECT coalesce(sum(n), 0) FROM memory_counts WHERE namespace = ? AND dim = 'type'").pluck().get(ns) as number;
 }
 
 /** The rows of namespace `ns` (all for ALL_NAMESPACES): the last guard of every search's answer. */
