@@ -317,6 +317,15 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
       .send(await makeZip(files))
       .expect(403);
     expect(res.body).toMatchObject({ code: 'namespace_quota_exceeded', quota: { name: 'memories', namespace: 'acme/qi', limit: MAX_MEMORIES, used: MAX_MEMORIES }, report: { created: MAX_MEMORIES } });
+    // With progress=true the stop is the stream's last line, with the same fields.
+    const streamed = await request(t.http)
+      .post('/api/import?progress=true&format=markdown')
+      .set('Authorization', `Bearer ${acme.bearer}`)
+      .set('X-Memory-Namespace', 'acme/qi')
+      .set('Content-Type', 'text/markdown')
+      .send('# One more\n\nover the quota')
+      .expect(200);
+    expect(JSON.parse(streamed.text.trim().split('\n').pop()!)).toMatchObject({ type: 'error', status: 403, code: 'namespace_quota_exceeded', quota: { name: 'memories', namespace: 'acme/qi' } });
     const listed = (await acme.get('/api/namespaces').expect(200)).body.namespaces;
     expect(listed).toEqual(
       expect.arrayContaining([
