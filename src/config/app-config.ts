@@ -151,6 +151,10 @@ export class AppConfig {
   metricsAllowedIps: string[];
   /** MEMSTORE_AUDIT_RETENTION_DAYS: audit entries older than this are pruned (at start and hourly). */
   auditRetentionDays: number;
+  /** MEMSTORE_NAMESPACE_MAX_MEMORIES: memories one namespace may hold (0: no quota, the default; decision 0156). */
+  namespaceMaxMemories: number;
+  /** MEMSTORE_NAMESPACE_MAX_BYTES: UTF-8 bytes of content one namespace may hold (0: no quota, the default). */
+  namespaceMaxBytes: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
@@ -269,6 +273,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env, overrides: P
     throw new Error(`MEMSTORE_METRICS_ALLOWED_IPS must be a comma-separated list of IP addresses or CIDR ranges, got '${metricsIps.join(',')}'`);
   }
   cfg.auditRetentionDays = int(env, 'MEMSTORE_AUDIT_RETENTION_DAYS', 90, 1, 36500);
+  cfg.namespaceMaxMemories = int(env, 'MEMSTORE_NAMESPACE_MAX_MEMORIES', 0, 0, 1_000_000_000);
+  cfg.namespaceMaxBytes = int(env, 'MEMSTORE_NAMESPACE_MAX_BYTES', 0, 0, 2 ** 50);
   return Object.assign(cfg, overrides);
 }
 

@@ -1,5 +1,6 @@
 import { NamespacesController } from '../namespaces/namespaces.controller';
 import { Module } from '@nestjs/common';
+import { NamespaceQuotas } from '../namespaces/namespace-quotas';
 import { AuditModule } from '../audit/audit.module';
 import { FilesController } from './files.controller';
 import { MemoriesController } from './memories.controller';
@@ -11,7 +12,7 @@ import { WriteSweeper } from './write-sweeper.service';
 @Module({
   imports: [AuditModule], // @Audited on delete and bulk delete (also when the CLI builds this module without AppModule)
   controllers: [MemoriesController, FilesController, NamespacesController],
-  providers: [MemoriesService, ReindexService, WriteSweeper],
-  exports: [MemoriesService, ReindexService, WriteSweeper],
+  providers: [MemoriesService, ReindexService, WriteSweeper, NamespaceQuotas],
+  exports: [MemoriesService, ReindexService, WriteSweeper, NamespaceQuotas],
 })
 export class MemoriesModule {}

@@ -12,6 +12,7 @@ import { AppConfig } from '../config/app-config';
 import { HISTORY_KEEP_DEFAULT } from '../config/setting-rules';
 import { SettingsService } from '../config/settings.service';
 import { EmbeddingsService } from '../embeddings/embeddings.service';
+import { NamespaceQuotas } from '../namespaces/namespace-quotas';
 import { resolveTime, semanticText } from '../../libs/search-query';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { CreateMemoryDto } from './dto/create-memory.dto';
@@ -64,6 +65,7 @@ export class MemoriesService {
     private readonly settings: SettingsService,
     private readonly intents: WriteIntentRepository,
     private readonly embeddings: EmbeddingsService,
+    private readonly quotas: NamespaceQuotas,
   ) {}
 
   async create(ns: string, dto: CreateMemoryDto, opts: WriteOptions = {}): Promise<MemoryDoc> {
@@ -185,6 +187,8 @@ export class MemoriesService {
    * 404 when the memory was deleted meanwhile.
    */
   private async commit(old: MemoryDoc, next: MemoryDoc, author: Author | null, opts: { keepTimestamps?: boolean } = {}): Promise<MemoryDoc | null> {
+    const grows = Buffer.byteLength(next.content) - Buffer.byteLength(old.content); // a growing content counts against the byte quota
+    await this.quotas.check(old.namespace, 0, grows);
     const version = old.version + 1;
     const doc: MemoryDoc = {
       ...next,
@@ -202,7 +206,7 @@ export class MemoriesService {
     await this.writeObject(doc);
     let res: CasResult;
     try {
-      res = await this.index.update(doc, old.version, this.historyKeep());
+      res = await this.quotas.within(old.namespace, 0, grows, () => this.index.update(doc, old.version, this.historyKeep()));
     } catch (e) {
       await this.abandon(doc, e, 'a failed index write');
       throw e;
@@ -316,9 +320,11 @@ export class MemoriesService {
 
   /** A new memory: its object, then its index row (the object is removed when the row cannot be written). */
   private async insertNew(doc: MemoryDoc): Promise<void> {
+    const bytes = Buffer.byteLength(doc.content);
+    await this.quotas.check(doc.namespace, 1, bytes); // refused before the object is written; checked again with the index write
     await this.writeObject(doc);
     try {
-      await this.index.insert(doc);
+      await this.quotas.within(doc.namespace, 1, bytes, () => this.index.insert(doc));
     } catch (e) {
       await this.abandon(doc, e, 'a failed index write');
       throw e;

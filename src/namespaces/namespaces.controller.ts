@@ -1,6 +1,6 @@
-import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query, Req } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsString, MaxLength, ValidateIf } from 'class-validator';
+import { IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import type { Request } from 'express';
 import { Audited } from '../audit/audited.decorator';
 import { RequireScopes } from '../common/auth/decorators';
@@ -8,7 +8,10 @@ import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { MemoryFilter } from '../backends/ports/memory.model';
 import { MemoriesService } from '../memories/memories.service';
 import { NAMESPACE_HEADER, NAMESPACE_MAX_LENGTH, NAMESPACE_PATTERN, NamespaceRequestError } from './namespace';
-import { RequestNamespace } from './request-namespace';
+import { QueryInt } from '../memories/dto/validators';
+import { visibleNamespaces } from './namespace-listing';
+import { NamespaceQuotas } from './namespace-quotas';
+import { bindingOf, RequestNamespace, requestNamespace } from './request-namespace';
 
 /** What a purge may narrow itself to (the namespace itself comes from the header or a `namespace` field). */
 export class PurgeNamespaceDto {
@@ -36,6 +39,54 @@ export class PurgeReceiptDto {
   finished_at: string;
 }
 
+/** Query of GET /api/namespaces: a page of names, after the last one of the previous page. */
+export class ListNamespacesQueryDto {
+  /** Page size, 1 to 200. */
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 200, default: 100 })
+  @IsOptional()
+  @QueryInt({ min: 1, max: 200 })
+  limit?: number = 100;
+
+  /** The previous page's `next_cursor`: only namespaces sorting after this name. */
+  @ApiPropertyOptional({ example: 'acme/alice', maxLength: NAMESPACE_MAX_LENGTH })
+  @IsOptional()
+  @IsString({ message: 'Input should be a valid string', context: { type: 'string_type', ctx: {} } })
+  @MaxLength(NAMESPACE_MAX_LENGTH, { message: `String should have at most ${NAMESPACE_MAX_LENGTH} characters`, context: { type: 'string_too_long', ctx: { max_length: NAMESPACE_MAX_LENGTH } } })
+  after?: string;
+}
+
+export class NamespaceUsageDto {
+  @ApiProperty({ example: 'acme/alice', pattern: NAMESPACE_PATTERN })
+  namespace: string;
+  @ApiProperty({ example: 1200, description: 'Memories in the namespace' })
+  memories: number;
+  @ApiProperty({ example: 3400000, description: 'UTF-8 bytes of their current content' })
+  bytes: number;
+}
+
+export class NamespaceQuotaDto {
+  @ApiProperty({ type: 'integer', nullable: true, example: null, description: 'Memories a namespace may hold (MEMSTORE_NAMESPACE_MAX_MEMORIES); null: no quota' })
+  max_memories: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: null, description: 'Bytes of content a namespace may hold (MEMSTORE_NAMESPACE_MAX_BYTES); null: no quota' })
+  max_bytes: number | null;
+}
+
+export class NamespaceListResponseDto {
+  @ApiProperty({ example: true })
+  ok: true;
+  @ApiProperty({
+    type: [NamespaceUsageDto],
+    description: "By name. A token sees the namespaces of its binding that hold memories, and its exact names even when empty; the admin and a '*' token see all",
+  })
+  namespaces: NamespaceUsageDto[];
+  @ApiProperty({ example: false })
+  has_next: boolean;
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'Pass as `after` for the next page; null on the last' })
+  next_cursor: string | null;
+  @ApiProperty({ type: NamespaceQuotaDto, description: 'The quotas every namespace has' })
+  quota: NamespaceQuotaDto;
+}
+
 /** Memories removed per round (each round one bulk delete; a purge cut short is finished by running it again). */
 const ROUND = 500;
 
@@ -53,7 +104,29 @@ export class NamespacesController {
   constructor(
     private readonly memories: MemoriesService,
     private readonly index: MemoryIndex,
+    private readonly quotas: NamespaceQuotas,
   ) {}
+
+  @Get()
+  @RequireScopes('memory:read')
+  @ApiOperation({ summary: 'The namespaces the caller may see, with their memories and bytes (by name, paged); X-Memory-Namespace narrows it to one' })
+  @ApiOkResponse({ type: NamespaceListResponseDto })
+  async list(@Query() q: ListNamespacesQueryDto, @Req() req: Request): Promise<NamespaceListResponseDto> {
+    const limit = q.limit ?? 100;
+    // A namespace chosen by header or field narrows the list to it (403 outside the caller's binding).
+    const chosen = req.namespaceChoice !== undefined || req.namespaceChoiceProblem !== undefined ? [requestNamespace(req)] : null;
+    const rows = await visibleNamespaces(this.index, chosen ?? bindingOf(req.principal), q.after, limit);
+    const page = rows.slice(0, limit);
+    const hasNext = rows.length > limit;
+    const { maxMemories, maxBytes } = this.quotas.limits;
+    return {
+      ok: true,
+      namespaces: page.map((r) => ({ namespace: r.namespace, memories: r.memories, bytes: r.bytes })),
+      has_next: hasNext,
+      next_cursor: hasNext ? page[page.length - 1].namespace : null,
+      quota: { max_memories: maxMemories, max_bytes: maxBytes },
+    };
+  }
 
   @Post('purge')
   @HttpCode(200)

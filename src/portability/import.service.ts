@@ -8,6 +8,7 @@ import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { Author, MemoryDoc } from '../backends/ports/memory.model';
 import { AppError, ConflictError, PayloadTooLargeError, RequestValidationError } from '../common/errors';
 import { AppConfig } from '../config/app-config';
+import { QuotaExceededError } from '../namespaces/namespace-quotas';
 import { MemoriesService, sameMemory } from '../memories/memories.service';
 import { InputChecker } from '../memories/memory-input';
 import { MarkdownParseError, parseMarkdown } from '../memories/memory-markdown';
@@ -248,6 +249,18 @@ export class ImportService implements OnModuleInit {
     } catch (err) {
       // A backend failure: let the writes already started finish (each is whole or rolled back).
       await Promise.allSettled(inFlight.map((f) => f.item));
+      // A namespace quota stops the import at the first memory over it (decision 0156): what came before stays, counted in the answer.
+      if (err instanceof QuotaExceededError) {
+        for (const f of inFlight)
+          if (
+            await f.item.then(
+              () => true,
+              () => false,
+            )
+          )
+            await emit(f); // written before the stop: counted
+        err.extra.report = { processed: report.processed, created: report.created, updated: report.updated, skipped: report.skipped, invalid: report.invalid };
+      }
       throw err;
     }
     return report;

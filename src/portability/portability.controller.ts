@@ -177,7 +177,8 @@ export class PortabilityController {
         const message = e instanceof AppError ? e.message : 'Internal server error';
         if (!(e instanceof AppError)) this.logger.error(`Import failed: ${(e as Error).stack ?? String(e)}`);
         await this.auditFailed(req, res, q.dry_run, e);
-        await write({ type: 'error', status, error: message });
+        // The error's own fields too (a quota: code, quota, report), as in the JSON answer.
+        await write({ type: 'error', status, error: message, ...(e instanceof AppError ? (e as AppError & { extra?: Record<string, unknown> }).extra : {}) });
       }
       answer = () => res.end();
     } catch (e) {

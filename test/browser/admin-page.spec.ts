@@ -544,6 +544,44 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     expect((await page.request.get(`${base}/api/memories/${xssId}`)).status()).toBe(404);
   });
 
+  it('lists the namespaces with their counts and browses the memories of a chosen one', async () => {
+    const { plaintext: tok } = await createToken(t, { preset: 'full', name: 'tenants', namespaces: ['acme/*'] });
+    const write = async (ns: string, title: string) => {
+      const res = await api(base, '/api/memories', tok, { method: 'POST', headers: { 'X-Memory-Namespace': ns }, body: JSON.stringify({ title, content: `${title}: a note of ${ns}` }) });
+      expect(res.status).toBe(201);
+      return (await res.json()).memory.id as string;
+    };
+    const x1 = await write('acme/xray', 'Xray one');
+    await write('acme/xray', 'Xray two');
+    await write('acme/yankee', 'Yankee one');
+
+    await page.reload();
+    await openTab('Memories');
+    const panel = page.locator('#panel-memories');
+    await panel.getByLabel('Search', { exact: true }).fill('');
+    await panel.getByRole('button', { name: 'Search', exact: true }).click();
+    const count = (ns: string) => panel.locator(`.ns-table tr[data-namespace="${ns}"] td[data-label="Memories"]`).textContent();
+    await panel.locator('.ns-table tr[data-namespace="acme/xray"]').waitFor();
+    expect([await count('acme/xray'), await count('acme/yankee')]).toEqual(['2', '1']);
+    expect(await panel.locator('.ns-table tr[data-namespace]').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.namespace))).toEqual(['acme/xray', 'acme/yankee', 'default']);
+
+    // Choosing a namespace filters the browser (its requests send X-Memory-Namespace); opening a memory works there.
+    await panel.getByLabel('Namespace', { exact: true }).selectOption('acme/xray');
+    await panel.getByText(/^2 memories/).waitFor();
+    expect((await panel.locator('.mem-row .mem-title').allTextContents()).sort()).toEqual(['Xray one', 'Xray two']);
+    await panel.locator(`[data-memory-id="${x1}"] .mem-title`).click();
+    await panel.locator('.mem-detail').getByRole('heading', { name: 'Xray one' }).waitFor();
+    await panel.getByRole('button', { name: '← Back to results' }).click();
+    // The table's names choose too; back to default, where those memories are not.
+    await panel.locator('.ns-table').getByRole('button', { name: 'acme/yankee' }).click();
+    await panel.getByText(/^1 memory/).waitFor();
+    expect(await panel.locator('.mem-row .mem-title').allTextContents()).toEqual(['Yankee one']);
+    await shot('memories-namespaces-1280x800');
+    await panel.getByLabel('Namespace', { exact: true }).selectOption('');
+    await panel.locator('.mem-row').first().waitFor();
+    expect(await panel.locator('.mem-row .mem-title').allTextContents()).not.toContain('Xray one');
+  });
+
   it('Agent set-up shows the prompt for the chosen variable, copies it, and offers the skill pack', async () => {
     await openTab('Agent set-up');
     const panel = page.locator('#panel-setup');

@@ -10,6 +10,7 @@ import { objectKeyOf } from '../../src/memories/memory-id';
 import { parseMarkdown } from '../../src/memories/memory-markdown';
 import { memoryDigest } from '../../src/portability/migration';
 import { createTestApp, createToken, tempDir } from '../support/app';
+import { unzip } from '../support/zip';
 
 jest.setTimeout(180_000);
 
@@ -152,5 +153,18 @@ describe('backup of the embedded default while 20 clients write, restored into a
     expect(exported.code).toBe(0);
     expect(exported.text).toContain(`memstore export: data directory ${missing}; embedded SQLite at ${path.join(missing, 'memstore.db')} + filesystem at `);
     expect(exported.text).toContain(`exported 1 of 1 memories to ${out}`);
+
+    // One namespace's backup is its export (decision 0157): --namespace exports only it, and imports back into it.
+    fs.writeFileSync(note, '# Alice\n\nkept for one tenant\n');
+    expect((await cli(['import', note, '--namespace', 'acme/alice'], { MEMSTORE_DATA_DIR: missing })).code).toBe(0);
+    const one = path.join(tempDir(), 'alice.zip');
+    const tenant = await cli(['export', '--out', one, '--namespace', 'acme/alice'], { MEMSTORE_DATA_DIR: missing });
+    expect(tenant.text).toContain(`exported 1 of 1 memories to ${one}`);
+    expect([...(await unzip(fs.readFileSync(one))).entries()].filter(([k]) => k.startsWith('memories/')).map(([, v]) => v.toString('utf8'))).toEqual([expect.stringContaining('kept for one tenant')]);
+    expect((await cli(['export', '--out', out], { MEMSTORE_DATA_DIR: missing })).text).toContain('exported 2 of 2 memories');
+    expect((await cli(['export', '--out', one, '--namespace', 'Acme'], { MEMSTORE_DATA_DIR: missing })).code).toBe(2);
+    const copy = path.join(tempDir(), 'copy');
+    expect((await cli(['import', one, '--namespace', 'acme/bob'], { MEMSTORE_DATA_DIR: copy })).code).toBe(0);
+    expect((await cli(['export', '--out', path.join(tempDir(), 'bob.zip'), '--namespace', 'acme/bob'], { MEMSTORE_DATA_DIR: copy })).text).toContain('exported 1 of 1 memories');
   });
 });

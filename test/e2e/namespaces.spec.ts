@@ -3,7 +3,8 @@
  * semantic and hybrid searches and the duplicate hints really look at vectors). Tokens of two
  * namespaces (A: acme/a, B: acme/b), one bound to acme/* and one to *: every REST memory route and
  * every MCP tool, resource and prompt is walked as A against B's memory, and A can neither read,
- * find, count, hint, export, restore, download, modify nor delete it.
+ * find, count, hint, export, restore, download, modify nor delete it. The app runs with namespace
+ * quotas (6 memories, 6,000 bytes; decision 0156), which the other cases stay below.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { AddressInfo } from 'node:net';
@@ -36,6 +37,8 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
   let secret: { id: string };
   let mine: { id: string };
   const WORD = 'quetzalword';
+  const MAX_MEMORIES = 6;
+  const MAX_BYTES = 6000;
   const SECRET_TEXT = `The payroll export runs every Friday at noon through the ${WORD} batch job of the finance team.`;
 
   function caller(bearer: string): Caller {
@@ -67,7 +70,7 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
   }
 
   beforeAll(async () => {
-    t = await createTestApp({ ...(await backend.env()), MEMSTORE_EMBEDDING_PROVIDER: '' });
+    t = await createTestApp({ ...(await backend.env()), MEMSTORE_EMBEDDING_PROVIDER: '', MEMSTORE_NAMESPACE_MAX_MEMORIES: String(MAX_MEMORIES), MEMSTORE_NAMESPACE_MAX_BYTES: String(MAX_BYTES) });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.http.address() as AddressInfo).port}`;
     A = await token(['acme/a']);
@@ -99,6 +102,42 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
       .send({ name: 'bad', namespaces: ['acme/**'] })
       .expect(422);
     expect((await B.get(`/api/memories/${secret.id}`).expect(200)).body.memory.namespace).toBe('acme/b');
+  });
+
+  it('GET /api/namespaces: each caller sees its own namespaces with memories and bytes, by name, paged', async () => {
+    const names = (body: { namespaces: Array<{ namespace: string }> }) => body.namespaces.map((n) => n.namespace);
+    const mineBytes = Buffer.byteLength(`Water the tomatoes on Mondays; ${WORD} is the name of the hose.`);
+    const a = (await A.get('/api/namespaces').expect(200)).body;
+    expect(a).toEqual({
+      ok: true,
+      namespaces: [{ namespace: 'acme/a', memories: 1, bytes: mineBytes }],
+      has_next: false,
+      next_cursor: null,
+      quota: { max_memories: MAX_MEMORIES, max_bytes: MAX_BYTES },
+    });
+    // A prefix binding sees what holds memories under it; an exact name is listed even when empty; nothing of default.
+    expect((await acme.get('/api/namespaces').expect(200)).body.namespaces).toEqual([
+      { namespace: 'acme/a', memories: 1, bytes: mineBytes },
+      { namespace: 'acme/b', memories: 1, bytes: Buffer.byteLength(SECRET_TEXT) },
+    ]);
+    const mixed = await token(['acme/empty', 'acme/b', 'zeta/*']);
+    expect(names((await mixed.get('/api/namespaces').expect(200)).body)).toEqual(['acme/b', 'acme/empty']);
+    // '*' and the admin see all; pages follow next_cursor.
+    expect(names((await star.get('/api/namespaces').expect(200)).body)).toEqual(['acme/a', 'acme/b']);
+    const admin = await adminAgent(t);
+    expect(names((await admin.get('/api/namespaces').expect(200)).body)).toEqual(['acme/a', 'acme/b']);
+    const first = (await star.get('/api/namespaces?limit=1').expect(200)).body;
+    expect([names(first), first.has_next, first.next_cursor]).toEqual([['acme/a'], true, 'acme/a']);
+    const second = (await star.get(`/api/namespaces?limit=1&after=${first.next_cursor}`).expect(200)).body;
+    expect([names(second), second.has_next, second.next_cursor]).toEqual([['acme/b'], false, null]);
+    // The header narrows to one namespace, within the binding only.
+    expect(names((await acme.get('/api/namespaces').set('X-Memory-Namespace', 'acme/b').expect(200)).body)).toEqual(['acme/b']);
+    expect((await A.get('/api/namespaces').set('X-Memory-Namespace', 'acme/b').expect(403)).body.error).toContain('acme/b');
+    // Bad input and a token without memory:read.
+    await A.get('/api/namespaces?limit=0').expect(422);
+    await A.get('/api/namespaces?bogus=1').expect(422);
+    const writeOnly = caller((await createToken(t, { name: 'w', scopes: ['memory:write'], namespaces: ['acme/a'] })).plaintext);
+    await writeOnly.get('/api/namespaces').expect(403);
   });
 
   it('REST: A cannot read, find, count, hint, export, download, restore, modify or delete B’s memory', async () => {
@@ -243,5 +282,57 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
       expect(text(got)).not.toContain(SECRET_TEXT);
     }
     expect((await B.get(`/api/memories/${id}`).expect(200)).body.memory).toMatchObject({ version: 2, content: SECRET_TEXT });
+  });
+
+  it('quotas: a create, update or import over a namespace quota is a 403 naming the quota, the namespace, the limit and the usage', async () => {
+    const inNs = (ns: string, r: request.Test) => r.set('X-Memory-Namespace', ns);
+    // Memories: six fit, the seventh is refused; after a delete there is room again.
+    const ids: string[] = [];
+    for (let i = 0; i < MAX_MEMORIES; i++) ids.push((await inNs('acme/q', acme.post('/api/memories', { content: `quota note ${i}` })).expect(201)).body.memory.id);
+    const over = await inNs('acme/q', acme.post('/api/memories', { content: 'one too many' })).expect(403);
+    expect(over.body).toMatchObject({ ok: false, code: 'namespace_quota_exceeded', quota: { name: 'memories', namespace: 'acme/q', limit: MAX_MEMORIES, used: MAX_MEMORIES, requested: 1 } });
+    expect(over.body.error).toContain('acme/q');
+    await inNs('acme/q', acme.delete(`/api/memories/${ids[0]}`)).expect(200);
+    await inNs('acme/q', acme.post('/api/memories', { content: 'fits again' })).expect(201);
+    // Over MCP too (the same write path).
+    const viaMcp = await (await mcp(acme.bearer)).callTool({ name: 'create_memory', arguments: { content: 'mcp one too many', namespace: 'acme/q' } });
+    expect(viaMcp.isError).toBe(true);
+    expect(JSON.stringify(viaMcp.content)).toContain('quota');
+    // Bytes: a create or an update that grows the content past the quota is refused; shrinking always works.
+    const big = (await inNs('acme/qb', acme.post('/api/memories', { content: 'x'.repeat(5000) })).expect(201)).body.memory;
+    const tooBig = await inNs('acme/qb', acme.post('/api/memories', { content: 'y'.repeat(1500) })).expect(403);
+    expect(tooBig.body.quota).toEqual({ name: 'bytes', namespace: 'acme/qb', limit: MAX_BYTES, used: 5000, requested: 1500 });
+    await inNs('acme/qb', acme.patch(`/api/memories/${big.id}`, { content: 'x'.repeat(5900) })).expect(200);
+    const grown = await inNs('acme/qb', acme.patch(`/api/memories/${big.id}`, { content: 'x'.repeat(6500) })).expect(403);
+    expect(grown.body.quota).toMatchObject({ name: 'bytes', used: 5900, requested: 600 });
+    await inNs('acme/qb', acme.patch(`/api/memories/${big.id}`, { content: 'small now' })).expect(200);
+    // Import stops at the first memory over the quota; what came before stays and is counted in the answer.
+    const files: Record<string, string> = {};
+    for (let i = 0; i < MAX_MEMORIES + 3; i++) files[`notes/n${i}.md`] = `# Note ${i}\n\nimported quota note number ${i}`;
+    const res = await request(t.http)
+      .post('/api/import')
+      .set('Authorization', `Bearer ${acme.bearer}`)
+      .set('X-Memory-Namespace', 'acme/qi')
+      .set('Content-Type', 'application/zip')
+      .send(await makeZip(files))
+      .expect(403);
+    expect(res.body).toMatchObject({ code: 'namespace_quota_exceeded', quota: { name: 'memories', namespace: 'acme/qi', limit: MAX_MEMORIES, used: MAX_MEMORIES }, report: { created: MAX_MEMORIES } });
+    // With progress=true the stop is the stream's last line, with the same fields.
+    const streamed = await request(t.http)
+      .post('/api/import?progress=true&format=markdown')
+      .set('Authorization', `Bearer ${acme.bearer}`)
+      .set('X-Memory-Namespace', 'acme/qi')
+      .set('Content-Type', 'text/markdown')
+      .send('# One more\n\nover the quota')
+      .expect(200);
+    expect(JSON.parse(streamed.text.trim().split('\n').pop()!)).toMatchObject({ type: 'error', status: 403, code: 'namespace_quota_exceeded', quota: { name: 'memories', namespace: 'acme/qi' } });
+    const listed = (await acme.get('/api/namespaces').expect(200)).body.namespaces;
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        { namespace: 'acme/q', memories: MAX_MEMORIES, bytes: expect.any(Number) },
+        { namespace: 'acme/qb', memories: 1, bytes: Buffer.byteLength('small now') },
+        { namespace: 'acme/qi', memories: MAX_MEMORIES, bytes: expect.any(Number) },
+      ]),
+    );
   });
 });

@@ -62,6 +62,8 @@ const EXPECTED: ReadonlyArray<readonly [method: string, path: string, rule: stri
   ['GET', '/api/stats', 'scopes:memory:read'],
   // issue 43: delete every memory of the chosen namespace (it must be named explicitly)
   ['POST', '/api/namespaces/purge', 'scopes:memory:delete'],
+  // issue 43: the namespaces the caller may see, with their counts (like stats)
+  ['GET', '/api/namespaces', 'scopes:memory:read'],
   // remote MCP endpoint: any valid Bearer token (never the admin session); each tool checks its scope
   ['POST', '/mcp', 'token'],
   ['ALL', '/mcp', 'public'], // every other method: 405 (stateless endpoint, no SSE stream or session)

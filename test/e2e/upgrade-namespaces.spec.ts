@@ -48,6 +48,10 @@ async function checkUpgraded(t: TestApp, old: Written): Promise<void> {
   await api(request(t.http).patch(`/api/memories/${old.ids[2]}`))
     .send({ content: 'Buy oat milk and bread.' })
     .expect(200);
+  // The usage of default (decision 0155) is counted from what was there, and follows the write.
+  let bytes = 0;
+  for (const id of old.ids) bytes += Buffer.byteLength((await api(request(t.http).get(`/api/memories/${id}`)).expect(200)).body.memory.content as string);
+  expect((await api(request(t.http).get('/api/namespaces')).expect(200)).body.namespaces).toEqual([{ namespace: 'default', memories: 3, bytes }]);
   // Another namespace sees nothing of it.
   const other = (await createToken(t, { name: 'other', preset: 'full', namespaces: ['other'] })).plaintext;
   const o = (r: request.Test) => r.set('Authorization', `Bearer ${other}`);

@@ -139,6 +139,14 @@ export interface SearchExplain {
   floor: number;
 }
 
+/** GET /api/namespaces. */
+export interface NamespaceList {
+  namespaces: Array<{ namespace: string; memories: number; bytes: number }>;
+  has_next: boolean;
+  next_cursor: string | null;
+  quota: { max_memories: number | null; max_bytes: number | null };
+}
+
 export interface MemoryList {
   rows: MemoryRow[];
   count: number;

@@ -477,6 +477,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The namespaces the caller may see, with their memories and bytes (by name, paged); X-Memory-Namespace narrows it to one
+         * @description **Access:** API token with scope `memory:read`, or an admin session.
+         */
+        get: operations["listNamespaces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/namespaces/purge": {
         parameters: {
             query?: never;
@@ -1464,6 +1484,47 @@ export interface components {
              * @example admin
              */
             username?: string;
+        };
+        NamespaceListResponseDto: {
+            /** @example false */
+            has_next: boolean;
+            /** @description By name. A token sees the namespaces of its binding that hold memories, and its exact names even when empty; the admin and a '*' token see all */
+            namespaces: components["schemas"]["NamespaceUsageDto"][];
+            /**
+             * @description Pass as `after` for the next page; null on the last
+             * @example null
+             */
+            next_cursor: string | null;
+            /** @example true */
+            ok: boolean;
+            /** @description The quotas every namespace has */
+            quota: components["schemas"]["NamespaceQuotaDto"];
+        };
+        NamespaceQuotaDto: {
+            /**
+             * @description Bytes of content a namespace may hold (MEMSTORE_NAMESPACE_MAX_BYTES); null: no quota
+             * @example null
+             */
+            max_bytes: number | null;
+            /**
+             * @description Memories a namespace may hold (MEMSTORE_NAMESPACE_MAX_MEMORIES); null: no quota
+             * @example null
+             */
+            max_memories: number | null;
+        };
+        NamespaceUsageDto: {
+            /**
+             * @description UTF-8 bytes of their current content
+             * @example 3400000
+             */
+            bytes: number;
+            /**
+             * @description Memories in the namespace
+             * @example 1200
+             */
+            memories: number;
+            /** @example acme/alice */
+            namespace: string;
         };
         PurgeNamespaceDto: {
             /** @description Only the memories of this agent */
@@ -4775,6 +4836,90 @@ export interface operations {
             };
             /** @description Unknown Content-Encoding (identity, gzip, deflate and br are understood) or a charset other than UTF-8 */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Validation error (malformed JSON, a value outside the rules of the schema) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationErrorResponse"];
+                };
+            };
+            /** @description Too many requests: the token's rate limit (RateLimit-* headers), or too many failed sign-ins; Retry-After says when to retry */
+            429: {
+                headers: {
+                    /** @description Token limits: the token's requests per window (IETF draft) */
+                    "RateLimit-Limit"?: number;
+                    /** @description Token limits: requests left in the current window */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Token limits: seconds until the window ends */
+                    "RateLimit-Reset"?: number;
+                    /** @description Seconds until a request will be accepted again */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The request line and headers together are larger than 16 KB: shorten the query string (or the cookies) */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A backend is down or misconfigured; the error names it */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listNamespaces: {
+        parameters: {
+            query?: {
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NamespaceListResponseDto"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Token lacks scope memory:read or the client address is not allowed */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,5 @@
 import { DEFAULT_NAMESPACE } from '../../namespaces/namespace';
+import { backfillContentSizes } from './mongo-namespace-usage';
 import { Logger } from '@nestjs/common';
 import mongoose, { Connection, Model } from 'mongoose';
 import { BackendUnavailableError } from '../../common/errors';
@@ -220,6 +221,7 @@ export class MongoDocumentDatabase extends DocumentDatabase {
       // keep their form, so nothing to move there.
       await memories.collection.updateMany({ namespace: { $exists: false } }, { $set: { namespace: DEFAULT_NAMESPACE } });
       await versions.collection.updateMany({ namespace: { $exists: false } }, { $set: { namespace: DEFAULT_NAMESPACE } });
+      await backfillContentSizes(memories);
       const textSearch = await this.setUpTextSearch(memories);
       this.conn = conn;
       return { memories, tokens, sessions, rateLimits, probe, versions, writeIntents, idempotency, textSearch };

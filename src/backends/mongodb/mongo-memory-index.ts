@@ -2,7 +2,8 @@ import type { FilterQuery } from 'mongoose';
 import { ALL_NAMESPACES, DEFAULT_NAMESPACE } from '../../namespaces/namespace';
 import { hasPositiveTerms, isStopWord, ParsedSearch, parseSearchQuery, softenPhrases } from '../../../libs/search-query';
 import type { EmbeddingQueue } from '../ports/embedding-queue.port';
-import { MemoryIndex } from '../ports/memory-index.port';
+import { MemoryIndex, type NamespaceUsage, type NamespaceUsageQuery } from '../ports/memory-index.port';
+import { mongoNamespaceUsage } from './mongo-namespace-usage';
 import {
   Author,
   CasResult,
@@ -82,6 +83,7 @@ function toRecord(d: MemoryDoc): MemoryRecord {
     agent: d.agent,
     project: d.project,
     content: d.content,
+    size: Buffer.byteLength(d.content), // namespace usage (mongo-namespace-usage.ts)
     createdAt: d.createdAt,
     updatedAt: d.updatedAt,
     version: d.version ?? 1,
@@ -352,6 +354,10 @@ export class MongoMemoryIndex extends MemoryIndex implements EmbeddingQueue {
 
   override count(ns: string): Promise<number> {
     return this.run(async (m) => m.memories.countDocuments(inNamespace(ns)).exec());
+  }
+
+  override namespaceUsage(query: NamespaceUsageQuery): Promise<NamespaceUsage[]> {
+    return this.run((m) => mongoNamespaceUsage(m, query));
   }
 
   override clear(): Promise<void> {

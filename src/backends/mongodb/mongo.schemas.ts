@@ -39,6 +39,10 @@ export class MemoryRecord {
   @Prop({ type: String, required: true })
   content!: string;
 
+  /** UTF-8 bytes of content (decision 0155: summed per namespace); filled in at connection for memories from before it. */
+  @Prop({ type: Number })
+  size?: number;
+
   @Prop({ type: Date, required: true })
   createdAt!: Date;
 

@@ -44,6 +44,11 @@ export abstract class MemoryIndex {
   abstract search(query: SearchQuery): Promise<MemoryPage>;
   abstract stats(ns: string): Promise<MemoryStats>;
   abstract count(ns: string): Promise<number>;
+  /**
+   * Memories and content bytes per namespace (issue 43: GET /api/namespaces, quotas), of the
+   * namespaces that hold at least one memory, sorted by name; see NamespaceUsageQuery.
+   */
+  abstract namespaceUsage(query: NamespaceUsageQuery): Promise<NamespaceUsage[]>;
   /** Remove every memory (used by reindex before rebuilding). */
   abstract clear(): Promise<void>;
   /**
@@ -93,4 +98,20 @@ export abstract class MemoryIndex {
   readonly failedWritesRolledBack: boolean = false;
   /** Which search implementation is active, for /api/status (e.g. "fts5", "$text", "regex fallback"). */
   abstract searchMode(): string;
+}
+
+/** What namespaceUsage reads: every namespace, or those `names`, or `prefix` and the names under it (`prefix/...`); after `after`, at most `limit`. */
+export interface NamespaceUsageQuery {
+  names?: readonly string[];
+  prefix?: string;
+  /** Only names sorting after this one (paging). */
+  after?: string;
+  limit: number;
+}
+
+/** One namespace's usage: its memories and the UTF-8 bytes of their current content. */
+export interface NamespaceUsage {
+  namespace: string;
+  memories: number;
+  bytes: number;
 }

@@ -25,6 +25,8 @@ import { DbRow, Params, previewOf, ROW_COLUMNS, StatementCache, toRow } from './
 import { withoutIdleSupersession } from './sqlite-supersession';
 import { DEFAULT_EXACT_RANKING_BUDGET, DEFAULT_TERM_WINDOW, rankedFullTextSearch, RankingOptions } from './sqlite-ranking';
 import { SqliteMemoryVersions } from './sqlite-memory-versions';
+import { namespaceUsageRows } from './sqlite-namespace-usage';
+import type { NamespaceUsage, NamespaceUsageQuery } from '../ports/memory-index.port';
 import { FUSION_CANDIDATES } from '../../../libs/search-query';
 import type { VectorHit } from '../vector/vector-index';
 import { EXACT_FILTERED_MAX, SqliteVectorIndex } from './sqlite-vector-index';
@@ -440,6 +442,10 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     return this.guard(
       () => (ns === ALL_NAMESPACES ? this.stmt('SELECT count(*) FROM memories').pluck().get() : this.stmt('SELECT count(*) FROM memories WHERE namespace = ?').pluck().get(ns)) as number,
     );
+  }
+
+  override async namespaceUsage(query: NamespaceUsageQuery): Promise<NamespaceUsage[]> {
+    return this.guard(() => namespaceUsageRows(this.stmt, query));
   }
 
   override async clear(): Promise<void> {

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { SESSION_GAP_MS } from '../../../libs/search-query';
 import { createVersionSchema, DROP_VERSIONS } from './sqlite-memory-versions';
+import { createNamespaceUsageSchema, NAMESPACE_USAGE_TRIGGER_PREFIX } from './sqlite-namespace-usage';
 import { createSupersessionSchema } from './sqlite-supersession';
 
 /** bm25 column weights: title, tags, content (CONTRACT §3: title and tags weigh more than content). */
@@ -296,6 +297,7 @@ function replaceChangedTriggers(db: Database.Database): void {
   const expected = expectedTriggers();
   const present = db.prepare("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger'").all() as Array<{ name: string; tbl_name: string; sql: string }>;
   for (const t of present) {
+    if (t.name.startsWith(NAMESPACE_USAGE_TRIGGER_PREFIX)) continue; // sqlite-namespace-usage.ts's own
     const want = expected.sql.get(t.name);
     if (want === t.sql || (want === undefined && !expected.tables.has(t.tbl_name))) continue;
     db.exec(`DROP TRIGGER "${t.name.replace(/"/g, '""')}"`);
@@ -333,6 +335,7 @@ function migrate(db: Database.Database): void {
   db.exec(SCHEMA);
   createVersionSchema(db);
   createSupersessionSchema(db);
+  createNamespaceUsageSchema(db);
   if (oldTags) {
     db.exec(`INSERT OR IGNORE INTO memory_tags (tag, created_at, id, seq, type, scope, agent, project, namespace)
       SELECT j.value, m.created_at, m.id, m.seq, m.type, m.scope, m.agent, m.project, m.namespace FROM memories m, json_each(m.tags) j`);

@@ -1,8 +1,8 @@
 import { diffLines } from 'diff';
-import { ApiError, del, get, patch, post, query } from '../api';
+import { ApiError, api, query } from '../api';
 import { badge, clear, confirmDialog, errorBox, field, h, spinner, timeEl, toast } from '../dom';
 import { renderMarkdownInto } from '../markdown';
-import { MEMORY_SCOPES, MEMORY_TYPES, type Memory, type MemoryList, type MemoryRow, type MemoryVersion, type MemoryVersionList, type Tab } from '../types';
+import { MEMORY_SCOPES, MEMORY_TYPES, type Memory, type MemoryList, type MemoryRow, type MemoryVersion, type MemoryVersionList, type NamespaceList, type Tab } from '../types';
 
 const PAGE_SIZE = 20;
 
@@ -14,9 +14,32 @@ interface Filters {
   project: string;
   tag: string;
   page: number;
+  /** The namespace the browser works in ('' = default, where the admin works without a choice). */
+  namespace: string;
 }
 
-const state: Filters = { q: '', type: '', scope: '', agent: '', project: '', tag: '', page: 1 };
+const state: Filters = { q: '', type: '', scope: '', agent: '', project: '', tag: '', page: 1, namespace: '' };
+
+/** Every request of the memory browser names the chosen namespace (X-Memory-Namespace). */
+function inNamespace(headers: Record<string, string> = {}): Record<string, string> {
+  return state.namespace ? { ...headers, 'X-Memory-Namespace': state.namespace } : headers;
+}
+const get = <T>(path: string) => api<T>('GET', path, undefined, { headers: inNamespace() });
+const post = <T>(path: string, body: unknown = {}) => api<T>('POST', path, body, { headers: inNamespace() });
+const patch = <T>(path: string, body: unknown, headers?: Record<string, string>) => api<T>('PATCH', path, body, { headers: inNamespace(headers) });
+const del = <T>(path: string) => api<T>('DELETE', path, undefined, { headers: inNamespace() });
+
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
 
 function activeFilters(): number {
   return [state.type, state.scope, state.agent, state.project, state.tag].filter(Boolean).length;
@@ -272,7 +295,11 @@ export const memoriesTab: Tab = {
           toggle.setAttribute('aria-pressed', String(showSource));
           toggle.textContent = showSource ? 'Show rendered' : 'Show markdown source';
         });
-        const download = h('a', { class: 'btn btn-plain btn-small', href: `/api/memories/${encodeURIComponent(m.id)}/download`, download: `${m.id}.md` }, 'Download .md');
+        const download = h(
+          'a',
+          { class: 'btn btn-plain btn-small', href: `/api/memories/${encodeURIComponent(m.id)}/download${query({ namespace: state.namespace })}`, download: `${m.id}.md` },
+          'Download .md',
+        );
         const edit = h('button', { type: 'button', class: 'btn btn-small' }, 'Edit');
         edit.addEventListener('click', () => openEditor(m));
         const remove = h('button', { type: 'button', class: 'btn btn-danger btn-small' }, 'Delete');
@@ -530,12 +557,86 @@ export const memoriesTab: Tab = {
       return item;
     };
 
+    // Namespaces (issue 43): the list with counts, and the one the browser works in.
+    const nsSelect = h('select', { name: 'namespace' }, h('option', { value: '' }, 'default'));
+    const nsList = h('div', { class: 'ns-list', 'aria-live': 'polite' });
+    const chooseNamespace = (ns: string) => {
+      state.namespace = ns;
+      state.page = 1;
+      nsSelect.value = ns;
+      showList();
+      for (const tr of nsList.querySelectorAll<HTMLElement>('tr[data-namespace]')) {
+        if (tr.dataset.namespace === (ns || 'default')) tr.setAttribute('aria-current', 'true');
+        else tr.removeAttribute('aria-current');
+      }
+      void load();
+    };
+    nsSelect.addEventListener('change', () => chooseNamespace(nsSelect.value));
+    const loadNamespaces = async () => {
+      clear(nsList);
+      try {
+        const r = await api<NamespaceList>('GET', '/api/namespaces?limit=200');
+        const names = r.namespaces.map((n) => n.namespace);
+        clear(nsSelect);
+        nsSelect.appendChild(h('option', { value: '' }, 'default'));
+        for (const n of names) if (n !== 'default') nsSelect.appendChild(h('option', { value: n }, n));
+        if (state.namespace && !names.includes(state.namespace)) nsSelect.appendChild(h('option', { value: state.namespace }, state.namespace));
+        nsSelect.value = state.namespace;
+        const quota = [r.quota.max_memories !== null ? `${r.quota.max_memories} memories` : null, r.quota.max_bytes !== null ? formatBytes(r.quota.max_bytes) : null].filter(Boolean);
+        const rows = r.namespaces.map((n) => {
+          const browse = h('button', { type: 'button', class: 'link-button' }, n.namespace);
+          browse.addEventListener('click', () => chooseNamespace(n.namespace === 'default' ? '' : n.namespace));
+          return h(
+            'tr',
+            { 'data-namespace': n.namespace, 'aria-current': (state.namespace || 'default') === n.namespace ? 'true' : null },
+            h('td', { 'data-label': 'Namespace' }, browse),
+            h('td', { 'data-label': 'Memories' }, String(n.memories)),
+            h('td', { 'data-label': 'Size' }, formatBytes(n.bytes)),
+          );
+        });
+        nsList.append(
+          r.namespaces.length === 0
+            ? h('p', { class: 'empty' }, 'No namespace holds memories yet.')
+            : h(
+                'div',
+                { class: 'table-wrap' },
+                h(
+                  'table',
+                  { class: 'table ns-table' },
+                  h('caption', { class: 'visually-hidden' }, 'Namespaces'),
+                  h(
+                    'thead',
+                    null,
+                    h(
+                      'tr',
+                      null,
+                      ['Namespace', 'Memories', 'Size'].map((c) => h('th', { scope: 'col' }, c)),
+                    ),
+                  ),
+                  h('tbody', null, rows),
+                ),
+              ),
+        );
+        if (r.has_next) nsList.appendChild(h('p', { class: 'help' }, 'More namespaces exist than are listed here (the first 200 by name).'));
+        if (quota.length) nsList.appendChild(h('p', { class: 'help' }, `Quota per namespace: ${quota.join(', ')}.`));
+      } catch (err) {
+        nsList.appendChild(errorBox(describe(err)));
+      }
+    };
+    const nsCard = h(
+      'details',
+      { class: 'card namespaces', open: true },
+      h('summary', null, 'Namespaces'),
+      h('div', { class: 'filter-grid' }, field('Namespace', nsSelect, 'The memory browser, editor and history work in this namespace.')),
+      nsList,
+    );
+
     const newBtn = h('button', { type: 'button', class: 'btn btn-primary' }, 'New memory');
     newBtn.addEventListener('click', () => openEditor(null));
-    listView.append(h('div', { class: 'panel-head' }, h('h2', null, 'Memories'), newBtn), form, results);
+    listView.append(h('div', { class: 'panel-head' }, h('h2', null, 'Memories'), newBtn), nsCard, form, results);
     panel.append(listView, detailView);
     const linked = /^#memories\/([0-9a-f]{24})$/.exec(location.hash);
     if (linked) void openMemory(linked[1]);
-    await load();
+    await Promise.all([load(), loadNamespaces()]);
   },
 };
