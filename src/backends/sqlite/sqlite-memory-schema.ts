@@ -118,7 +118,8 @@ CREATE TRIGGER IF NOT EXISTS memories_tt_update AFTER UPDATE OF title, tag_text 
 END;
 
 -- Running counts for /api/stats (grouping 100,000 rows on every call would cost tens of ms).
--- A missing project or agent is counted under ''. Per namespace (issue 43).
+-- A missing project or agent is counted under ''. Per namespace (issue 43). A row that reaches 0
+-- is deleted: no name of a deleted project or agent stays behind (a purge, decision 0151).
 CREATE TABLE IF NOT EXISTS memory_counts (
   namespace TEXT NOT NULL,
   dim TEXT NOT NULL,
@@ -135,10 +136,12 @@ END;
 CREATE TRIGGER IF NOT EXISTS memory_counts_delete AFTER DELETE ON memories BEGIN
   UPDATE memory_counts SET n = n - 1 WHERE namespace = old.namespace AND ((dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
     OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, '')));
+  DELETE FROM memory_counts WHERE namespace = old.namespace AND n <= 0;
 END;
 CREATE TRIGGER IF NOT EXISTS memory_counts_update AFTER UPDATE OF type, scope, project, agent ON memories BEGIN
   UPDATE memory_counts SET n = n - 1 WHERE namespace = old.namespace AND ((dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
     OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, '')));
+  DELETE FROM memory_counts WHERE namespace = old.namespace AND n <= 0;
   INSERT INTO memory_counts (namespace, dim, key, n) VALUES
     (new.namespace, 'type', new.type, 1), (new.namespace, 'scope', new.scope, 1), (new.namespace, 'project', coalesce(new.project, ''), 1), (new.namespace, 'agent', coalesce(new.agent, ''), 1)
   ON CONFLICT (namespace, dim, key) DO UPDATE SET n = n + 1;
@@ -345,6 +348,8 @@ function migrate(db: Database.Database): void {
       UNION ALL SELECT namespace, 'project', coalesce(project, ''), count(*) FROM memories GROUP BY namespace, coalesce(project, '')
       UNION ALL SELECT namespace, 'agent', coalesce(agent, ''), count(*) FROM memories GROUP BY namespace, coalesce(agent, '')`);
   }
+  // Zero rows an earlier version kept (they still named deleted projects and agents).
+  if (hadCounts) db.exec('DELETE FROM memory_counts WHERE n <= 0');
   // A database from before embeddings: every memory waits for its vector.
   if (!hadQueue) db.exec('INSERT OR IGNORE INTO embedding_queue (seq) SELECT seq FROM memories');
   // Vectors from before their session link get it from the memories as they are (~3 s at 100,000, once).
