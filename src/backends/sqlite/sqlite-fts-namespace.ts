@@ -10,12 +10,13 @@ export function namespaceToken(ns: string): string {
  * Where a search's full-text MATCH looks (decision 0152), for the namespace a search runs in
  * after searchFilter:
  * - the whole store (one namespace holds every memory, or an admin's `*`): the query as it is;
- * - a namespace with a token: `fts_ns : <token> AND {text columns} : (query)`, so FTS5 walks only
- *   the namespace's documents (a 1,000-memory namespace costs about what it costs alone);
- * - 'default' beside other namespaces (no token): the text columns, store-wide; the namespace
- *   filter runs after, as before.
- * The query's own words never look in fts_ns: a word that happens to be another namespace's
- * token finds nothing.
+ * - a namespace with a token: `fts_ns : <token> AND (query)`, so FTS5 walks only the namespace's
+ *   documents (a 1,000-memory namespace costs about what it costs alone). A query word that is
+ *   another namespace's token finds nothing (no document has both); one that is its own token
+ *   finds its own memories. Restricting the words to the text columns cost ~20 % more (bm25
+ *   reads positions to check the column).
+ * - 'default' beside other namespaces (no token): the words in the text columns only (so no
+ *   token matches), store-wide; the namespace filter runs after, as before.
  */
 export class FtsScope {
   private constructor(
@@ -53,7 +54,6 @@ export class FtsScope {
 
   private scoped(expr: string, columns: string): string {
     if (this.namespace === null) return expr;
-    const text = `${columns} : (${expr})`;
-    return this.token === null ? text : `fts_ns : "${this.token}" AND ${text}`;
+    return this.token === null ? `${columns} : (${expr})` : `fts_ns : "${this.token}" AND (${expr})`;
   }
 }

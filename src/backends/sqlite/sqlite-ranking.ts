@@ -78,10 +78,12 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
   // statistics are the namespace's (its size; its rows spread over the store's rowids by its share).
   const scope = FtsScope.of(query.filter.namespace);
   // Every row has one type: the running counts give count(*) without scanning an index.
-  const stored = FtsScope.of(ALL_NAMESPACES).count(stmt);
-  const n = scope.matchesNamespace ? scope.count(stmt) : stored;
+  const n = scope.count(stmt);
   if (n === 0) return { rows: [], total: 0 };
-  const share = n / stored;
+  // The share of the store's rowids that are the namespace's, for estimates beyond a full window
+  // (read only then: summing every namespace's counts costs ~0.3 ms at 100 namespaces).
+  let shareOf: number | null = scope.matchesNamespace ? null : 1;
+  const share = () => (shareOf ??= n / Math.max(n, FtsScope.of(ALL_NAMESPACES).count(stmt)));
   const maxSeq = (stmt('SELECT max(seq) FROM memories').pluck().get() as number) ?? 0;
   const not = (e: string) => scope.fts(exclusion ? `(${e}) NOT (${exclusion})` : e);
 
@@ -96,7 +98,7 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
     // Exclusions are applied through `any` (a row must be in it to count). The bound is a BigInt:
     // FTS5 ignores a REAL rowid constraint (what a JS number binds as) beside MATCH.
     const titleTags = any.length === 0 ? [] : (newestTitleTags.all(scope.titleTags(t.expr), BigInt(cutoff), C) as number[]);
-    const df = complete ? any.length : (C * n) / Math.max(C, (maxSeq - cutoff + 1) * share);
+    const df = complete ? any.length : (C * n) / Math.max(C, (maxSeq - cutoff + 1) * share());
     return { rows: any, titleTags, cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
   });
 
@@ -131,7 +133,7 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
     const lowest = Math.max(...incomplete.map((h) => h.cutoff));
     let inside = 0;
     while (inside < scored.count && scored.seqs[inside] >= lowest) inside++;
-    total = Math.max(scored.count, Math.round((inside * n) / Math.max(1, (maxSeq - lowest + 1) * share)));
+    total = Math.max(scored.count, Math.round((inside * n) / Math.max(1, (maxSeq - lowest + 1) * share())));
   }
   // The page's places only: the best offset + limit by (score, newer first).
   const page = scored.best(query.offset + query.limit).slice(query.offset);
