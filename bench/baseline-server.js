@@ -22,7 +22,8 @@ async function main() {
       const url = new URL(req.url, 'http://x');
       const q = url.searchParams.get('q') || '';
       const limit = Number(url.searchParams.get('limit') || 20);
-      const page = await index.search({ text: q, filter: {}, limit, offset: 0 });
+      // The bench token's namespace (issue 43): without one the search matched nothing (namespace = NULL).
+      const page = await index.search({ text: q, filter: { namespace: 'default' }, limit, offset: 0 });
       const body = JSON.stringify({ ok: true, rows: page.rows, total: page.total });
       res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
       res.end(body);

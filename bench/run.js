@@ -20,6 +20,8 @@
  *          --rounds R (each class in R slices of duration/R, the classes taking turns: ratios compare the same minutes)
  *          --fill-vectors (after seeding, give the memories still waiting for the model the vectors of
  *            bench/lab/real-vectors.js and a saved graph, instead of embedding every text: 100,000 in minutes)
+ *          (the ns-* classes seed two more keyword-only services, N memories over N/1000 namespaces
+ *            and one namespace alone, by JSONL import; `--only` without `namespace` skips them)
  * See bench/README.md.
  */
 const { spawn, fork } = require('node:child_process');
@@ -32,6 +34,7 @@ const { summarise } = require('./lib/profile-summary');
 const { combine } = require('./lib/slices');
 const { agent, freePort, request, expectStatus } = require('./lib/http');
 const { benchMarkdown, gitDescribe, writeResults } = require('./lib/results');
+const ns = require('./lib/namespaces');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIST = path.join(ROOT, 'dist');
@@ -132,7 +135,7 @@ function parseArgs(argv) {
           fs
             .readFileSync(__filename, 'utf8')
             .split('\n')
-            .slice(3, 21)
+            .slice(3, 23)
             .join('\n')
             .replace(/^ \* ?/gm, ''),
         );
@@ -288,8 +291,8 @@ async function signIn(port) {
   return cookies.join('; ');
 }
 
-async function createToken(port, cookie) {
-  const res = await request(port, 'POST', '/api/tokens', { headers: { cookie }, body: { name: 'bench', preset: 'full', rate_limit_per_minute: 0 } });
+async function createToken(port, cookie, namespaces = null) {
+  const res = await request(port, 'POST', '/api/tokens', { headers: { cookie }, body: { name: 'bench', preset: 'full', rate_limit_per_minute: 0, ...(namespaces ? { namespaces } : {}) } });
   const body = expectStatus(res, 201, 'token creation');
   return body.plaintext;
 }
@@ -416,6 +419,9 @@ async function buildScenarios(port, token, cookie, corpus, ids, n) {
     meaning('hybrid-3', 'hybrid', 'GET /api/memories?q=<3 words>&mode=hybrid', fresh.three),
     meaning('hybrid-question', 'hybrid', 'GET /api/memories?q=<question>&mode=hybrid', fresh.question),
     meaning('semantic-3', 'semantic', 'GET /api/memories?q=<3 words>&mode=semantic', fresh.three),
+    // Issue 43: the same keyword queries in one 1,000-memory namespace of a store of n over n/1,000
+    // namespaces, and in that namespace alone (own services: setUpNamespaceStores fills in target and headers).
+    ...namespaceScenarios(corpus, n),
     { name: 'stats', group: 'stats', label: 'GET /api/stats', headers: bearer, paths: ['/api/stats'] },
     {
       name: 'create',
@@ -427,6 +433,59 @@ async function buildScenarios(port, token, cookie, corpus, ids, n) {
       bodies: creates,
     },
   ];
+}
+
+/** The ns-* classes (bench/lib/namespaces.js): every query kind of the lab, mixed, all words in the target namespace. */
+function namespaceScenarios(corpus, n) {
+  const { spaces, targetNs, from } = ns.layout(n);
+  const queries = Object.values(ns.queryClasses(corpus, ns.vocabularyOf(corpus, from), 16)).flat();
+  const paths = queries.map((text) => `/api/memories${qs({ q: text, mode: 'keyword' })}`);
+  return [
+    { name: 'ns-search', group: 'namespace', store: 'big', label: `keyword in a ${ns.NS_SIZE}-memory namespace of a store of ${spaces * ns.NS_SIZE} (${spaces} namespaces)`, paths, targetNs },
+    { name: 'ns-alone', group: 'namespace', store: 'alone', label: `the same namespace alone (a store of ${ns.NS_SIZE})`, paths, targetNs },
+  ];
+}
+
+/**
+ * Starts the two keyword-only services of the ns-* classes and seeds them by JSONL import (one
+ * request per namespace); kept in `<dir>/ns-big` and `<dir>/ns-alone`, so a reused --data-dir
+ * reuses them too. Sets each class's target and headers; returns the services.
+ */
+async function setUpNamespaceStores(dataDir, classes, opts, corpus) {
+  const { spaces, target, targetNs, from } = ns.layout(opts.n);
+  const stores = {};
+  const bearers = {};
+  /** @type {Array<[string, number[]]>} */
+  const layouts = [
+    ['alone', [target]],
+    ['big', Array.from({ length: spaces }, (_, k) => k)],
+  ];
+  for (const [which, wanted] of layouts) {
+    const dir = path.join(dataDir, `ns-${which}`);
+    fs.mkdirSync(dir, { recursive: true });
+    const svc = await startService(dir, false, opts.searchWorkers, 'none');
+    stores[which] = svc;
+    const token = await createToken(svc.port, await signIn(svc.port), ['*']);
+    bearers[which] = { authorization: `Bearer ${token}`, 'x-memory-namespace': targetNs };
+    // Seeded in namespace order: the last one full means a reused data dir holds them all.
+    const last = { ...bearers[which], 'x-memory-namespace': ns.nsName(wanted[wanted.length - 1]) };
+    if (expectStatus(await request(svc.port, 'GET', '/api/memories?limit=1', { headers: last }), 200, 'ns count').total === ns.NS_SIZE) {
+      log(`  ns-${which}: reusing ${dir}`);
+      continue;
+    }
+    const t0 = Date.now();
+    for (const k of wanted) {
+      const headers = { authorization: `Bearer ${token}`, 'x-memory-namespace': ns.nsName(k), 'content-type': 'application/x-ndjson' };
+      const res = await request(svc.port, 'POST', ns.importPath(ns.nsName(k)), { headers, rawBody: ns.namespaceJsonl(corpus, k * ns.NS_SIZE) });
+      if (expectStatus(res, 200, `import into ${ns.nsName(k)}`).created !== ns.NS_SIZE) throw new Error(`import into ${ns.nsName(k)}: ${res.text.slice(0, 300)}`);
+    }
+    log(`  ns-${which}: ${wanted.length * ns.NS_SIZE} memories in ${wanted.length} namespace(s) seeded in ${((Date.now() - t0) / 1000).toFixed(0)} s (target ${targetNs}, corpus lines ${from}..)`);
+  }
+  for (const sc of classes) {
+    sc.target = stores[sc.store];
+    sc.headers = bearers[sc.store];
+  }
+  return Object.values(stores);
 }
 
 /**
@@ -646,6 +705,7 @@ async function main() {
 
   let service = null;
   let baseline = null;
+  let nsStores = [];
   const loader = new Child('load generator', fork(path.join(__dirname, 'load.js'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   const report = {
     startedAt: started.toISOString(),
@@ -705,6 +765,11 @@ async function main() {
       scenarios = scenarios.filter((s) => s.name !== 'health');
     }
     if (opts.only) scenarios = scenarios.filter((s) => opts.only.some((o) => s.name === o || s.group === o));
+    const nsClasses = scenarios.filter((s) => s.group === 'namespace');
+    if (nsClasses.length > 0) {
+      log(`seeding the ns-* classes' stores (keyword-only services, JSONL import)...`);
+      nsStores = await setUpNamespaceStores(dataDir, nsClasses, opts, corpus);
+    }
     const profDir = path.join(RESULTS, `profiles-${started.toISOString().replace(/[:.]/g, '-')}`);
     if (opts.profile) fs.mkdirSync(profDir, { recursive: true });
 
@@ -716,9 +781,10 @@ async function main() {
     const baselines = [];
     const parts = [];
     for (const sc of scenarios) {
-      const hits = await preflight(service.port, sc);
-      const profileFile = opts.profile ? path.join(profDir, `${sc.name}.cpuprofile`) : null;
-      parts.push({ target: service, sc, profileFile, hits });
+      const target = sc.target ?? service;
+      const hits = await preflight(target.port, sc);
+      const profileFile = opts.profile && target === service ? path.join(profDir, `${sc.name}.cpuprofile`) : null;
+      parts.push({ target, sc, profileFile, hits });
       if (sc.baselinePaths) {
         baseline ??= await startBaseline(dbFile);
         const bsc = { ...sc, name: `baseline-${sc.name}`, label: 'bare node:http + SqliteMemoryIndex.search()', headers: {}, paths: sc.baselinePaths };
@@ -802,6 +868,12 @@ async function main() {
         return { hybrid: h, keyword: k, ratio, target: HYBRID_TARGET_RATIO, unseen: u ?? null };
       });
     }
+    // Issue 43: a small namespace in a big store costs about what it costs alone (decision 0153).
+    if (byName['ns-search']?.latencyMs?.p99 && byName['ns-alone']?.latencyMs?.p99) {
+      const [big, alone] = [byName['ns-search'].latencyMs, byName['ns-alone'].latencyMs];
+      report.smallNamespace = { p50: big.p50 / alone.p50, p99: big.p99 / alone.p99, label: byName['ns-search'].label };
+      log(`\nSmall namespace: ns-search / ns-alone p50 ${report.smallNamespace.p50.toFixed(2)}x, p99 ${report.smallNamespace.p99.toFixed(2)}x (${report.smallNamespace.label})`);
+    }
     // Issue 14: semantic recall@10 of the service's vector search against an exact scan, on this data dir.
     if (results.some((r) => r.name === 'semantic-3' || r.name.startsWith('hybrid-'))) {
       try {
@@ -848,6 +920,7 @@ async function main() {
   } finally {
     await loader.stop();
     if (baseline) await baseline.stop();
+    for (const s of nsStores) await s.stop();
     if (service) {
       const r = await service.stop();
       if (r.code !== 0 && r.signal !== 'SIGTERM' && r.code !== null) log(`service exited with code ${r.code}:\n${service.output.slice(-2000)}`);

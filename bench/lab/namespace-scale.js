@@ -17,10 +17,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { Corpus, CORPUS_VERSION } = require('../lib/corpus');
-const { STOP_WORDS } = require('../lib/words');
 const { request, startService } = require('../lib/service');
-
-const NS_SIZE = 1000;
+const { NS_SIZE, nsName, namespaceJsonl, importPath, vocabularyOf, queryClasses } = require('../lib/namespaces');
 
 function args() {
   const o = { n: 100_000, rounds: 6, perRound: 80, json: null };
@@ -39,41 +37,12 @@ function args() {
 }
 
 const log = (...m) => console.log(new Date().toISOString().slice(11, 19), ...m);
-const nsName = (k) => `bench/t${String(k).padStart(4, '0')}`;
 
 /** Imports corpus memories [from, from + NS_SIZE) into namespace `ns` (one JSONL request). */
 async function seedNamespace(svc, corpus, ns, from) {
-  const lines = [];
-  for (let i = from; i < from + NS_SIZE; i++) lines.push(JSON.stringify(corpus.memory(i)));
-  const qs = new URLSearchParams({ format: 'jsonl', filename: `${ns.replace('/', '-')}.jsonl` });
   const headers = { authorization: `Bearer ${svc.token}`, 'x-memory-namespace': ns, 'content-type': 'application/x-ndjson' };
-  const res = await request(svc.base, 'POST', `/api/import?${qs}`, { headers, rawBody: Buffer.from(lines.join('\n') + '\n') });
+  const res = await request(svc.base, 'POST', importPath(ns), { headers, rawBody: namespaceJsonl(corpus, from) });
   if (res.status !== 200 || res.body?.created !== NS_SIZE) throw new Error(`import into ${ns}: HTTP ${res.status}: ${res.text.slice(0, 300)}`);
-}
-
-/** The lower-case words of the target namespace's memories (what FTS5's tokenizer would see, near enough). */
-function vocabularyOf(corpus, from) {
-  const words = new Set();
-  for (let i = from; i < from + NS_SIZE; i++) {
-    const m = corpus.memory(i);
-    for (const w of `${m.title ?? ''} ${m.tags.join(' ')} ${m.content}`.toLowerCase().split(/[^a-z0-9]+/)) if (w) words.add(w);
-  }
-  return words;
-}
-
-/** Query classes: the corpus's kinds, each query kept only when all its words occur in the namespace. */
-function queryClasses(corpus, vocab, perClass = 64) {
-  const stop = new Set(STOP_WORDS);
-  const all = corpus.queries(2000);
-  const keep = (q) =>
-    q
-      .replace(/"/g, '')
-      .split(/\s+/)
-      .filter((w) => !stop.has(w))
-      .every((w) => vocab.has(w));
-  const out = {};
-  for (const kind of ['one', 'three', 'phrase', 'question']) out[kind] = [...new Set(all[kind].filter(keep))].slice(0, perClass);
-  return out;
 }
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];

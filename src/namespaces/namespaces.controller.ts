@@ -4,6 +4,7 @@ import { IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import type { Request } from 'express';
 import { Audited } from '../audit/audited.decorator';
 import { RequireScopes } from '../common/auth/decorators';
+import { IdempotencyRepository } from '../backends/ports/idempotency.repository';
 import { MemoryIndex } from '../backends/ports/memory-index.port';
 import type { MemoryFilter } from '../backends/ports/memory.model';
 import { MemoriesService } from '../memories/memories.service';
@@ -96,7 +97,9 @@ const ROUND = 500;
  * embedding job and objects go with it, the sweep finishing any delete a crash interrupts), in
  * rounds, so a purge cut short is resumed by sending it again. The namespace must be chosen
  * explicitly (header or `namespace` field), never the default resolution; the receipt (counts,
- * who, when) is in the audit log as namespace.purge.
+ * who, when) is in the audit log as namespace.purge. The namespace's Idempotency-Key records go
+ * too (their stored answers hold whole memories for a day): all of them at the end of a whole
+ * purge; in a narrowed one, before each round, those whose answer shows a memory of the round.
  */
 @ApiTags('memories')
 @Controller('api/namespaces')
@@ -105,6 +108,7 @@ export class NamespacesController {
     private readonly memories: MemoriesService,
     private readonly index: MemoryIndex,
     private readonly quotas: NamespaceQuotas,
+    private readonly idempotency: IdempotencyRepository,
   ) {}
 
   @Get()
@@ -148,17 +152,19 @@ export class NamespacesController {
     const filter: MemoryFilter = { namespace: ns };
     if (body.project !== undefined) filter.project = body.project;
     if (body.agent !== undefined) filter.agent = body.agent;
+    const narrowed = body.project !== undefined || body.agent !== undefined;
     let deleted = 0;
     for (;;) {
       const page = await this.index.list({ filter, limit: ROUND, offset: 0 });
       if (page.rows.length === 0) break;
-      const res = await this.memories.bulkDelete(
-        ns,
-        page.rows.map((r) => r.id),
-      );
+      const ids = page.rows.map((r) => r.id);
+      // Before the memories: a purge cut short between the two would not find these records again.
+      if (narrowed) await this.idempotency.forget(ns, ids);
+      const res = await this.memories.bulkDelete(ns, ids);
       deleted += res.deleted.length;
       if (res.deleted.length === 0) break; // deleted by someone else meanwhile: the next round sees what is left
     }
+    if (!narrowed) await this.idempotency.forget(ns);
     return { ok: true, namespace: ns, deleted, finished_at: new Date().toISOString() };
   }
 }

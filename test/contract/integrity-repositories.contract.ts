@@ -82,5 +82,35 @@ export function idempotencyRepositoryContract(name: string, make: () => Promise<
       expect(await repo.claim(rec('old', 'f2'), DAY)).toBeNull();
       expect(await repo.get('old')).toMatchObject({ fingerprint: 'f2', status: null });
     });
+
+    it("forgets a namespace's records (issue 43 purge): all of them, or those whose answer shows one of the given memories", async () => {
+      // Keys as IdempotencyInterceptor builds them: 'default' without the ns: part.
+      const keys = {
+        d: 'token:t1|POST /api/memories|a',
+        x1: 'token:t1|ns:acme.x|POST /api/memories|a',
+        x2: 'admin|ns:acme.x|POST /api/memories|b',
+        x3: 'token:t2|ns:acme.x|POST /api/memories/bulk-delete|c',
+        sub: 'token:t1|ns:acme.x/sub|POST /api/memories|a',
+        dot: 'token:t1|ns:acmeax|POST /api/memories|a', // '.' is no wildcard
+        tricky: 'token:t1|POST /api/memories||ns:acme.x|', // a caller's key that looks like a namespace: default's
+      };
+      for (const k of Object.values(keys)) await repo.claim(rec(k), DAY);
+      await repo.complete(keys.x1, 201, JSON.stringify({ ok: true, memory: { id: 'm1', content: 'secret' }, similar: [] }));
+      await repo.complete(keys.x2, 201, JSON.stringify({ ok: true, memory: { id: 'm2' }, similar: [{ id: 'm1', title: 'secret' }] }));
+      await repo.complete(keys.x3, 200, JSON.stringify({ ok: true, deleted: 1, ids: ['m1'], missing: [] }));
+      await repo.complete(keys.sub, 201, JSON.stringify({ ok: true, memory: { id: 'm1' }, similar: [] }));
+      const left = async () => {
+        const out: string[] = [];
+        for (const [name, k] of Object.entries(keys)) if (await repo.get(k)) out.push(name);
+        return out;
+      };
+      expect(await repo.forget('acme.x', [])).toBe(0);
+      expect(await repo.forget('acme.x', ['m1'])).toBe(2); // the answer holding m1 and the one naming it as a near-copy
+      expect(await left()).toEqual(['d', 'x3', 'sub', 'dot', 'tricky']);
+      expect(await repo.forget('acme.x')).toBe(1);
+      expect(await left()).toEqual(['d', 'sub', 'dot', 'tricky']);
+      expect(await repo.forget('default')).toBe(2);
+      expect(await left()).toEqual(['sub', 'dot']);
+    });
   });
 }

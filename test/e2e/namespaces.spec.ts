@@ -7,7 +7,9 @@
  * quotas (6 memories, 6,000 bytes; decision 0156), which the other cases stay below.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import Database from 'better-sqlite3';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import request from 'supertest';
 import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
 import { testBackends } from '../support/backends';
@@ -216,16 +218,42 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
     await admin.get(`/api/memories/${secret.id}`).expect(404);
   });
 
-  it('purge: deletes a namespace (or a project in it), resumable, with a receipt in the audit log; nothing left in the index or the object store', async () => {
+  it('purge: deletes a namespace (or a project in it), resumable, with a receipt in the audit log; nothing left in the index, the object store or the idempotency records', async () => {
     const C = (r: request.Test) => r.set('X-Memory-Namespace', 'acme/c');
+    const bodies = [{ content: 'c one', project: 'p' }, { content: 'c two' }, { content: 'c three' }];
+    // Created with an Idempotency-Key: a repeat within a day would replay the stored answer (the whole memory).
+    const create = (i: number) => C(acme.post('/api/memories', bodies[i])).set('Idempotency-Key', `purge-${i}`);
     const ids: string[] = [];
-    for (const body of [{ content: 'c one', project: 'p' }, { content: 'c two' }, { content: 'c three' }]) ids.push((await C(acme.post('/api/memories', body)).expect(201)).body.memory.id);
+    for (let i = 0; i < bodies.length; i++) ids.push((await create(i).expect(201)).body.memory.id);
+    const keep = () => acme.post('/api/memories', { content: 'kept elsewhere' }).set('X-Memory-Namespace', 'acme/keep').set('Idempotency-Key', 'purge-0');
+    const kept = (await keep().expect(201)).body.memory.id;
     await C(acme.patch(`/api/memories/${ids[1]}`, { content: 'c two, edited' })).expect(200);
     await acme.post('/api/namespaces/purge', {}).expect(400); // ambiguous
     await star.post('/api/namespaces/purge', {}).expect(400); // resolvable to default, but a purge must name its namespace
     await A.post('/api/namespaces/purge', { namespace: 'acme/c' }).expect(403);
+    // The running counts (SQLite) keep no row naming what a purge deleted.
+    const counted = () => {
+      if (backend.docdb !== 'sqlite') return [];
+      const db = new Database(path.join(t.dataDir, 'memstore.db'), { readonly: true });
+      try {
+        return (db.prepare("SELECT dim || '=' || key AS k FROM memory_counts WHERE namespace = 'acme/c' ORDER BY 1").pluck().all() as string[]).filter((k) => k.startsWith('project='));
+      } finally {
+        db.close();
+      }
+    };
+    if (backend.docdb === 'sqlite') expect(counted()).toEqual(['project=', 'project=p']);
     expect((await C(acme.post('/api/namespaces/purge', { project: 'p' })).expect(200)).body).toMatchObject({ namespace: 'acme/c', deleted: 1 });
-    expect((await C(acme.post('/api/namespaces/purge', {})).expect(200)).body).toMatchObject({ namespace: 'acme/c', deleted: 2 });
+    expect(counted()).toEqual(backend.docdb === 'sqlite' ? ['project='] : []);
+    // The purged memory's key answers no more (the request runs again); the others still replay.
+    const again = await create(0).expect(201);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(again.body.memory.id).not.toBe(ids[0]);
+    const replayed = await create(1).expect(201);
+    expect([replayed.headers['idempotent-replayed'], replayed.body.memory.id]).toEqual(['true', ids[1]]);
+    expect((await C(acme.post('/api/namespaces/purge', {})).expect(200)).body).toMatchObject({ namespace: 'acme/c', deleted: 3 });
+    expect(counted()).toEqual([]);
+    for (const i of [1, 2]) expect((await create(i).expect(201)).headers['idempotent-replayed']).toBeUndefined();
+    expect((await C(acme.post('/api/namespaces/purge', {})).expect(200)).body.deleted).toBe(2);
     expect((await C(acme.post('/api/namespaces/purge', {})).expect(200)).body.deleted).toBe(0); // again: nothing left
     expect((await C(acme.get('/api/memories')).expect(200)).body.total).toBe(0);
     for (const id of ids) await C(acme.get(`/api/memories/${id}/versions`)).expect(404);
@@ -235,6 +263,9 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
     const audit = await (await adminAgent(t)).get('/api/audit?action=namespace.purge').expect(200);
     expect(audit.body.entries[0]).toMatchObject({ action: 'namespace.purge', target: 'acme/c' });
     expect((await B.get(`/api/memories/${secret.id}`).expect(200)).body.memory.version).toBe(2);
+    // Another namespace's record under the same key is untouched.
+    const other = await keep().expect(201);
+    expect([other.headers['idempotent-replayed'], other.body.memory.id]).toEqual(['true', kept]);
   });
 
   it('MCP: every tool, resource and prompt of A stays in acme/a', async () => {

@@ -1,4 +1,4 @@
-import { IdempotencyRecord, IdempotencyRepository } from '../ports/idempotency.repository';
+import { idempotencyAnswerIds, IdempotencyRecord, IdempotencyRepository } from '../ports/idempotency.repository';
 import type { MongoExec } from './mongo-models';
 import type { IdempotencyKeyRecord } from './mongo-integrity.schemas';
 
@@ -49,6 +49,21 @@ export class MongoIdempotencyRepository extends IdempotencyRepository {
     return this.exec(async (m) => {
       const r = await m.idempotency.findById(String(key)).lean<IdempotencyKeyRecord>().exec();
       return r ? toRecord(r) : null;
+    });
+  }
+
+  override forget(namespace: string, memoryIds?: readonly string[]): Promise<number> {
+    if (memoryIds !== undefined && memoryIds.length === 0) return Promise.resolve(0);
+    // The namespace as idempotencyKeyNamespace reads it from the key: the part after the caller.
+    const ofNamespace = namespace === 'default' ? { _id: { $regex: '^[^|]*\\|(?:[^n]|n[^s]|ns[^:])' } } : { _id: { $regex: `^[^|]*\\|ns:${namespace.replace(/\./g, '\\.')}\\|` } };
+    return this.exec(async (m) => {
+      if (memoryIds === undefined) return (await m.idempotency.deleteMany(ofNamespace).exec()).deletedCount;
+      // Which stored answer is which memory is only in the JSON of the answer: read the namespace's
+      // records (a day's worth at most) and delete those that answer one of these memories.
+      const wanted = new Set(memoryIds);
+      const held = await m.idempotency.find(ofNamespace, { _id: 1, body: 1 }).lean<Array<Pick<IdempotencyKeyRecord, '_id' | 'body'>>>().exec();
+      const ids = held.filter((r) => idempotencyAnswerIds(r.body ?? null).some((id) => wanted.has(id))).map((r) => r._id);
+      return ids.length === 0 ? 0 : (await m.idempotency.deleteMany({ _id: { $in: ids } }).exec()).deletedCount;
     });
   }
 }

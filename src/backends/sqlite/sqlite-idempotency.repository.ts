@@ -26,7 +26,7 @@ export class SqliteIdempotencyRepository extends IdempotencyRepository {
   private readonly pruneStmt: Database.Statement;
   private lastPrune = 0;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     super();
     sqlite('idempotency table setup', () =>
       db.exec(`
@@ -75,6 +75,20 @@ export class SqliteIdempotencyRepository extends IdempotencyRepository {
   override async get(key: string): Promise<IdempotencyRecord | null> {
     const row = sqlite('idempotency query', () => this.getStmt.get(key) as Row | undefined);
     return row ? toRecord(row) : null;
+  }
+
+  override async forget(namespace: string, memoryIds?: readonly string[]): Promise<number> {
+    // The namespace as idempotencyKeyNamespace reads it from the key: the part after the caller.
+    const where = namespace === 'default' ? ["substr(key, instr(key, '|') + 1, 3) <> 'ns:'"] : ["substr(key, instr(key, '|'), @marker_len) = @marker"];
+    const params: Record<string, unknown> = namespace === 'default' ? {} : { marker: `|ns:${namespace}|`, marker_len: namespace.length + 5 };
+    if (memoryIds !== undefined) {
+      if (memoryIds.length === 0) return 0;
+      // idempotencyAnswerIds in SQL: the created memory and its near-copies.
+      where.push(`json_valid(body) AND (json_extract(body, '$.memory.id') IN (SELECT value FROM json_each(@ids))
+        OR EXISTS (SELECT 1 FROM json_each(body, '$.similar') s WHERE json_extract(s.value, '$.id') IN (SELECT value FROM json_each(@ids))))`);
+      params.ids = JSON.stringify(memoryIds);
+    }
+    return sqlite('idempotency delete', () => this.db.prepare(`DELETE FROM idempotency_keys WHERE ${where.join(' AND ')}`).run(params).changes);
   }
 }
 

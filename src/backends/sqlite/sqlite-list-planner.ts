@@ -76,10 +76,11 @@ export function rarestFirst(stmt: Stmt, tags: string[]): string[] {
  */
 export function searchFilter(stmt: Stmt, f: MemoryFilter): MemoryFilter {
   if (f.namespace === ALL_NAMESPACES) return f;
-  const n = stmt("SELECT coalesce(sum(n), 0) AS ns, (SELECT coalesce(sum(n), 0) FROM memory_counts WHERE dim = 'type') AS total FROM memory_counts WHERE namespace = ? AND dim = 'type'").get(
-    f.namespace,
-  ) as { ns: number; total: number };
-  return n.ns > 0 && n.ns === n.total ? { ...f, namespace: ALL_NAMESPACES } : f;
+  // The running counts keep no row at 0 (decision 0151): a row of another namespace means memories
+  // there. Two seeks on the key, where summing every namespace's counts read them all (~0.3 ms at 100 namespaces).
+  const has = stmt("SELECT 1 FROM memory_counts WHERE namespace = ? AND dim = 'type' LIMIT 1").pluck();
+  const others = stmt('SELECT 1 FROM memory_counts WHERE namespace < ? OR namespace > ? LIMIT 1').pluck();
+  return has.get(f.namespace) !== undefined && others.get(f.namespace, f.namespace) === undefined ? { ...f, namespace: ALL_NAMESPACES } : f;
 }
 
 /**

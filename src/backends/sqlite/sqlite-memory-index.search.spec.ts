@@ -111,4 +111,27 @@ describe('SqliteMemoryIndex search (pages and snippets)', () => {
       }
     }
   });
+
+  it('searches a namespace among others through its own full-text entries only, finding what it finds alone (decision 0152)', async () => {
+    const alone = async (text: string) => index.search({ text, filter: { namespace: 'default' }, limit: 50, offset: 0 });
+    const before = await Promise.all(['quota', 'quota marker3 raised', '"workers of the service"', 'quota -marker4'].map(alone));
+    // The same memories again in two other namespaces, and the first set moved to its own.
+    for (const ns of ['acme/x', 'acme/y']) {
+      for (let i = 0; i < 30; i++) await index.insert(doc(1000 * (ns === 'acme/x' ? 1 : 2) + i, `${filler(40, 'pad')} The quota for marker${i} was raised. ${filler(40, 'tail')}`, { namespace: ns }));
+    }
+    const ids = (p: { rows: Array<{ id: string }> }) => p.rows.map((r) => r.id).sort();
+    for (const [k, text] of ['quota', 'quota marker3 raised', '"workers of the service"', 'quota -marker4'].entries()) {
+      const page = await alone(text);
+      expect([page.total, ids(page)]).toEqual([before[k].total, ids(before[k])]);
+      const x = await index.search({ text, filter: { namespace: 'acme/x' }, limit: 50, offset: 0 });
+      expect(x.rows.every((r) => r.namespace === 'acme/x')).toBe(true);
+      expect(x.total).toBe(text.startsWith('"') ? 0 : before[k].rows.filter((r) => r.id !== doc(99, '').id).length);
+    }
+    // Each namespace's memories carry its token in the index ('default' none: its index is as before namespaces).
+    const token = `n${Buffer.from('acme/y').toString('hex')}0`;
+    const tokened = (tok: string) => db.prepare('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?').pluck().get(`fts_ns : "${tok}"`);
+    expect([tokened(token), tokened(`n${Buffer.from('acme/x').toString('hex')}0`), tokened(`n${Buffer.from('default').toString('hex')}0`)]).toEqual([30, 30, 0]);
+    // A word that is another namespace's token finds nothing.
+    for (const ns of ['acme/x', 'default']) expect((await index.search({ text: token, filter: { namespace: ns }, limit: 5, offset: 0 })).total).toBe(0);
+  });
 });

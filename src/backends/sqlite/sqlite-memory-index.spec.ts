@@ -65,6 +65,31 @@ describe('SqliteMemoryIndex', () => {
     expect(stats.byProject).toEqual({ p: 1, '(none)': 1 });
   });
 
+  it('upgrades full-text indexes from before the namespace token: rebuilt once, then each namespace is matched through its own entries', async () => {
+    const first = new SqliteMemoryIndex(db);
+    const a = memoryDoc({ namespace: 'acme/a-1.x', content: 'zeppelin over acme' });
+    const d = memoryDoc({ content: 'zeppelin over default' });
+    await first.insertMany([a, d]);
+    // The layout of the version before (decision 0152): no token column, indexes of the text alone.
+    db.exec(`DROP TRIGGER memories_fts_insert; DROP TRIGGER memories_fts_delete; DROP TRIGGER memories_fts_update;
+             DROP TRIGGER memories_tt_insert; DROP TRIGGER memories_tt_delete; DROP TRIGGER memories_tt_update;
+             DROP TABLE memories_fts; DROP TABLE memories_tt; ALTER TABLE memories DROP COLUMN fts_ns;
+             CREATE VIRTUAL TABLE memories_fts USING fts5 (title, tag_text, content, content = 'memories', content_rowid = 'seq', tokenize = 'porter unicode61 remove_diacritics 2');
+             CREATE VIRTUAL TABLE memories_tt USING fts5 (title, tag_text, content = 'memories', content_rowid = 'seq', tokenize = 'porter unicode61 remove_diacritics 2');
+             INSERT INTO memories_fts (memories_fts) VALUES ('rebuild'); INSERT INTO memories_tt (memories_tt) VALUES ('rebuild');`);
+    const upgraded = new SqliteMemoryIndex(db);
+    const token = `n${Buffer.from('acme/a-1.x').toString('hex')}0`;
+    for (const t of ['memories_fts', 'memories_tt']) expect(db.prepare(`SELECT rowid FROM ${t} WHERE ${t} MATCH ?`).pluck().all(`fts_ns : "${token}"`)).toHaveLength(1);
+    for (const [ns, doc] of [
+      ['acme/a-1.x', a],
+      ['default', d],
+    ] as const)
+      expect((await upgraded.search({ text: 'zeppelin', filter: { namespace: ns }, limit: 10, offset: 0 })).rows.map((r) => r.id)).toEqual([doc.id]);
+    const schemaVersion = db.pragma('schema_version', { simple: true }) as number;
+    new SqliteMemoryIndex(db);
+    expect(db.pragma('schema_version', { simple: true })).toBe(schemaVersion); // once
+  });
+
   it('upgrades vectors stored before their session link: each gets the memory before it, and a deletion re-embeds the one after', async () => {
     const first = new SqliteMemoryIndex(db);
     await first.useVectorSpace('test:2');

@@ -4,8 +4,17 @@ import { createVersionSchema, DROP_VERSIONS } from './sqlite-memory-versions';
 import { createNamespaceUsageSchema, NAMESPACE_USAGE_TRIGGER_PREFIX } from './sqlite-namespace-usage';
 import { createSupersessionSchema } from './sqlite-supersession';
 
-/** bm25 column weights: title, tags, content (CONTRACT §3: title and tags weigh more than content). */
-export const BM25_WEIGHTS = 'bm25(10.0, 6.0, 1.0)';
+/** bm25 column weights: title, tags, content (CONTRACT §3: title and tags weigh more than content); the namespace token none. */
+export const BM25_WEIGHTS = 'bm25(10.0, 6.0, 1.0, 0.0)';
+
+/**
+ * A memory's namespace as one full-text token (decision 0152), in the FTS column fts_ns, so a
+ * search matches `fts_ns : <token> AND (...)` and FTS5 walks only the namespace's documents. The
+ * name in hex (no '/', '.', '-' to split it) between 'n' and '0' (ending in a digit: the Porter
+ * stemmer leaves it whole). 'default' has none: a store from before namespaces keeps its index,
+ * and bm25's document lengths, exactly as they were. sqlite-fts-namespace.ts builds the same in JS.
+ */
+export const FTS_NS_TOKEN_SQL = "CASE WHEN namespace = 'default' THEN NULL ELSE 'n' || hex(namespace) || '0' END";
 /** The full-text indexes (maintained by FtsMaintenance). */
 export const FTS_TABLES = ['memories_fts', 'memories_tt'] as const;
 
@@ -47,7 +56,8 @@ CREATE TABLE IF NOT EXISTS memories (
   preview    TEXT NOT NULL,   -- list-mode snippet
   created_at INTEGER NOT NULL, -- epoch ms
   updated_at INTEGER NOT NULL,
-  namespace  TEXT NOT NULL DEFAULT 'default' -- issue 43: every query names it (decision 0100)
+  namespace  TEXT NOT NULL DEFAULT 'default', -- issue 43: every query names it (decision 0100)
+  fts_ns     TEXT GENERATED ALWAYS AS (${FTS_NS_TOKEN_SQL}) VIRTUAL -- what the full-text indexes read (no storage)
 );
 CREATE INDEX IF NOT EXISTS memories_newest  ON memories (created_at DESC, id DESC);
 -- Every index a query walks starts with the namespace (decision 0100): a namespace of 1,000
@@ -94,7 +104,7 @@ CREATE INDEX IF NOT EXISTS memory_tags_ns_agent_f   ON memory_tags (tag, namespa
 CREATE INDEX IF NOT EXISTS memory_tags_ns_project_f ON memory_tags (tag, namespace, project, created_at DESC, id DESC, type, scope, agent);
 
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
-  title, tag_text, content,
+  title, tag_text, content, fts_ns,
   content = 'memories', content_rowid = 'seq',
   tokenize = 'porter unicode61 remove_diacritics 2'
 );
@@ -102,24 +112,25 @@ CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5 (
 -- Title and tags alone: a small index, so "which of these memories have the word in the title or
 -- tags" costs in proportion to title/tag hits rather than to every occurrence of the word.
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_tt USING fts5 (
-  title, tag_text,
+  title, tag_text, fts_ns,
   content = 'memories', content_rowid = 'seq',
   tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
 CREATE TRIGGER IF NOT EXISTS memories_tt_insert AFTER INSERT ON memories BEGIN
-  INSERT INTO memories_tt (rowid, title, tag_text) VALUES (new.seq, new.title, new.tag_text);
+  INSERT INTO memories_tt (rowid, title, tag_text, fts_ns) VALUES (new.seq, new.title, new.tag_text, new.fts_ns);
 END;
 CREATE TRIGGER IF NOT EXISTS memories_tt_delete AFTER DELETE ON memories BEGIN
-  INSERT INTO memories_tt (memories_tt, rowid, title, tag_text) VALUES ('delete', old.seq, old.title, old.tag_text);
+  INSERT INTO memories_tt (memories_tt, rowid, title, tag_text, fts_ns) VALUES ('delete', old.seq, old.title, old.tag_text, old.fts_ns);
 END;
-CREATE TRIGGER IF NOT EXISTS memories_tt_update AFTER UPDATE OF title, tag_text ON memories BEGIN
-  INSERT INTO memories_tt (memories_tt, rowid, title, tag_text) VALUES ('delete', old.seq, old.title, old.tag_text);
-  INSERT INTO memories_tt (rowid, title, tag_text) VALUES (new.seq, new.title, new.tag_text);
+CREATE TRIGGER IF NOT EXISTS memories_tt_update AFTER UPDATE OF title, tag_text, namespace ON memories BEGIN
+  INSERT INTO memories_tt (memories_tt, rowid, title, tag_text, fts_ns) VALUES ('delete', old.seq, old.title, old.tag_text, old.fts_ns);
+  INSERT INTO memories_tt (rowid, title, tag_text, fts_ns) VALUES (new.seq, new.title, new.tag_text, new.fts_ns);
 END;
 
 -- Running counts for /api/stats (grouping 100,000 rows on every call would cost tens of ms).
--- A missing project or agent is counted under ''. Per namespace (issue 43).
+-- A missing project or agent is counted under ''. Per namespace (issue 43). A row that reaches 0
+-- is deleted: no name of a deleted project or agent stays behind (a purge, decision 0151).
 CREATE TABLE IF NOT EXISTS memory_counts (
   namespace TEXT NOT NULL,
   dim TEXT NOT NULL,
@@ -136,24 +147,26 @@ END;
 CREATE TRIGGER IF NOT EXISTS memory_counts_delete AFTER DELETE ON memories BEGIN
   UPDATE memory_counts SET n = n - 1 WHERE namespace = old.namespace AND ((dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
     OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, '')));
+  DELETE FROM memory_counts WHERE namespace = old.namespace AND n <= 0;
 END;
 CREATE TRIGGER IF NOT EXISTS memory_counts_update AFTER UPDATE OF type, scope, project, agent ON memories BEGIN
   UPDATE memory_counts SET n = n - 1 WHERE namespace = old.namespace AND ((dim = 'type' AND key = old.type) OR (dim = 'scope' AND key = old.scope)
     OR (dim = 'project' AND key = coalesce(old.project, '')) OR (dim = 'agent' AND key = coalesce(old.agent, '')));
+  DELETE FROM memory_counts WHERE namespace = old.namespace AND n <= 0;
   INSERT INTO memory_counts (namespace, dim, key, n) VALUES
     (new.namespace, 'type', new.type, 1), (new.namespace, 'scope', new.scope, 1), (new.namespace, 'project', coalesce(new.project, ''), 1), (new.namespace, 'agent', coalesce(new.agent, ''), 1)
   ON CONFLICT (namespace, dim, key) DO UPDATE SET n = n + 1;
 END;
 
 CREATE TRIGGER IF NOT EXISTS memories_fts_insert AFTER INSERT ON memories BEGIN
-  INSERT INTO memories_fts (rowid, title, tag_text, content) VALUES (new.seq, new.title, new.tag_text, new.content);
+  INSERT INTO memories_fts (rowid, title, tag_text, content, fts_ns) VALUES (new.seq, new.title, new.tag_text, new.content, new.fts_ns);
 END;
 CREATE TRIGGER IF NOT EXISTS memories_fts_delete AFTER DELETE ON memories BEGIN
-  INSERT INTO memories_fts (memories_fts, rowid, title, tag_text, content) VALUES ('delete', old.seq, old.title, old.tag_text, old.content);
+  INSERT INTO memories_fts (memories_fts, rowid, title, tag_text, content, fts_ns) VALUES ('delete', old.seq, old.title, old.tag_text, old.content, old.fts_ns);
 END;
-CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF title, tag_text, content ON memories BEGIN
-  INSERT INTO memories_fts (memories_fts, rowid, title, tag_text, content) VALUES ('delete', old.seq, old.title, old.tag_text, old.content);
-  INSERT INTO memories_fts (rowid, title, tag_text, content) VALUES (new.seq, new.title, new.tag_text, new.content);
+CREATE TRIGGER IF NOT EXISTS memories_fts_update AFTER UPDATE OF title, tag_text, content, namespace ON memories BEGIN
+  INSERT INTO memories_fts (memories_fts, rowid, title, tag_text, content, fts_ns) VALUES ('delete', old.seq, old.title, old.tag_text, old.content, old.fts_ns);
+  INSERT INTO memories_fts (rowid, title, tag_text, content, fts_ns) VALUES (new.seq, new.title, new.tag_text, new.content, new.fts_ns);
 END;
 
 -- Vectors (README "Hybrid search"): one float32 blob per memory and vector space (\`model\`);
@@ -312,12 +325,19 @@ function migrate(db: Database.Database): void {
   const tagColumns = has('memory_tags') ? (db.prepare('PRAGMA table_info(memory_tags)').all() as Array<{ name: string }>).map((c) => c.name) : null;
   const oldTags = tagColumns !== null && !(tagColumns.includes('created_at') && tagColumns.includes('type'));
   if (oldTags) db.exec('DROP INDEX IF EXISTS memory_tags_seq; DROP INDEX IF EXISTS memory_tags_by_memory; DROP TABLE memory_tags;');
-  const hadTitleIndex = has('memories_tt');
   // Namespaces (issue 43, decision 0100): memories and tag rows of an earlier version move to
   // 'default' in place (a column with a default: no row is rewritten); the running counts gain the
   // namespace (recounted below); the filter indexes become namespace-first (old ones dropped).
   const columnsOf = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
   if (has('memories') && !columnsOf('memories').includes('namespace')) db.exec("ALTER TABLE memories ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'");
+  // The namespace token of the full-text indexes (decision 0152): a computed column (nothing
+  // stored), and both indexes made again with it and rebuilt from the rows, once.
+  // table_info leaves generated columns out; table_xinfo lists them.
+  const allColumnsOf = (table: string) => (db.prepare(`PRAGMA table_xinfo(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+  if (has('memories') && !allColumnsOf('memories').includes('fts_ns')) db.exec(`ALTER TABLE memories ADD COLUMN fts_ns TEXT GENERATED ALWAYS AS (${FTS_NS_TOKEN_SQL}) VIRTUAL`);
+  const ftsWithoutNamespace = FTS_TABLES.filter((t) => has(t) && !columnsOf(t).includes('fts_ns'));
+  const hadTitleIndex = has('memories_tt') && ftsWithoutNamespace.length === 0;
+  for (const t of ftsWithoutNamespace) db.exec(`DROP TABLE ${t}`);
   if (has('memory_tags') && !oldTags && !columnsOf('memory_tags').includes('namespace')) db.exec("ALTER TABLE memory_tags ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'");
   if (has('memory_counts') && !columnsOf('memory_counts').includes('namespace')) db.exec('DROP TABLE memory_counts');
   for (const old of ['type', 'scope', 'agent', 'project', 'type_project', 'type_scope', 'type_agent', 'scope_project', 'scope_agent', 'agent_project'])
@@ -348,12 +368,15 @@ function migrate(db: Database.Database): void {
       UNION ALL SELECT namespace, 'project', coalesce(project, ''), count(*) FROM memories GROUP BY namespace, coalesce(project, '')
       UNION ALL SELECT namespace, 'agent', coalesce(agent, ''), count(*) FROM memories GROUP BY namespace, coalesce(agent, '')`);
   }
+  // Zero rows an earlier version kept (they still named deleted projects and agents).
+  if (hadCounts) db.exec('DELETE FROM memory_counts WHERE n <= 0');
   // A database from before embeddings: every memory waits for its vector.
   if (!hadQueue) db.exec('INSERT OR IGNORE INTO embedding_queue (seq) SELECT seq FROM memories');
   // Vectors from before their session link get it from the memories as they are (~3 s at 100,000, once).
   if (noPrev) db.exec(`UPDATE memory_vectors SET prev = (SELECT ${PREVIOUS_SEQ} FROM memories m WHERE m.seq = memory_vectors.seq)`);
-  // A database from before the title/tags index: fill it from the rows already there.
+  // A database from before the title/tags index (or the namespace token): fill it from the rows already there.
   if (!hadTitleIndex) db.exec("INSERT INTO memories_tt (memories_tt) VALUES ('rebuild')");
+  if (ftsWithoutNamespace.includes('memories_fts')) db.exec("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')");
   db.prepare(`INSERT INTO memories_fts (memories_fts, rank) VALUES ('rank', ?)`).run(BM25_WEIGHTS);
   // Maintenance merges any level with two or more segments (see FtsMaintenance).
   for (const t of FTS_TABLES) db.exec(`INSERT INTO ${t} (${t}, rank) VALUES ('usermerge', 2)`);

@@ -5,6 +5,7 @@ import { Accept, dot, VectorHit, vectorOf } from '../vector/vector-index';
 import type { EmbeddingJob, EmbeddingProgress, MemoryFilter, MemoryPage, SearchCandidate, SearchQuery, SimilarHit } from '../ports/memory.model';
 import { filterSql, hasFilter, onlyNamespace, searchFilter } from './sqlite-list-planner';
 import { NEXT_SEQ, PREVIOUS_SEQ, REQUEUE } from './sqlite-memory-schema';
+import { FtsScope } from './sqlite-fts-namespace';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
 import { rankedFullTextSeqs, RankingOptions } from './sqlite-ranking';
 
@@ -26,8 +27,9 @@ export function vectorFilter(stmt: Stmt, filter: MemoryFilter | undefined, text:
   if (!filtered && !exclusion) return null;
   const { where, params } = filtered ? filterSql(scoped) : { where: [] as string[], params: {} };
   if (exclusion) {
+    // The namespace's own matches only (FtsScope): a small namespace does not walk the store's.
     where.push('m.seq NOT IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH @v_except)');
-    params.v_except = exclusion;
+    params.v_except = FtsScope.of(scoped.namespace).fts(exclusion);
   }
   const cond = where.join(' AND ');
   const accept: Accept = (labels) =>
@@ -98,21 +100,24 @@ export function vectorSearch(stmt: Stmt, ranking: RankingOptions, query: SearchQ
       neighbours: (links.get(d.seq)?.neighbours ?? []).flatMap((n) => idOf.get(n) ?? []),
     };
   });
-  return { rows: [], total: 0, candidates: { list, ...wordCounts(stmt, query.text) } };
+  return { rows: [], total: 0, candidates: { list, ...wordCounts(stmt, FtsScope.of(searchFilter(stmt, query.filter).namespace), query.text) } };
 }
 
 /** Memories holding a word are counted up to this many (a common word's rarity needs no more). */
 const DF_CAP = 10_000;
 
-/** The store's size and, for each query word (matchWords), how many memories hold it (at most DF_CAP). */
-function wordCounts(stmt: Stmt, text: string): { docs: number; df: Array<[string, number]> } {
-  const docs = (stmt("SELECT sum(n) FROM memory_counts WHERE dim = 'type'").pluck().get() as number | null) || 0;
+/**
+ * The size of the scope and, for each query word (matchWords), how many of its memories hold it (at
+ * most DF_CAP): the namespace's when the MATCH keeps to it (FtsScope), else the store's.
+ */
+function wordCounts(stmt: Stmt, scope: FtsScope, text: string): { docs: number; df: Array<[string, number]> } {
+  const docs = scope.count(stmt);
   const count = stmt('SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)').pluck();
   return {
     docs,
     df: matchWords(parseSearchQuery(text)).map((w) => {
       const expr = toFts5Terms(parseSearchQuery(w)).terms[0]?.expr;
-      return [w, expr ? (count.get(expr, DF_CAP) as number) : 0];
+      return [w, expr ? (count.get(scope.fts(expr), DF_CAP) as number) : 0];
     }),
   };
 }
