@@ -46,14 +46,14 @@ if (uri)
     let a: MongoDocumentDatabase;
     let b: MongoDocumentDatabase;
 
-    /** Writes memories with their vectors as storeVector leaves them (`stamped`: with vec_at; without, as before it existed). */
+    /** Writes memories with their vectors as storeVector leaves them (`stamped`: with vec_at; without, as before it existed), sized as the release writes them. */
     async function seed(db: MongoDocumentDatabase, docs: Array<[MemoryDoc, Float32Array]>, stamped = true, key = KEY): Promise<void> {
       const m = await db.ready();
       for (let i = 0; i < docs.length; i += 500) {
         await m.memories.collection.insertMany(
           docs.slice(i, i + 500).map(([d, v]) => {
             const { id, ...rest } = d;
-            return { _id: id, ...rest, objectKey: null, author: null, vec: fromVector(v), vec_model: key, ...(stamped ? { vec_at: Date.now() } : {}) } as never;
+            return { _id: id, ...rest, size: Buffer.byteLength(rest.content), objectKey: null, author: null, vec: fromVector(v), vec_model: key, ...(stamped ? { vec_at: Date.now() } : {}) } as never;
           }),
         );
       }

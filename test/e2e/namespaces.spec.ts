@@ -231,19 +231,21 @@ describe.each(testBackends())('namespaces on $name', (backend) => {
     await acme.post('/api/namespaces/purge', {}).expect(400); // ambiguous
     await star.post('/api/namespaces/purge', {}).expect(400); // resolvable to default, but a purge must name its namespace
     await A.post('/api/namespaces/purge', { namespace: 'acme/c' }).expect(403);
-    // The running counts (SQLite) keep no row naming what a purge deleted.
+    // The running counts and usage (SQLite) keep no row naming what a purge deleted.
     const counted = () => {
       if (backend.docdb !== 'sqlite') return [];
       const db = new Database(path.join(t.dataDir, 'memstore.db'), { readonly: true });
       try {
-        return (db.prepare("SELECT dim || '=' || key AS k FROM memory_counts WHERE namespace = 'acme/c' ORDER BY 1").pluck().all() as string[]).filter((k) => k.startsWith('project='));
+        const counts = db.prepare("SELECT dim || '=' || key AS k FROM memory_counts WHERE namespace = 'acme/c' ORDER BY 1").pluck().all() as string[];
+        const usage = db.prepare("SELECT 'usage' FROM namespace_usage WHERE namespace = 'acme/c'").pluck().all() as string[];
+        return [...counts.filter((k) => k.startsWith('project=')), ...usage];
       } finally {
         db.close();
       }
     };
-    if (backend.docdb === 'sqlite') expect(counted()).toEqual(['project=', 'project=p']);
+    if (backend.docdb === 'sqlite') expect(counted()).toEqual(['project=', 'project=p', 'usage']);
     expect((await C(acme.post('/api/namespaces/purge', { project: 'p' })).expect(200)).body).toMatchObject({ namespace: 'acme/c', deleted: 1 });
-    expect(counted()).toEqual(backend.docdb === 'sqlite' ? ['project='] : []);
+    expect(counted()).toEqual(backend.docdb === 'sqlite' ? ['project=', 'usage'] : []);
     // The purged memory's key answers no more (the request runs again); the others still replay.
     const again = await create(0).expect(201);
     expect(again.headers['idempotent-replayed']).toBeUndefined();

@@ -33,7 +33,7 @@ export async function backfillContentSizes(memories: Model<MemoryRecord>): Promi
     if (batch.length === 0) return;
     await memories.collection.bulkWrite(
       batch.map((d) => ({
-        updateOne: { filter: { _id: d._id, size: { $exists: false } }, update: { $set: { size: Buffer.byteLength(typeof d.content === 'string' ? d.content : '') } } },
+        updateOne: { filter: { _id: d._id }, update: { $set: { size: Buffer.byteLength(typeof d.content === 'string' ? d.content : '') } } },
       })),
       { ordered: false },
     );

@@ -9,7 +9,8 @@ export const NAMESPACE_USAGE_TRIGGER_PREFIX = 'namespace_usage_';
  * Running usage per namespace (issue 43, decision 0155): memories and the UTF-8 bytes of their
  * current content, kept by triggers in the write's own transaction, so GET /api/namespaces and a
  * quota check read one small row per namespace instead of grouping the memories (which carry the
- * content). Rows whose namespace emptied stay with zeros (listing skips them).
+ * content). A namespace's row goes when its last memory does: a purged tenant's name does not
+ * survive here (decision 0151).
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS namespace_usage (
@@ -23,9 +24,11 @@ CREATE TRIGGER IF NOT EXISTS namespace_usage_insert AFTER INSERT ON memories BEG
 END;
 CREATE TRIGGER IF NOT EXISTS namespace_usage_delete AFTER DELETE ON memories BEGIN
   UPDATE namespace_usage SET memories = memories - 1, bytes = bytes - octet_length(old.content) WHERE namespace = old.namespace;
+  DELETE FROM namespace_usage WHERE namespace = old.namespace AND memories <= 0;
 END;
 CREATE TRIGGER IF NOT EXISTS namespace_usage_update AFTER UPDATE OF content, namespace ON memories BEGIN
   UPDATE namespace_usage SET memories = memories - 1, bytes = bytes - octet_length(old.content) WHERE namespace = old.namespace;
+  DELETE FROM namespace_usage WHERE namespace = old.namespace AND memories <= 0;
   INSERT INTO namespace_usage (namespace, memories, bytes) VALUES (new.namespace, 1, octet_length(new.content))
   ON CONFLICT (namespace) DO UPDATE SET memories = memories + 1, bytes = bytes + excluded.bytes;
 END;
