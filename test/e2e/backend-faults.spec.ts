@@ -8,6 +8,7 @@ import { Logger } from '@nestjs/common';
 import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import request from 'supertest';
+import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document-database';
 import { MemoryIndex } from '../../src/backends/ports/memory-index.port';
 import { ObjectStore } from '../../src/backends/ports/object-store.port';
 import { WriteIntentRepository } from '../../src/backends/ports/write-intent.repository';
@@ -291,6 +292,33 @@ withFerretdb('backend faults: servers stopped and restarted mid-run', () => {
     } finally {
       warn.mockRestore();
       await throttled.close();
+      await mongo.restart();
+    }
+  }, 60_000);
+
+  it('a connection that has only failed for 10 s is replaced, so a wedged driver cannot keep the service down (issue 46)', async () => {
+    const warn = jest.fn();
+    const db = new MongoDocumentDatabase({ uri: mongo.url, dbName: freshDatabaseName(), memoryCollection: null, logger: { log: () => undefined, warn } });
+    // The outage's length is simulated (Date.now moved on), the outage itself is real.
+    const realNow = Date.now.bind(Date);
+    let skew = 0;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + skew);
+    const probe = () => db.exec((m) => m.memories.countDocuments({}));
+    try {
+      await db.init();
+      expect(await probe()).toBe(0);
+      await mongo.stop();
+      await expect(probe()).rejects.toThrow(/Document database unavailable/);
+      expect(warn).not.toHaveBeenCalledWith(expect.stringContaining('replacing the connection'));
+      skew += 11_000; // past the fail-fast window and 10 s of nothing but network errors
+      await expect(probe()).rejects.toThrow(/Document database unavailable/);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('replacing the connection'));
+      await mongo.restart();
+      skew += 3_000; // past the fail-fast window: the next operation connects anew
+      expect(await probe()).toBe(0);
+    } finally {
+      clock.mockRestore();
+      await db.close();
       await mongo.restart();
     }
   }, 60_000);
