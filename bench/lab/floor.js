@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Relevance floor lab (decision 0121): LoCoMo dev recall@5 kept against the share of empty
- * answers on queries about absent things, at several floors, with the service's own ranking step
+ * answers on queries about absent things (unrelated ones, and the eval's conversation-bound ones
+ * of bench/locomo-absent.json), at several floors, with the service's own ranking step
  * (dist/src/memories/search/relevance.js) over candidates built the way the adapters build them
  * (best 50 by keyword match, best 50 by cosine, session neighbours; df over the whole store).
  * Embeddings are cached in $LAB_DIR (default /tmp/memstore-floor-lab). Needs `npm run build`.
@@ -62,6 +63,15 @@ async function main() {
     p,
   );
   const aV = await embedAll(`${LAB}/absent.bin`, absent, 'query', p);
+  // The eval's absent-thing questions (bench/locomo-absent.json): each written against one
+  // conversation and sharing its names, so harder than the unrelated ones above.
+  const evalAbsent = require('../locomo-absent.json').questions;
+  const eV = await embedAll(
+    `${LAB}/absent-eval.bin`,
+    evalAbsent.map((q) => q.question),
+    'query',
+    p,
+  );
   await p.close();
 
   const offsets = [];
@@ -118,6 +128,14 @@ async function main() {
   // Candidate sets once; each variant of the constants (argv JSON list) ranks them all.
   const setsQ = questions.map((q, qi) => candidates(q.q, qV, qi, q.si));
   const setsA = absent.flatMap((a, ai) => samples.map((_, si) => candidates(a, aV, ai, si)));
+  const setsE = evalAbsent.map((q, i) =>
+    candidates(
+      q.question,
+      eV,
+      i,
+      samples.findIndex((s) => s.id === q.sample_id),
+    ),
+  );
   const pct = (xs, p) => [...xs].sort((x, y) => x - y)[Math.floor(p * (xs.length - 1))].toFixed(3);
   const maxCos = (sets) => sets.map((s) => Math.max(...s.list.map((c) => c.cosine)));
   const evCos = setsQ.flatMap((s, qi) => s.list.filter((c) => questions[qi].ev.includes(c.row.id)).map((c) => c.cosine));
@@ -139,6 +157,7 @@ async function main() {
     const ranksSQ = await rank(setsQ, (i) => questions[i].q, 'semantic');
     const ranksA = await rank(setsA, (i) => absent[Math.floor(i / samples.length)], 'hybrid');
     const ranksS = await rank(setsA, (i) => absent[Math.floor(i / samples.length)], 'semantic');
+    const ranksE = await rank(setsE, (i) => evalAbsent[i].question, 'hybrid');
     const curve = floors.map((f) => {
       const r5 = (ranks) =>
         ranks.reduce((sum, r, qi) => {
@@ -153,6 +172,7 @@ async function main() {
         floor: f,
         hybridR5: +r5(ranksQ).toFixed(3),
         hybridAbsentEmpty: +empty(ranksA).toFixed(3),
+        evalAbsentEmpty: +empty(ranksE).toFixed(3),
         devEmpty: +empty(ranksQ).toFixed(3),
         semanticR5: +r5(ranksSQ).toFixed(3),
         semanticAbsentEmpty: +empty(ranksS).toFixed(3),
