@@ -1,10 +1,11 @@
 import { MongoVectorCache } from './mongo-vector-cache';
 import { dot } from '../vector/vector-index';
+import { seededRandom } from '../../../test/support/rng';
 
 // The index's ranking without a server (test/contract/mongo-vector-cache.spec.ts loads it from one).
 describe('MongoVectorCache.top (the in-process vector index)', () => {
   const dims = 10;
-  const random = rng(3);
+  const random = seededRandom(3);
   const cache = new MongoVectorCache();
   const vectors = new Map<string, Float32Array>();
   const at = new Map<string, number>();
@@ -64,15 +65,3 @@ describe('MongoVectorCache.top (the in-process vector index)', () => {
     expect(asked[0]).toBeLessThan(vectors.size - gone.length); // the first round did not take the whole index
   });
 });
-
-/** A seeded generator (mulberry32): the same vectors on every run. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -1,4 +1,5 @@
 import { TermWindow, windowScores } from './sqlite-ranking';
+import { seededRandom } from '../../../test/support/rng';
 
 /** What rankedSearch did before windowScores: a map of sums term by term, the required terms' intersection, one full sort. */
 function byMapAndSort(hits: TermWindow[]): Array<{ seq: number; score: number }> {
@@ -25,7 +26,7 @@ function rowids(random: () => number, count: number, max: number): number[] {
 
 /** Terms over a small rowid range (many rows in several windows), with repeated idfs (ties). */
 function windows(seed: number): TermWindow[] {
-  const random = rng(seed);
+  const random = seededRandom(seed);
   const terms = 1 + Math.floor(random() * 4);
   const max = 50 + Math.floor(random() * 400);
   return Array.from({ length: terms }, () => {
@@ -76,15 +77,3 @@ describe('windowScores (the windowed ranking of a keyword search)', () => {
     ]);
   });
 });
-
-/** A seeded generator (mulberry32): the same memories on every run. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Accept, dot, VectorHit, VectorIndex } from './vector-index';
+import { seededRandom } from '../../../test/support/rng';
 
 const DIMS = 16;
 
@@ -20,20 +21,8 @@ function noise(i: number): Float32Array {
   return v.map((x) => x / n);
 }
 
-/** A seeded generator (mulberry32): the same orders and vectors on every run. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function shuffled<T>(xs: T[], seed: number): T[] {
-  const r = rng(seed);
+  const r = seededRandom(seed);
   const out = [...xs];
   for (let i = out.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));
@@ -92,7 +81,7 @@ describe('VectorIndex', () => {
   });
 
   it('stays exact through deletes, replaced vectors and reused slots, and after a save and load', async () => {
-    const random = rng(5);
+    const random = seededRandom(5);
     const vec = () => {
       const v = Float32Array.from({ length: DIMS }, () => random() - 0.5);
       const n = Math.hypot(...v);
@@ -143,7 +132,7 @@ describe('VectorIndex', () => {
   });
 
   it('past its exact-scan limit walks the graph, and a saved index without the copy is rebuilt when loaded under a larger limit', async () => {
-    const random = rng(9);
+    const random = seededRandom(9);
     const vectors = new Map<number, Float32Array>();
     for (let l = 1; l <= 600; l++)
       vectors.set(
