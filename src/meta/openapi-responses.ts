@@ -93,7 +93,10 @@ function describe(status: string, rule: AccessRule | undefined, method: string):
     case '403':
       if (!rule || rule.kind === 'public') return 'A cross-site request relying on the session cookie';
       if (rule.kind === 'admin') return 'API tokens cannot use admin routes' + (unsafe ? '; or a cross-site request' : '');
-      return 'The token lacks a scope or is used from an address outside its allow-list' + (unsafe ? '; or a cross-site request relying on the cookie' : '');
+      return (
+        'The token lacks a scope, is used from an address outside its allow-list, or names a namespace outside its binding' +
+        (unsafe ? '; a write would pass a namespace quota (code namespace_quota_exceeded); or a cross-site request relying on the cookie' : '')
+      );
     case '404':
       return 'Not found';
     case '413':

@@ -5389,7 +5389,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The token lacks a scope or is used from an address outside its allow-list */
+            /** @description The token lacks a scope, is used from an address outside its allow-list, or names a namespace outside its binding */
             403: {
                 headers: {
                     [name: string]: unknown;
