@@ -1,4 +1,5 @@
 import { ALL_NAMESPACES, DEFAULT_NAMESPACE } from '../../namespaces/namespace';
+import { namespaceSize } from './sqlite-list-planner';
 import type { Stmt } from './sqlite-memory-rows';
 
 /** The namespace token FTS_NS_TOKEN_SQL (sqlite-memory-schema.ts) computes, in JS: 'n', the name's UTF-8 bytes in hex, '0'. */
@@ -47,9 +48,7 @@ export class FtsScope {
 
   /** Memories in the scope (the running counts): the namespace's, or the store's. */
   count(stmt: Stmt): number {
-    const all = () => (stmt("SELECT sum(n) FROM memory_counts WHERE dim = 'type'").pluck().get() as number | null) || 0;
-    if (!this.matchesNamespace) return all();
-    return (stmt("SELECT sum(n) FROM memory_counts WHERE namespace = ? AND dim = 'type'").pluck().get(this.namespace) as number | null) || 0;
+    return namespaceSize(stmt, this.matchesNamespace ? (this.namespace as string) : ALL_NAMESPACES);
   }
 
   private scoped(expr: string, columns: string): string {

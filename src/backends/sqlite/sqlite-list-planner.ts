@@ -88,7 +88,7 @@ export function searchFilter(stmt: Stmt, f: MemoryFilter): MemoryFilter {
  * of memory_counts: a list filtered by its namespace alone is counted in one small read instead of
  * a walk of the namespace's index (16 ms at 100,000 memories).
  */
-function namespaceSize(stmt: Stmt, ns: string): number {
+export function namespaceSize(stmt: Stmt, ns: string): number {
   if (ns === ALL_NAMESPACES) return stmt("SELECT coalesce(sum(n), 0) FROM memory_counts WHERE dim = 'type'").pluck().get() as number;
   return stmt("SELECT coalesce(sum(n), 0) FROM memory_counts WHERE namespace = ? AND dim = 'type'").pluck().get(ns) as number;
 }

@@ -328,13 +328,12 @@ function migrate(db: Database.Database): void {
   // Namespaces (issue 43, decision 0100): memories and tag rows of an earlier version move to
   // 'default' in place (a column with a default: no row is rewritten); the running counts gain the
   // namespace (recounted below); the filter indexes become namespace-first (old ones dropped).
-  const columnsOf = (table: string) => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+  // table_xinfo, not table_info: the latter leaves generated columns (fts_ns) out.
+  const columnsOf = (table: string) => (db.prepare(`PRAGMA table_xinfo(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
   if (has('memories') && !columnsOf('memories').includes('namespace')) db.exec("ALTER TABLE memories ADD COLUMN namespace TEXT NOT NULL DEFAULT 'default'");
   // The namespace token of the full-text indexes (decision 0152): a computed column (nothing
   // stored), and both indexes made again with it and rebuilt from the rows, once.
-  // table_info leaves generated columns out; table_xinfo lists them.
-  const allColumnsOf = (table: string) => (db.prepare(`PRAGMA table_xinfo(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
-  if (has('memories') && !allColumnsOf('memories').includes('fts_ns')) db.exec(`ALTER TABLE memories ADD COLUMN fts_ns TEXT GENERATED ALWAYS AS (${FTS_NS_TOKEN_SQL}) VIRTUAL`);
+  if (has('memories') && !columnsOf('memories').includes('fts_ns')) db.exec(`ALTER TABLE memories ADD COLUMN fts_ns TEXT GENERATED ALWAYS AS (${FTS_NS_TOKEN_SQL}) VIRTUAL`);
   const ftsWithoutNamespace = FTS_TABLES.filter((t) => has(t) && !columnsOf(t).includes('fts_ns'));
   const hadTitleIndex = has('memories_tt') && ftsWithoutNamespace.length === 0;
   for (const t of ftsWithoutNamespace) db.exec(`DROP TABLE ${t}`);
