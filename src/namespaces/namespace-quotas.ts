@@ -58,23 +58,28 @@ export class NamespaceQuotas {
     return { maxMemories: this.cfg.namespaceMaxMemories || null, maxBytes: this.cfg.namespaceMaxBytes || null };
   }
 
+  /** Which quotas a write adding `memories` memories and `bytes` bytes meets (none: nothing to check). */
+  private applying(memories: number, bytes: number): { maxMemories: number | null; maxBytes: number | null } | null {
+    const { maxMemories, maxBytes } = this.limits;
+    const applies = { maxMemories: memories > 0 ? maxMemories : null, maxBytes: bytes > 0 ? maxBytes : null };
+    return applies.maxMemories === null && applies.maxBytes === null ? null : applies;
+  }
+
   /** Throws QuotaExceededError when adding `memories` memories and `bytes` bytes of content to `ns` goes over a quota. */
   async check(ns: string, memories: number, bytes: number): Promise<void> {
-    const { maxMemories, maxBytes } = this.limits;
-    const countMemories = maxMemories !== null && memories > 0;
-    const countBytes = maxBytes !== null && bytes > 0;
-    if (!countMemories && !countBytes) return;
+    const quotas = this.applying(memories, bytes);
+    if (quotas === null) return;
+    const { maxMemories, maxBytes } = quotas;
     const [used] = await this.index.namespaceUsage({ names: [ns], limit: 1 });
     const usedMemories = used?.memories ?? 0;
     const usedBytes = used?.bytes ?? 0;
-    if (countMemories && usedMemories + memories > maxMemories) throw new QuotaExceededError('memories', ns, maxMemories, usedMemories, memories);
-    if (countBytes && usedBytes + bytes > maxBytes) throw new QuotaExceededError('bytes', ns, maxBytes, usedBytes, bytes);
+    if (maxMemories !== null && usedMemories + memories > maxMemories) throw new QuotaExceededError('memories', ns, maxMemories, usedMemories, memories);
+    if (maxBytes !== null && usedBytes + bytes > maxBytes) throw new QuotaExceededError('bytes', ns, maxBytes, usedBytes, bytes);
   }
 
   /** check, then `write`, one at a time per namespace in this process (directly when no quota applies). */
   within<T>(ns: string, memories: number, bytes: number, write: () => Promise<T>): Promise<T> {
-    const { maxMemories, maxBytes } = this.limits;
-    if (!((maxMemories !== null && memories > 0) || (maxBytes !== null && bytes > 0))) return write();
+    if (this.applying(memories, bytes) === null) return write();
     const run = (this.queues.get(ns) ?? Promise.resolve()).then(async () => {
       await this.check(ns, memories, bytes);
       return write();
