@@ -11,6 +11,7 @@ import { fromVector } from '../../src/backends/mongodb/mongo-vector-codec';
 import type { MemoryDoc, MemoryFilter } from '../../src/backends/ports/memory.model';
 import { freshDatabaseName, testMongoUri } from '../support/backends';
 import { memoryDoc } from './memory-index.contract';
+import { noiseVector } from '../support/vectors';
 
 const uri = testMongoUri();
 const DIMS = 16;
@@ -27,12 +28,7 @@ function axis(a: number, lean = 0, b = DIMS - 1): Float32Array {
 }
 
 /** A seeded vector with nothing on axes 0..7 (far from every query of these tests). */
-function noise(i: number): Float32Array {
-  const v = new Float32Array(DIMS);
-  for (let j = 8; j < DIMS; j++) v[j] = Math.sin(i * 12.9898 + j * 78.233) + 0.01;
-  const n = Math.hypot(...v);
-  return v.map((x) => x / n);
-}
+const noise = (i: number): Float32Array => noiseVector(i, DIMS);
 
 const T0 = Date.parse('2025-01-01T00:00:00Z');
 function doc(n: number, over: Partial<MemoryDoc> = {}): MemoryDoc {

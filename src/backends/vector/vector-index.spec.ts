@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Accept, dot, VectorHit, VectorIndex } from './vector-index';
 import { seededRandom } from '../../../test/support/rng';
+import { noiseVector } from '../../../test/support/vectors';
 
 const DIMS = 16;
 
@@ -14,12 +15,7 @@ function axis(a: number): Float32Array {
 }
 
 /** The MongoDB vector-copy contract's noise: nothing on axes 0..7 (orthogonal to every axis(0..7) query). */
-function noise(i: number): Float32Array {
-  const v = new Float32Array(DIMS);
-  for (let j = 8; j < DIMS; j++) v[j] = Math.sin(i * 12.9898 + j * 78.233) + 0.01;
-  const n = Math.hypot(...v);
-  return v.map((x) => x / n);
-}
+const noise = (i: number): Float32Array => noiseVector(i, DIMS);
 
 function shuffled<T>(xs: T[], seed: number): T[] {
   const r = seededRandom(seed);
