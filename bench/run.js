@@ -18,6 +18,7 @@
  *          --embeddings none|local|openai (MEMSTORE_EMBEDDING_PROVIDER for the service; default: its own)
  *          --settle S (wait S seconds after the start before measuring: the vector index trains in the background)
  *          --rounds R (each class in R slices of duration/R, the classes taking turns: ratios compare the same minutes)
+ *          --rate R (R requests per second over all connections instead of as many as the service answers)
  *          --fill-vectors (after seeding, give the memories still waiting for the model the vectors of
  *            bench/lab/real-vectors.js and a saved graph, instead of embedding every text: 100,000 in minutes)
  *          (the ns-* classes seed two more keyword-only services, N memories over N/1000 namespaces
@@ -66,6 +67,7 @@ function parseArgs(argv) {
     embeddings: null,
     settle: 0,
     rounds: 1,
+    rate: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -95,6 +97,9 @@ function parseArgs(argv) {
         break;
       case '--rounds':
         opts.rounds = Math.floor(num(1));
+        break;
+      case '--rate':
+        opts.rate = num(1);
         break;
       case '--fill-vectors':
         opts.fillVectors = true;
@@ -135,7 +140,7 @@ function parseArgs(argv) {
           fs
             .readFileSync(__filename, 'utf8')
             .split('\n')
-            .slice(3, 23)
+            .slice(3, 24)
             .join('\n')
             .replace(/^ \* ?/gm, ''),
         );
@@ -609,6 +614,7 @@ async function measureSlice(loader, target, sc, opts, duration, warmup, profileF
     paths: sc.paths,
     bodies: sc.bodies,
     unique: Boolean(sc.unseen),
+    rate: opts.rate,
   };
   // Unseen-query classes: each call starts where the pool's last call (of any class) stopped.
   const call = async (extra) => {
@@ -694,7 +700,9 @@ async function main() {
   fs.mkdirSync(dataDir, { recursive: true });
   const manifestFile = path.join(dataDir, 'bench-seed.json');
   const corpus = new Corpus(opts.seed);
-  log(`Memory Store benchmark: n=${opts.n}, ${opts.connections} connections, ${opts.duration}s per scenario (+${opts.warmup}s warm-up), seed ${opts.seed}`);
+  log(
+    `Memory Store benchmark: n=${opts.n}, ${opts.rate ? `paced at ${opts.rate} req/s` : `${opts.connections} connections`}, ${opts.duration}s per scenario (+${opts.warmup}s warm-up), seed ${opts.seed}`,
+  );
   log(
     `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load average ${os
       .loadavg()
@@ -820,7 +828,7 @@ async function main() {
     // ------------------------------------------------ summary
     log('');
     log(
-      `Results (n=${opts.n}, ${opts.connections} connections, ${opts.duration}s each${opts.rounds > 1 ? ` (reads in ${opts.rounds} interleaved slices)` : ''}; latency from 2xx responses; CPU and RSS of the service process)`,
+      `Results (n=${opts.n}, ${opts.rate ? `paced at ${opts.rate} req/s` : `${opts.connections} connections`}, ${opts.duration}s each${opts.rounds > 1 ? ` (reads in ${opts.rounds} interleaved slices)` : ''}; latency from 2xx responses; CPU and RSS of the service process)`,
     );
     printTable([...results, ...baselines.map((b) => ({ ...b, hits: null }))]);
     log('');
