@@ -7,8 +7,12 @@ import { ParsedSearch, parseSearchQuery, splitWords } from './search-query';
  * and "Deployments"), accents and case ignored; a phrase matches as its words in a row.
  */
 
+const NON_ASCII = /[\u0080-\uffff]/;
+
 /** Removes accents: "café" → "cafe". */
 export function foldAccents(s: string): string {
+  // Plain ASCII has nothing to fold (most memories): skip the two normalisations.
+  if (!NON_ASCII.test(s)) return s;
   return s
     .normalize('NFD')
     .replace(/\p{M}+/gu, '')
@@ -56,15 +60,19 @@ export interface TermMatch {
 export function termMatcher(text: string): (title: string | null, tags: readonly string[], content: string) => TermMatch {
   const parsed = parseSearchQuery(text);
   const words = matchWords(parsed);
-  const stems = words.map(lightStem);
+  // A stem that starts a word of the text splitWords makes: preceded by no letter, digit or mark.
+  // One regular expression per word instead of splitting every candidate's text into words.
+  const starts = words.map((w) => new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${lightStem(w).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'u'));
   const phrases = parsed.phrases.filter((p) => p.length > 1).map((p) => p.map((w) => foldAccents(w)));
   return (title, tags, content) => {
-    const tokens = splitWords(foldAccents(`${title ?? ''}\n${tags.join('\n')}\n${content}`));
-    const found: string[] = [];
-    stems.forEach((s, i) => {
-      if (tokens.some((t) => t.startsWith(s))) found.push(words[i]);
-    });
+    // What splitWords reads: normalised and lower-cased.
+    const folded = foldAccents(`${title ?? ''}\n${tags.join('\n')}\n${content}`)
+      .normalize('NFC')
+      .toLowerCase();
+    const found = words.filter((_, i) => starts[i].test(folded));
     const inPhrase: number[] = [];
+    if (phrases.length === 0) return { words: found, phrases: inPhrase };
+    const tokens = splitWords(folded);
     phrases.forEach((p, i) => {
       for (let j = 0; j + p.length <= tokens.length; j++) {
         if (p.every((w, k) => tokens[j + k] === w)) {
