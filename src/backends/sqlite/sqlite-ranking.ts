@@ -61,6 +61,38 @@ export function rankedFullTextSeqs(stmt: Stmt, opts: RankingOptions, asked: Sear
 
 const rounded = (score: number) => Number(score.toPrecision(6));
 
+/** The numbers a term's rarity is estimated from, in a full-text scope (rankedSearch, documentCounts). */
+interface ScopeStats {
+  /** The scope's memories. */
+  n: number;
+  maxSeq: number;
+  /** The share of the store's rowids that are the scope's (read only when needed: summing every namespace's counts costs ~0.3 ms at 100 namespaces). */
+  share: () => number;
+  /** A term's document count from its newest matches (`window`, descending, at most `C`): exact when fewer than C, else scaled from the rowids they span. */
+  df: (window: number[], C: number) => number;
+}
+
+function scopeStats(stmt: Stmt, scope: FtsScope): ScopeStats {
+  // Every row has one type: the running counts give count(*) without scanning an index.
+  const n = scope.count(stmt);
+  let shareOf: number | null = scope.matchesNamespace ? null : 1;
+  const share = () => (shareOf ??= n / Math.max(n, FtsScope.of(ALL_NAMESPACES).count(stmt)));
+  const maxSeq = (stmt('SELECT max(seq) FROM memories').pluck().get() as number) ?? 0;
+  const df = (window: number[], C: number) => (window.length < C ? window.length : (C * n) / Math.max(C, (maxSeq - window[window.length - 1] + 1) * share()));
+  return { n, maxSeq, share, df };
+}
+
+/**
+ * The scope's size and how many of its memories match each FTS expression: counted up to
+ * DEFAULT_TERM_WINDOW, estimated beyond it from the newest matches' rowids as rankedSearch does
+ * (reading a common word's 10,000 matches to count them cost ~0.3 ms a word at 100,000 memories).
+ */
+export function documentCounts(stmt: Stmt, scope: FtsScope, exprs: string[]): { docs: number; df: number[] } {
+  const stats = scopeStats(stmt, scope);
+  const newest = stmt('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?').pluck();
+  return { docs: stats.n, df: exprs.map((e) => Math.round(stats.df(newest.all(scope.fts(e), DEFAULT_TERM_WINDOW) as number[], DEFAULT_TERM_WINDOW))) };
+}
+
 /**
  * The windowed ranking, or `{ total }` when exactSearch must rank instead; `total` is then the
  * number of matches when the windows already hold every one of them (no filter), else null.
@@ -77,14 +109,9 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
   // The windows hold the namespace's matches only when the MATCH keeps to it (FtsScope): then the
   // statistics are the namespace's (its size; its rows spread over the store's rowids by its share).
   const scope = FtsScope.of(query.filter.namespace);
-  // Every row has one type: the running counts give count(*) without scanning an index.
-  const n = scope.count(stmt);
+  const stats = scopeStats(stmt, scope);
+  const { n, maxSeq, share } = stats;
   if (n === 0) return { rows: [], total: 0 };
-  // The share of the store's rowids that are the namespace's, for estimates beyond a full window
-  // (read only then: summing every namespace's counts costs ~0.3 ms at 100 namespaces).
-  let shareOf: number | null = scope.matchesNamespace ? null : 1;
-  const share = () => (shareOf ??= n / Math.max(n, FtsScope.of(ALL_NAMESPACES).count(stmt)));
-  const maxSeq = (stmt('SELECT max(seq) FROM memories').pluck().get() as number) ?? 0;
   const not = (e: string) => scope.fts(exclusion ? `(${e}) NOT (${exclusion})` : e);
 
   interface TermHits extends TermWindow {
@@ -98,7 +125,7 @@ function rankedSearch(stmt: Stmt, opts: RankingOptions, parsed: ParsedSearch, qu
     // Exclusions are applied through `any` (a row must be in it to count). The bound is a BigInt:
     // FTS5 ignores a REAL rowid constraint (what a JS number binds as) beside MATCH.
     const titleTags = any.length === 0 ? [] : (newestTitleTags.all(scope.titleTags(t.expr), BigInt(cutoff), C) as number[]);
-    const df = complete ? any.length : (C * n) / Math.max(C, (maxSeq - cutoff + 1) * share());
+    const df = stats.df(any, C);
     return { rows: any, titleTags, cutoff, idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)), required: t.required };
   });
 

@@ -7,7 +7,7 @@ import { filterSql, hasFilter, onlyNamespace, searchFilter } from './sqlite-list
 import { NEXT_SEQ, PREVIOUS_SEQ, REQUEUE } from './sqlite-memory-schema';
 import { FtsScope } from './sqlite-fts-namespace';
 import { DbRow, ROW_COLUMNS, Stmt, toRow } from './sqlite-memory-rows';
-import { rankedFullTextSeqs, RankingOptions } from './sqlite-ranking';
+import { documentCounts, rankedFullTextSeqs, RankingOptions } from './sqlite-ranking';
 
 export function toBlob(v: Float32Array): Buffer {
   return Buffer.from(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
@@ -103,23 +103,17 @@ export function vectorSearch(stmt: Stmt, ranking: RankingOptions, query: SearchQ
   return { rows: [], total: 0, candidates: { list, ...wordCounts(stmt, FtsScope.of(searchFilter(stmt, query.filter).namespace), query.text) } };
 }
 
-/** Memories holding a word are counted up to this many (a common word's rarity needs no more). */
-const DF_CAP = 10_000;
-
-/**
- * The size of the scope and, for each query word (matchWords), how many of its memories hold it (at
- * most DF_CAP): the namespace's when the MATCH keeps to it (FtsScope), else the store's.
- */
+/** The scope's size and each query word's (matchWords) document count: the namespace's when the MATCH keeps to it (FtsScope), else the store's. */
 function wordCounts(stmt: Stmt, scope: FtsScope, text: string): { docs: number; df: Array<[string, number]> } {
-  const docs = scope.count(stmt);
-  const count = stmt('SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)').pluck();
-  return {
-    docs,
-    df: matchWords(parseSearchQuery(text)).map((w) => {
-      const expr = toFts5Terms(parseSearchQuery(w)).terms[0]?.expr;
-      return [w, expr ? (count.get(scope.fts(expr), DF_CAP) as number) : 0];
-    }),
-  };
+  const words = matchWords(parseSearchQuery(text));
+  const exprs = words.map((w) => toFts5Terms(parseSearchQuery(w)).terms[0]?.expr);
+  const { docs, df } = documentCounts(
+    stmt,
+    scope,
+    exprs.filter((e): e is string => e !== undefined),
+  );
+  let k = 0;
+  return { docs, df: words.map((w, i) => [w, exprs[i] === undefined ? 0 : df[k++]]) };
 }
 
 /** q · the stored vector of each of `seqs` in space `key`. */
@@ -137,12 +131,15 @@ function storedCosines(stmt: Stmt, q: Float32Array, key: string, seqs: number[])
 /**
  * Links the candidates that are session neighbours: each candidate and the memory just before it
  * in its session (PREVIOUS_SEQ, read from the table, so a memory without a vector yet is linked
- * too), when that one is a candidate too, each in the other's `neighbours`. Whether a link counts
- * (conversation turns only) is the ranking's decision.
+ * too), when that one is a candidate too, each in the other's `neighbours`. Only conversation turns
+ * are linked: the ranking (relevance.ts) counts no other link.
  */
 export function linkNeighbours(stmt: Stmt, candidates: Map<number, { neighbours?: number[] }>): void {
   if (candidates.size === 0) return;
-  const rows = stmt(`SELECT m.seq, ${PREVIOUS_SEQ} AS prev FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?))`).all(JSON.stringify([...candidates.keys()])) as Array<{
+  // The ranking counts links between conversation turns only: other rows' neighbours are not looked up.
+  const rows = stmt(`SELECT m.seq, ${PREVIOUS_SEQ} AS prev FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?)) AND m.type = 'conversation'`).all(
+    JSON.stringify([...candidates.keys()]),
+  ) as Array<{
     seq: number;
     prev: number | null;
   }>;
