@@ -154,6 +154,22 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       expect(after[0].explain.cosine).not.toBeNull();
     });
 
+    it('answers on words alone when nothing is close in meaning: the rare word still does, shared everyday words do not (decision 0162)', async () => {
+      // "quintessa" alone is close in meaning to no memory (best cosine ~0.6), but one holds the word.
+      const [row, ...rest] = await explained('quintessa', { project: TRUST });
+      expect(row.id).toBe(trust.quintessa);
+      expect(rest).toEqual([]);
+      expect(row.explain).toMatchObject({ semantic: 0, signals: { no_close_meaning: -0.1 } });
+      expect(row.explain.cosine).toEqual(expect.any(Number));
+      // min_score 0 still shows every candidate, each with the signal.
+      const all = await explained('bank holiday skiing', { project: TRUST, min_score: '0' });
+      expect(all.length).toBeGreaterThan(1);
+      for (const r of all) expect(r.explain.signals).toEqual({ no_close_meaning: -0.1 });
+      // By default only rows whose words clear the floor by the penalty answer.
+      const kept = await explained('bank holiday skiing', { project: TRUST });
+      expect(kept.map((r) => r.id)).toEqual(all.filter((r) => (r.explain.keyword as number) - 0.1 >= 0.4).map((r) => r.id));
+    });
+
     it('min_score moves the floor (REST), and an invalid one is a 422', async () => {
       const byDefault = await search('bank transfer payment', { project: TRUST });
       const all = await search('bank transfer payment', { project: TRUST, min_score: '0' });

@@ -16,6 +16,11 @@ import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backend
  * - base = 1 - (1 - K)(1 - S) in hybrid (either kind of evidence alone can place a memory, so a
  *   memory without a vector yet is ranked by its words and is not buried under semantic-only
  *   rows); S alone in semantic mode. Then the extra signals of the hooks (recency, date match).
+ * - no close meaning (hybrid, decision 0162): when no candidate's S reaches MEANING_GATE, nothing
+ *   stored is close to the question in meaning, and the cosines only say which text is least far:
+ *   S counts 0 for every row and each pays NO_MEANING_PENALTY (signal `no_close_meaning`), so a
+ *   row is an answer only when its words alone clear the floor by that much. Shared everyday
+ *   words of a question about something absent no longer make an answer.
  * - neighbours (hybrid, conversation turns only, both sides): + NEIGHBOUR_WEIGHT x the best base
  *   of its session neighbours among the candidates x (1 - base).
  * - an optional second stage re-scores the best N (hooks.rescore); then the floor applies:
@@ -29,6 +34,10 @@ export const RELEVANCE = {
   NEIGHBOUR_WEIGHT: 0.5,
   /** The default floor (min_score); chosen on the LoCoMo dev set and absent-thing queries (decision 0121). */
   FLOOR: 0.4,
+  /** Hybrid: below this best S among the candidates, nothing is close in meaning (decision 0162). */
+  MEANING_GATE: 0.25,
+  /** Hybrid: what each row pays when nothing is close in meaning (decision 0162). */
+  NO_MEANING_PENALTY: 0.1,
 };
 
 /**
@@ -113,11 +122,13 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
   const phrases = parseSearchQuery(opts.text).phrases.filter((p) => p.length > 1);
   const { idf, max } = idfOf(set);
   const base = new Map<string, number>();
+  const closeMeaning = mode === 'semantic' || set.list.some((c) => semanticSignal(c.cosine) >= RELEVANCE.MEANING_GATE);
   const out = set.list.map((c): { c: SearchCandidate; score: number; rankOnly: number; explain: Explanation } => {
     const k = mode === 'hybrid' ? keywordSignal(c, idf, max, phrases.length) : 0;
-    const s = semanticSignal(c.cosine);
-    const signals: Record<string, number> = {};
+    const s = closeMeaning ? semanticSignal(c.cosine) : 0;
+    const signals: Record<string, number> = closeMeaning ? {} : { no_close_meaning: -RELEVANCE.NO_MEANING_PENALTY };
     let b = mode === 'hybrid' ? 1 - (1 - k) * (1 - s) : s;
+    if (!closeMeaning) b -= RELEVANCE.NO_MEANING_PENALTY;
     let rankOnly = 0;
     for (const hook of hooks?.signals ?? []) {
       const sig = hook(c);

@@ -1,0 +1,47 @@
+import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backends/ports/memory.model';
+import { rankCandidates, RELEVANCE } from './relevance';
+
+/** A hybrid candidate holding `words` of the query "harbour lantern", with its cosine to the query. */
+function candidate(id: string, words: string[], cosine: number): SearchCandidate {
+  const at = new Date('2026-01-05T10:00:00Z');
+  const row = { id, namespace: 'default', title: null, type: 'note', scope: 'global', tags: [], agent: null, project: null, snippet: '', createdAt: at, updatedAt: at, version: 1 } as MemoryRow;
+  return { row, cosine, semantic: true, keyword: words.length || undefined, words, phrases: [], neighbours: [] };
+}
+// Each query word is held by 14 of 100 memories: one of the two words is a keyword signal of ~0.42.
+const set = (...list: SearchCandidate[]): SearchCandidates => ({
+  list,
+  docs: 100,
+  df: [
+    ['harbour', 14],
+    ['lantern', 14],
+  ],
+});
+const rank = (s: SearchCandidates, floor = RELEVANCE.FLOOR) => rankCandidates(s, { mode: 'hybrid', text: 'harbour lantern', floor });
+const ids = (rows: Array<{ row: { id: string } }>) => rows.map((r) => r.row.id);
+
+describe('hybrid relevance when nothing is close in meaning (decision 0162)', () => {
+  it('does not answer on one shared everyday word when no candidate is close in meaning', async () => {
+    // Cosine 0.6 is what unrelated text of the same kind scores: S 0.17 for every candidate.
+    expect(await rank(set(candidate('shares-a-word', ['harbour'], 0.6), candidate('unrelated', [], 0.58)))).toEqual([]);
+  });
+
+  it('answers on the same word when another memory is close in meaning (the meaning of the store is not absent)', async () => {
+    const ranked = await rank(set(candidate('shares-a-word', ['harbour'], 0.6), candidate('close', [], 0.7)));
+    expect(ids(ranked).sort()).toEqual(['close', 'shares-a-word']);
+    expect(ranked.every((r) => !('no_close_meaning' in r.explain.signals))).toBe(true);
+  });
+
+  it("still answers with a memory holding the query's words, and explain says why its meaning did not count", async () => {
+    const [row, ...rest] = await rank(set(candidate('both-words', ['harbour', 'lantern'], 0.6), candidate('unrelated', [], 0.6)));
+    expect(row.row.id).toBe('both-words');
+    expect(rest).toEqual([]);
+    expect(row.explain.semantic).toBe(0);
+    expect(row.explain.cosine).toBe(0.6);
+    expect(row.explain.signals).toEqual({ no_close_meaning: -RELEVANCE.NO_MEANING_PENALTY });
+    expect(row.score).toBeCloseTo(row.explain.keyword - RELEVANCE.NO_MEANING_PENALTY, 3);
+  });
+
+  it('shows every candidate with min_score 0', async () => {
+    expect(ids(await rank(set(candidate('shares-a-word', ['harbour'], 0.6), candidate('unrelated', [], 0.58)), 0)).sort()).toEqual(['shares-a-word', 'unrelated']);
+  });
+});
