@@ -133,6 +133,7 @@ export class TokensService extends TokenAuthenticator {
       lastUsedAt: null,
       revokedAt: null,
       rateLimitPerMinute,
+      createdBy: manager.kind === 'token' ? manager.tokenId : null,
     };
     await this.repo.create(record);
     return { record, plaintext: plaintextToken(id, secret) };
@@ -170,19 +171,44 @@ export class TokensService extends TokenAuthenticator {
     return this.updateOrNotFound(id, patch);
   }
 
-  /** Idempotent: revoking a revoked token keeps its first revocation time. */
+  /**
+   * Idempotent: revoking a revoked token keeps its first revocation time. The tokens it minted, and
+   * theirs, are revoked with it (decision 0163); asked again, it finishes a cascade that failed.
+   */
   async revoke(id: string, manager: TokenManager = ADMIN): Promise<TokenRecord> {
     const current = await this.get(id, manager);
-    if (current.revokedAt) return current;
-    return this.updateOrNotFound(id, { revokedAt: new Date() });
+    const revoked = current.revokedAt ? current : await this.updateOrNotFound(id, { revokedAt: new Date() });
+    await this.revokeMintedBy(id, revoked.revokedAt ?? new Date());
+    return revoked;
   }
 
+  /**
+   * Deleting a token revokes what it minted first (decision 0163): they stay listed, revoked, and
+   * a delete that fails on the way leaves the token to be deleted again.
+   */
   async delete(id: string, manager: TokenManager = ADMIN): Promise<void> {
     if (manager.kind === 'token') await this.get(id, manager); // 404 outside its binding
+    if (TOKEN_ID_RE.test(id)) await this.revokeMintedBy(id, new Date());
     const deleted = TOKEN_ID_RE.test(id) && (await this.repo.delete(id).finally(() => this.forget(id)));
     if (!deleted) throw new NotFoundError('Token not found');
     this.lastUseWrites.delete(id);
     this.limiter.forget(id);
+  }
+
+  /** Revokes every token `id` minted, directly or through tokens it minted, that is not revoked yet. */
+  private async revokeMintedBy(id: string, at: Date): Promise<void> {
+    const minted = new Map<string, TokenRecord[]>();
+    for (const t of await this.repo.list()) if (t.createdBy) minted.set(t.createdBy, [...(minted.get(t.createdBy) ?? []), t]);
+    const seen = new Set([id]);
+    const queue = [id];
+    for (let parent = queue.shift(); parent !== undefined; parent = queue.shift()) {
+      for (const child of minted.get(parent) ?? []) {
+        if (seen.has(child.id)) continue;
+        seen.add(child.id);
+        queue.push(child.id);
+        if (!child.revokedAt) await this.repo.update(child.id, { revokedAt: at }).finally(() => this.forget(child.id));
+      }
+    }
   }
 
   /** The auth guard's hot path (also any other entry point that authenticates tokens, e.g. /mcp): rate limits are applied here. */

@@ -21,6 +21,7 @@ export function tokenFactory(over: Partial<TokenRecord> = {}): TokenRecord {
     lastUsedAt: null,
     revokedAt: null,
     rateLimitPerMinute: 600,
+    createdBy: null,
     ...over,
   };
 }
@@ -60,6 +61,7 @@ export function tokenRepositoryContract(name: string, make: () => Promise<TokenR
         allowedIps: ['127.0.0.0/8', '::1'],
         lastUsedAt: new Date('2026-11-20T10:00:00.250Z'),
         revokedAt: new Date('2026-11-20T11:00:00.500Z'),
+        createdBy: randomBytes(8).toString('hex'),
       });
       await h.repo.create(t);
       expect(await h.repo.findById(t.id)).toEqual(t);

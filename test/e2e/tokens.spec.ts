@@ -13,6 +13,7 @@ const TOKEN_RE = /^mem_tok_([0-9a-f]{16})_([A-Za-z0-9_-]{43,})$/;
 const RECORD_KEYS = [
   'allowed_ips',
   'created_at',
+  'created_by',
   'expires_at',
   'id',
   'last_used_at',
@@ -81,6 +82,7 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
         allowed_ips: ['127.0.0.0/8'],
         last_used_at: null,
         revoked_at: null,
+        created_by: null,
         rate_limit_per_minute: 600,
         recent_requests_per_minute: 0,
       });
@@ -642,6 +644,30 @@ describe.each(testBackends())('API tokens on $name', (backend) => {
         expect((await m.patch(`/api/tokens/${made.body.token.id}`).send({ allowed_ips: wider }).expect(403)).body.error).toContain(named);
       }
       expect((await admin.get('/api/tokens')).body.tokens.find((x: { id: string }) => x.id === made.body.token.id).allowed_ips).toEqual(['127.0.0.0/8']);
+    });
+
+    it('revoking or deleting a manager token revokes what it minted and what those minted (decision 0163)', async () => {
+      const reads = async (bearer: string) => (await read(bearer).set('X-Memory-Namespace', 'acme/team')).status;
+      const mint = async (by: ReturnType<typeof as>, scopes: string[]) =>
+        (await by.post('/api/tokens').send({ scopes }).expect(201)).body as { token: { id: string; created_by: string | null }; plaintext: string };
+      const tokenById = async (id: string) => ((await admin.get('/api/tokens').expect(200)).body.tokens as Array<{ id: string; status: string; revoked_at: string | null }>).find((x) => x.id === id);
+      for (const end of ['revoke', 'delete'] as const) {
+        const boss = await create({ name: `boss to ${end}`, scopes: ['memory:read', 'tokens:manage'], namespaces: ['acme/*'] });
+        const child = await mint(as(boss.plaintext), ['memory:read', 'tokens:manage']);
+        const grandchild = await mint(as(child.plaintext), ['memory:read']);
+        const bystander = await mint(acme, ['memory:read']);
+        expect([child.token.created_by, grandchild.token.created_by, bystander.token.created_by]).toEqual([boss.id, child.token.id, acmeId]);
+        expect(await reads(grandchild.plaintext)).toBe(200);
+        if (end === 'revoke') await admin.post(`/api/tokens/${boss.id}/revoke`).expect(200);
+        else await admin.delete(`/api/tokens/${boss.id}`).expect(200);
+        for (const gone of [child, grandchild]) {
+          expect(await reads(gone.plaintext)).toBe(401);
+          expect(await tokenById(gone.token.id)).toMatchObject({ status: 'revoked', revoked_at: expect.any(String) });
+        }
+        expect(await reads(bystander.plaintext)).toBe(200);
+      }
+      // A token the administrator made has no minter.
+      expect((await admin.post('/api/tokens').send({ preset: 'read-only' }).expect(201)).body.token.created_by).toBeNull();
     });
 
     it('a token without tokens:manage gets 403 naming the scope on every token route', async () => {

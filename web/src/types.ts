@@ -102,6 +102,8 @@ export interface TokenRecord {
   allowed_ips: string[] | null;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** The manager token that minted it; null when the administrator did. */
+  created_by: string | null;
   /** Requests per minute; 0 = unlimited. */
   rate_limit_per_minute: number;
   recent_requests_per_minute: number;

@@ -2058,6 +2058,11 @@ export interface components {
              */
             created_at: string;
             /**
+             * @description The id of the manager token (tokens:manage) that minted it; null when the administrator did. Revoking or deleting that token revokes this one.
+             * @example null
+             */
+            created_by: string | null;
+            /**
              * @description Unix epoch seconds, or null for no expiry
              * @example 1798761600
              */
@@ -2099,6 +2104,7 @@ export interface components {
             recent_requests_per_minute: number;
             /**
              * Format: date-time
+             * @description Set by a revocation, also when the token that minted it was revoked or deleted
              * @example null
              */
             revoked_at: string | null;

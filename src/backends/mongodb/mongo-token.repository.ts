@@ -18,6 +18,7 @@ function toRecord(r: TokenDocRecord): TokenRecord {
     lastUsedAt: r.lastUsedAt ? new Date(r.lastUsedAt) : null,
     revokedAt: r.revokedAt ? new Date(r.revokedAt) : null,
     rateLimitPerMinute: typeof r.rateLimitPerMinute === 'number' ? r.rateLimitPerMinute : null,
+    createdBy: typeof r.createdBy === 'string' ? r.createdBy : null,
   };
 }
 
@@ -45,6 +46,7 @@ export class MongoTokenRepository extends TokenRepository {
         lastUsedAt: r.lastUsedAt,
         revokedAt: r.revokedAt,
         rateLimitPerMinute: r.rateLimitPerMinute,
+        createdBy: r.createdBy,
       });
     });
   }

@@ -141,6 +141,10 @@ export class TokenDocRecord {
   /** Requests per minute; 0 = unlimited; null = the service default. */
   @Prop({ type: Number, default: null })
   rateLimitPerMinute!: number | null;
+
+  /** The manager token that minted it; null (or absent, on tokens from before) when the administrator did. */
+  @Prop({ type: String, default: null })
+  createdBy!: string | null;
 }
 export const TokenDocRecordSchema = SchemaFactory.createForClass(TokenDocRecord);
 

@@ -15,6 +15,8 @@ export interface TokenRecord {
   revokedAt: Date | null;
   /** Requests per rate-limit window (a minute); 0 = unlimited; null = the service default (tokens made before limits existed). */
   rateLimitPerMinute: number | null;
+  /** The manager token that minted it (tokens:manage); null when the administrator did, or for tokens from before this was kept. Revoking a token revokes what it minted. */
+  createdBy: string | null;
 }
 
 export type TokenPatch = Partial<Pick<TokenRecord, 'name' | 'scopes' | 'namespaces' | 'expiresAt' | 'allowedIps' | 'revokedAt' | 'lastUsedAt' | 'rateLimitPerMinute'>>;

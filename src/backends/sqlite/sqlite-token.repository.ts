@@ -16,6 +16,7 @@ interface TokenRow {
   last_used_at: number | null;
   revoked_at: number | null;
   rate_limit: number | null;
+  created_by: string | null;
 }
 
 const COLUMN: Record<keyof TokenPatch, keyof TokenRow> = {
@@ -45,6 +46,7 @@ function toRecord(r: TokenRow): TokenRecord {
     lastUsedAt: date(r.last_used_at),
     revokedAt: date(r.revoked_at),
     rateLimitPerMinute: r.rate_limit ?? null,
+    createdBy: r.created_by ?? null,
   };
 }
 
@@ -85,9 +87,11 @@ export class SqliteTokenRepository extends TokenRepository {
     if (!columns.some((c) => c.name === 'rate_limit')) sqlite('token table migration', () => db.exec('ALTER TABLE api_tokens ADD COLUMN rate_limit INTEGER'));
     // Added by issue 43 (namespaces); tokens made before are bound to 'default' (the column's default, in place).
     if (!columns.some((c) => c.name === 'namespaces')) sqlite('token table migration', () => db.exec(`ALTER TABLE api_tokens ADD COLUMN namespaces TEXT NOT NULL DEFAULT '["${DEFAULT_NAMESPACE}"]'`));
+    // Added with the revocation of what a manager token minted (decision 0163); NULL for tokens made before.
+    if (!columns.some((c) => c.name === 'created_by')) sqlite('token table migration', () => db.exec('ALTER TABLE api_tokens ADD COLUMN created_by TEXT'));
     this.insertStmt = db.prepare(
-      `INSERT INTO api_tokens (id, name, secret_hash, scopes, namespaces, created_at, expires_at, allowed_ips, last_used_at, revoked_at, rate_limit)
-       VALUES (@id, @name, @secret_hash, @scopes, @namespaces, @created_at, @expires_at, @allowed_ips, @last_used_at, @revoked_at, @rate_limit)`,
+      `INSERT INTO api_tokens (id, name, secret_hash, scopes, namespaces, created_at, expires_at, allowed_ips, last_used_at, revoked_at, rate_limit, created_by)
+       VALUES (@id, @name, @secret_hash, @scopes, @namespaces, @created_at, @expires_at, @allowed_ips, @last_used_at, @revoked_at, @rate_limit, @created_by)`,
     );
     this.byIdStmt = db.prepare('SELECT * FROM api_tokens WHERE id = ?');
     this.listStmt = db.prepare('SELECT * FROM api_tokens ORDER BY created_at DESC, id DESC');
@@ -110,6 +114,7 @@ export class SqliteTokenRepository extends TokenRepository {
           last_used_at: ms(t.lastUsedAt),
           revoked_at: ms(t.revokedAt),
           rate_limit: t.rateLimitPerMinute,
+          created_by: t.createdBy,
         }),
       `Token ${t.id} already exists`,
     );

@@ -38,8 +38,16 @@ export class TokenDto {
   @ApiProperty({ type: String, nullable: true, format: 'date-time', example: '2026-11-21T10:02:11.417Z', description: 'Updated at most once a minute' })
   last_used_at: string | null;
 
-  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null })
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: null, description: 'Set by a revocation, also when the token that minted it was revoked or deleted' })
   revoked_at: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: null,
+    description: 'The id of the manager token (tokens:manage) that minted it; null when the administrator did. Revoking or deleting that token revokes this one.',
+  })
+  created_by: string | null;
 
   @ApiProperty({ type: 'integer', minimum: 0, example: 600, description: 'Requests per minute this token may send; 0 = unlimited' })
   rate_limit_per_minute: number;
@@ -73,6 +81,7 @@ export function mapToken(t: TokenRecord, rate: TokenRate, now = Date.now()): Tok
     allowed_ips: [...t.allowedIps],
     last_used_at: t.lastUsedAt ? t.lastUsedAt.toISOString() : null,
     revoked_at: t.revokedAt ? t.revokedAt.toISOString() : null,
+    created_by: t.createdBy,
     rate_limit_per_minute: rate.limit,
     recent_requests_per_minute: rate.recent,
   };

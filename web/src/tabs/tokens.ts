@@ -284,6 +284,8 @@ function tokenRow(t: TokenRecord, refresh: () => void): HTMLElement {
     }
   };
   const label = t.name || t.prefix;
+  // What it minted goes with it (decision 0163): only a manager token can have minted any.
+  const minted = t.scopes.includes('tokens:manage') ? ', and so will every token it minted' : '';
   const edit = h('button', { type: 'button', class: 'btn btn-plain btn-small', 'aria-label': `Edit ${label}` }, 'Edit');
   edit.addEventListener('click', async () => {
     if (await editToken(t)) {
@@ -297,12 +299,12 @@ function tokenRow(t: TokenRecord, refresh: () => void): HTMLElement {
       : h('button', { type: 'button', class: 'btn btn-warn btn-small', 'aria-label': `Revoke ${label}` }, 'Revoke');
   revoke.addEventListener('click', async () => {
     if (t.status === 'revoked') return act(() => patch(`/api/tokens/${encodeURIComponent(t.id)}`, { unrevoke: true }), `Token ${label} restored`);
-    if (await confirmDialog('Revoke token?', `“${label}” will stop working at once (the API answers 401). You can restore it later.`, 'Revoke'))
+    if (await confirmDialog('Revoke token?', `“${label}” will stop working at once (the API answers 401)${minted}. You can restore it later.`, 'Revoke'))
       await act(() => post(`/api/tokens/${encodeURIComponent(t.id)}/revoke`), `Token ${label} revoked`);
   });
   const remove = h('button', { type: 'button', class: 'btn btn-danger btn-small', 'aria-label': `Delete ${label}` }, 'Delete');
   remove.addEventListener('click', async () => {
-    if (await confirmDialog('Delete token?', `“${label}” will be deleted for good. Agents using it get 401. This cannot be undone.`, 'Delete'))
+    if (await confirmDialog('Delete token?', `“${label}” will be deleted for good. Agents using it get 401${minted}. This cannot be undone.`, 'Delete'))
       await act(() => del(`/api/tokens/${encodeURIComponent(t.id)}`), `Token ${label} deleted`);
   });
   return h(
@@ -333,7 +335,7 @@ function tokenRow(t: TokenRecord, refresh: () => void): HTMLElement {
       h('div', { class: 'muted small' }, `recent ${t.recent_requests_per_minute}/min`),
     ),
     h('td', { 'data-label': 'Last used' }, timeEl(t.last_used_at, 'Never')),
-    h('td', { 'data-label': 'Created' }, timeEl(t.created_at)),
+    h('td', { 'data-label': 'Created' }, timeEl(t.created_at), t.created_by ? h('div', { class: 'muted small' }, 'minted by ', h('code', null, t.created_by)) : null),
     h('td', { class: 'row-actions' }, edit, revoke, remove),
   );
 }
