@@ -5,9 +5,11 @@
  * of bench/locomo-absent.json), at several floors, with the service's own ranking step
  * (dist/src/memories/search/relevance.js) over candidates built the way the adapters build them
  * (best 50 by keyword match, best 50 by cosine, session neighbours; df over the whole store).
- * Embeddings are cached in $LAB_DIR (default /tmp/memstore-floor-lab). Needs `npm run build`.
+ * Embeddings are cached in $LAB_DIR (default /tmp/memstore-floor-lab); $MODEL_DIR picks another
+ * local model (give it its own LAB_DIR). Variants of RELEVANCE's constants as a JSON list.
+ * Needs `npm run build`.
  *
- *   node bench/lab/floor.js [--json out.json]
+ *   node bench/lab/floor.js ['[{"MEANING_GATE":0},{"FLOOR":0.45}]'] [--json out.json]
  */
 'use strict';
 const fs = require('node:fs');
@@ -49,7 +51,7 @@ async function main() {
       }
   }
   const { LocalEmbeddingProvider } = require(ROOT + '/dist/src/embeddings/local-embedding.provider.js');
-  const p = new LocalEmbeddingProvider(ROOT + '/models/bge-small-en-v1.5-q');
+  const p = new LocalEmbeddingProvider(process.env.MODEL_DIR || ROOT + '/models/bge-small-en-v1.5-q');
   const docV = await embedAll(
     `${LAB}/docs.bin`,
     all.map((t) => memoryEmbeddingText(t.title, t.content, t.prev)),
