@@ -128,6 +128,20 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       }
     });
 
+    it('returns nothing by default for a fact that was deleted, in every mode (its vector and words go with it)', async () => {
+      const fact = 'The spare key to the Vorlingen cabin hangs behind the barometer.';
+      const id = (await createMemory(api, { content: fact, type: 'fact', project: TRUST })).id;
+      await settle();
+      const q = 'where is the spare key to the Vorlingen cabin';
+      for (const mode of ['hybrid', 'semantic', 'keyword']) expect((await search(q, { project: TRUST, mode })).rows[0]?.id).toBe(id);
+      await api.delete(`/api/memories/${id}`).expect(200);
+      for (const mode of ['hybrid', 'semantic', 'keyword']) {
+        const res = await search(q, { project: TRUST, mode });
+        expect(res.rows.map((r) => r.id)).not.toContain(id);
+        if (mode !== 'keyword') expect(res).toMatchObject({ rows: [], total: 0 });
+      }
+    });
+
     it("ranks a memory holding the query's rare word first in hybrid mode, above semantic-only rows", async () => {
       const res = await explained('quintessa payment', { project: TRUST, min_score: '0' });
       expect(res[0].id).toBe(trust.quintessa);
