@@ -83,14 +83,15 @@ function scopeStats(stmt: Stmt, scope: FtsScope): ScopeStats {
 }
 
 /**
- * The scope's size and how many of its memories match each FTS expression: counted up to
- * DEFAULT_TERM_WINDOW, estimated beyond it from the newest matches' rowids as rankedSearch does
+ * The scope's size and how many of its memories match each FTS expression (0 for none): counted up
+ * to DEFAULT_TERM_WINDOW, estimated beyond it from the newest matches' rowids as rankedSearch does
  * (reading a common word's 10,000 matches to count them cost ~0.3 ms a word at 100,000 memories).
  */
-export function documentCounts(stmt: Stmt, scope: FtsScope, exprs: string[]): { docs: number; df: number[] } {
+export function documentCounts(stmt: Stmt, scope: FtsScope, exprs: Array<string | undefined>): { docs: number; df: number[] } {
   const stats = scopeStats(stmt, scope);
   const newest = stmt('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?').pluck();
-  return { docs: stats.n, df: exprs.map((e) => Math.round(stats.df(newest.all(scope.fts(e), DEFAULT_TERM_WINDOW) as number[], DEFAULT_TERM_WINDOW))) };
+  const df = (e: string) => Math.round(stats.df(newest.all(scope.fts(e), DEFAULT_TERM_WINDOW) as number[], DEFAULT_TERM_WINDOW));
+  return { docs: stats.n, df: exprs.map((e) => (e === undefined ? 0 : df(e))) };
 }
 
 /**

@@ -106,14 +106,12 @@ export function vectorSearch(stmt: Stmt, ranking: RankingOptions, query: SearchQ
 /** The scope's size and each query word's (matchWords) document count: the namespace's when the MATCH keeps to it (FtsScope), else the store's. */
 function wordCounts(stmt: Stmt, scope: FtsScope, text: string): { docs: number; df: Array<[string, number]> } {
   const words = matchWords(parseSearchQuery(text));
-  const exprs = words.map((w) => toFts5Terms(parseSearchQuery(w)).terms[0]?.expr);
   const { docs, df } = documentCounts(
     stmt,
     scope,
-    exprs.filter((e): e is string => e !== undefined),
+    words.map((w) => toFts5Terms(parseSearchQuery(w)).terms[0]?.expr),
   );
-  let k = 0;
-  return { docs, df: words.map((w, i) => [w, exprs[i] === undefined ? 0 : df[k++]]) };
+  return { docs, df: words.map((w, i) => [w, df[i]]) };
 }
 
 /** q · the stored vector of each of `seqs` in space `key`. */
@@ -136,7 +134,6 @@ function storedCosines(stmt: Stmt, q: Float32Array, key: string, seqs: number[])
  */
 export function linkNeighbours(stmt: Stmt, candidates: Map<number, { neighbours?: number[] }>): void {
   if (candidates.size === 0) return;
-  // The ranking counts links between conversation turns only: other rows' neighbours are not looked up.
   const rows = stmt(`SELECT m.seq, ${PREVIOUS_SEQ} AS prev FROM memories m WHERE m.seq IN (SELECT value FROM json_each(?)) AND m.type = 'conversation'`).all(
     JSON.stringify([...candidates.keys()]),
   ) as Array<{
