@@ -92,6 +92,9 @@ function authorText(v: MemoryVersion): string {
   return v.author.kind === 'admin' ? `admin (${v.author.id})` : `token ${v.author.name ? `“${v.author.name}” ` : ''}(${v.author.id})`;
 }
 
+/** The ranking's named signals (explain.signals) as the page says them. */
+const SIGNAL_LABELS: Record<string, string> = { no_close_meaning: 'nothing stored is close in meaning', date_match: 'the time the question names' };
+
 /** Search rows: the relevance score and a short why (explain: matched words, meaning, conversation context). */
 function whyMatched(row: MemoryRow): HTMLElement | null {
   if (row.score === undefined) return null;
@@ -103,7 +106,7 @@ function whyMatched(row: MemoryRow): HTMLElement | null {
     if (e.cosine !== null && e.semantic > 0) why.push(`meaning ${e.semantic.toFixed(2)}`);
     if (e.cosine === null) why.push('not embedded yet');
     if (e.neighbour_boost > 0) why.push(`conversation context +${e.neighbour_boost.toFixed(2)}`);
-    for (const [name, v] of Object.entries(e.signals)) why.push(`${name} ${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
+    for (const [name, v] of Object.entries(e.signals)) why.push(`${SIGNAL_LABELS[name] ?? name.replace(/_/g, ' ')} ${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
   } else if (row.matched?.length) why.push(row.matched.map((m) => (m === 'semantic' ? 'meaning' : 'keywords')).join(' and '));
   const title = e ? `Relevance 0..1; rows below ${e.floor} are not shown` : 'Relevance: higher is better';
   return h(
