@@ -35,7 +35,7 @@ export const RELEVANCE = {
   /** The default floor (min_score); chosen on the LoCoMo dev set and absent-thing queries (decision 0121). */
   FLOOR: 0.4,
   /** Hybrid: below this best S among the candidates, nothing is close in meaning (decision 0162). */
-  MEANING_GATE: 0.25,
+  MEANING_GATE: 0.2,
   /** Hybrid: what each row pays when nothing is close in meaning (decision 0162). */
   NO_MEANING_PENALTY: 0.1,
 };
