@@ -188,9 +188,9 @@ export class TokensService extends TokenAuthenticator {
    */
   async delete(id: string, manager: TokenManager = ADMIN): Promise<void> {
     if (manager.kind === 'token') await this.get(id, manager); // 404 outside its binding
-    if (TOKEN_ID_RE.test(id)) await this.revokeMintedBy(id, new Date());
-    const deleted = TOKEN_ID_RE.test(id) && (await this.repo.delete(id).finally(() => this.forget(id)));
-    if (!deleted) throw new NotFoundError('Token not found');
+    if (!TOKEN_ID_RE.test(id)) throw new NotFoundError('Token not found');
+    await this.revokeMintedBy(id, new Date());
+    if (!(await this.repo.delete(id).finally(() => this.forget(id)))) throw new NotFoundError('Token not found');
     this.lastUseWrites.delete(id);
     this.limiter.forget(id);
   }
