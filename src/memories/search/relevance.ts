@@ -126,9 +126,12 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
   const out = set.list.map((c): { c: SearchCandidate; score: number; rankOnly: number; explain: Explanation } => {
     const k = mode === 'hybrid' ? keywordSignal(c, idf, max, phrases.length) : 0;
     const s = closeMeaning ? semanticSignal(c.cosine) : 0;
-    const signals: Record<string, number> = closeMeaning ? {} : { no_close_meaning: -RELEVANCE.NO_MEANING_PENALTY };
+    const signals: Record<string, number> = {};
     let b = mode === 'hybrid' ? 1 - (1 - k) * (1 - s) : s;
-    if (!closeMeaning) b -= RELEVANCE.NO_MEANING_PENALTY;
+    if (!closeMeaning) {
+      signals.no_close_meaning = -RELEVANCE.NO_MEANING_PENALTY;
+      b -= RELEVANCE.NO_MEANING_PENALTY;
+    }
     let rankOnly = 0;
     for (const hook of hooks?.signals ?? []) {
       const sig = hook(c);
