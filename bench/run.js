@@ -700,9 +700,8 @@ async function main() {
   fs.mkdirSync(dataDir, { recursive: true });
   const manifestFile = path.join(dataDir, 'bench-seed.json');
   const corpus = new Corpus(opts.seed);
-  log(
-    `Memory Store benchmark: n=${opts.n}, ${opts.rate ? `paced at ${opts.rate} req/s` : `${opts.connections} connections`}, ${opts.duration}s per scenario (+${opts.warmup}s warm-up), seed ${opts.seed}`,
-  );
+  const load = opts.rate ? `paced at ${opts.rate} req/s` : `${opts.connections} connections`;
+  log(`Memory Store benchmark: n=${opts.n}, ${load}, ${opts.duration}s per scenario (+${opts.warmup}s warm-up), seed ${opts.seed}`);
   log(
     `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load average ${os
       .loadavg()
@@ -828,7 +827,7 @@ async function main() {
     // ------------------------------------------------ summary
     log('');
     log(
-      `Results (n=${opts.n}, ${opts.rate ? `paced at ${opts.rate} req/s` : `${opts.connections} connections`}, ${opts.duration}s each${opts.rounds > 1 ? ` (reads in ${opts.rounds} interleaved slices)` : ''}; latency from 2xx responses; CPU and RSS of the service process)`,
+      `Results (n=${opts.n}, ${load}, ${opts.duration}s each${opts.rounds > 1 ? ` (reads in ${opts.rounds} interleaved slices)` : ''}; latency from 2xx responses; CPU and RSS of the service process)`,
     );
     printTable([...results, ...baselines.map((b) => ({ ...b, hits: null }))]);
     log('');
