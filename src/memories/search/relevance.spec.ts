@@ -45,3 +45,35 @@ describe('hybrid relevance when nothing is close in meaning (decision 0162)', ()
     expect(ids(await rank(set(candidate('shares-a-word', ['harbour'], 0.6), candidate('unrelated', [], 0.58)), 0)).sort()).toEqual(['shares-a-word', 'unrelated']);
   });
 });
+
+describe('hybrid relevance of a comparison question (decision 0164)', () => {
+  const question = 'Which did I visit first, the harbour museum or the lantern festival?';
+  // Each side's own words are rare (3 of 100 memories); the head's "visit" is everyday, "first" common.
+  const compared = (...list: SearchCandidate[]): SearchCandidates => ({
+    list,
+    docs: 100,
+    df: [
+      ['visit', 20],
+      ['first', 30],
+      ['harbour', 3],
+      ['museum', 3],
+      ['lantern', 3],
+      ['festival', 3],
+    ],
+  });
+  const rankQ = (s: SearchCandidates, text = question) => rankCandidates(s, { mode: 'hybrid', text, floor: RELEVANCE.FLOOR });
+
+  it('answers with the memory of each side, though each holds only part of the question', async () => {
+    const s = compared(candidate('museum', ['visit', 'harbour', 'museum'], 0.5), candidate('festival', ['lantern', 'festival'], 0.5), candidate('visits', ['visit', 'first'], 0.5));
+    const ranked = await rankQ(s);
+    expect(ids(ranked).sort()).toEqual(['festival', 'museum']);
+    expect(ranked.every((r) => r.explain.signals.comparison_side > 0)).toBe(true);
+    // Asked as one plain list of the same words, neither memory is an answer.
+    expect(await rankQ(s, 'visit first harbour museum lantern festival')).toEqual([]);
+  });
+
+  it("does not answer on the question's head alone", async () => {
+    const [row] = await rankCandidates(compared(candidate('visits', ['visit', 'first'], 0.5)), { mode: 'hybrid', text: question, floor: 0 });
+    expect(row.explain.signals).not.toHaveProperty('comparison_side');
+  });
+});

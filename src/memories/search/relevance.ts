@@ -1,4 +1,4 @@
-import { parseSearchQuery } from '../../../libs/search-query';
+import { comparisonSides, parseSearchQuery } from '../../../libs/search-query';
 import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backends/ports/memory.model';
 
 /**
@@ -13,6 +13,10 @@ import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backend
  *   the query's IDF weight the memory contains (rare words weigh most) and rarity the IDF of its
  *   rarest matched word over the largest IDF possible in this store; each quoted phrase found as
  *   a phrase adds PHRASE_WEIGHT of what is left (a phrase weighs, it never filters).
+ * - a comparison ("which first, A or B?", "how long between A and B?", decision 0164): a memory
+ *   holding one side's own words is scored on that side (the head and the side) as well, and the
+ *   better K counts (signal `comparison_side`: what it added); each side's evidence is usually a
+ *   memory of its own, and the whole question's words would bury both.
  * - base = 1 - (1 - K)(1 - S) in hybrid (either kind of evidence alone can place a memory, so a
  *   memory without a vector yet is ranked by its words and is not buried under semantic-only
  *   rows); S alone in semantic mode. Then the extra signals of the hooks (recency, date match).
@@ -121,6 +125,7 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
   const { mode, floor, hooks } = opts;
   const phrases = parseSearchQuery(opts.text).phrases.filter((p) => p.length > 1);
   const { idf, max } = idfOf(set);
+  const sides = mode === 'hybrid' ? comparisonSides(opts.text).map((side) => ({ ...side, idf: new Map(side.words.filter((w) => idf.has(w)).map((w) => [w, idf.get(w) ?? 0])) })) : [];
   const base = new Map<string, number>();
   const closeMeaning = mode === 'semantic' || set.list.some((c) => semanticSignal(c.cosine) >= RELEVANCE.MEANING_GATE);
   const out = set.list.map((c): { c: SearchCandidate; score: number; rankOnly: number; explain: Explanation } => {
@@ -128,6 +133,11 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
     const s = closeMeaning ? semanticSignal(c.cosine) : 0;
     const signals: Record<string, number> = {};
     let b = mode === 'hybrid' ? 1 - (1 - k) * (1 - s) : s;
+    const side = Math.max(k, ...sides.map((d) => (d.own.some((w) => c.words.includes(w)) ? keywordSignal({ words: c.words, phrases: [] }, d.idf, max, 0) : 0)));
+    if (side > k) {
+      signals.comparison_side = r4((side - k) * (1 - s));
+      b += (side - k) * (1 - s);
+    }
     if (!closeMeaning) {
       signals.no_close_meaning = -RELEVANCE.NO_MEANING_PENALTY;
       b -= RELEVANCE.NO_MEANING_PENALTY;

@@ -93,7 +93,11 @@ function authorText(v: MemoryVersion): string {
 }
 
 /** The ranking's named signals (explain.signals) as the page says them. */
-const SIGNAL_LABELS: Record<string, string> = { no_close_meaning: 'nothing stored is close in meaning', date_match: 'the time the question names' };
+const SIGNAL_LABELS: Record<string, string> = {
+  no_close_meaning: 'nothing stored is close in meaning',
+  date_match: 'the time the question names',
+  comparison_side: 'one side of the comparison',
+};
 
 /** Search rows: the relevance score and a short why (explain: matched words, meaning, conversation context). */
 function whyMatched(row: MemoryRow): HTMLElement | null {

@@ -1,0 +1,43 @@
+import { parseSearchQuery } from './search-query';
+
+/**
+ * One side of a comparison question: the words a memory about that side would hold (the question's
+ * head and the side), and which of them are the side's own (not the head's).
+ */
+export interface ComparisonSide {
+  words: string[];
+  own: string[];
+}
+
+/** A head that asks how much time lies between two things. */
+const SPAN_HEAD = /\b(?:how long|time|passed|elapsed|gap|minutes|hours|days|weeks|months|years)\b/i;
+
+/**
+ * The sides of a question that compares two or more things (decision 0164), or [] when it does not:
+ * - "Who did I meet first, the woman selling jam or the tourist from Australia?": the clause after
+ *   the last comma, split at "or";
+ * - "How many months passed between my degree and my thesis?": what lies between "between" and
+ *   "and", and what follows, when the head asks for a span of time.
+ * Each side's evidence usually sits in a memory of its own, so a memory that answers one side is
+ * relevant although it holds only part of the question's words.
+ */
+export function comparisonSides(question: string): ComparisonSide[] {
+  const text = question.trim().replace(/\?+$/, '');
+  let head: string;
+  let sides: string[];
+  const between = /^(.*?)\bbetween\b(.+?)\band\b(.+)$/i.exec(text);
+  const comma = text.lastIndexOf(',');
+  if (between && SPAN_HEAD.test(between[1])) {
+    head = between[1];
+    sides = [between[2], between[3]];
+  } else if (comma > 0 && /\bor\b/i.test(text.slice(comma))) {
+    head = text.slice(0, comma);
+    sides = text.slice(comma + 1).split(/\bor\b/i);
+  } else return [];
+  const headWords = parseSearchQuery(head).words;
+  const out = sides
+    .map((s) => parseSearchQuery(s).words.filter((w) => !headWords.includes(w)))
+    .filter((own) => own.length > 0)
+    .map((own) => ({ words: [...headWords, ...own], own }));
+  return out.length >= 2 ? out : [];
+}
