@@ -5,6 +5,11 @@
  * (session and turn R@5 of the answerable questions, by type; answerable and abstention questions
  * answered with no row). Variant 'service' is the service's own order; 'keyword' the keyword mode's.
  * Neighbours are the turns before and after in the same session (what the service links).
+ * Options: the constants (gate, penalty, floor, neighbour, cz, c1); bm25 / kwRank (the keyword
+ * list's score or rank in K); parts 'max' | 'own' with partScale (decision 0164's sides);
+ * diversity (what each further turn of a session pays in order) with byTime (sessions as the
+ * service sees them), allow (only from the allow-th turn on), adjacent (only after a neighbour)
+ * and aggOnly (only questions about a total; decision 0165). SHOW_PARTS=1, SHOW_ROWS=<id> print.
  *
  *   node bench/lab/lme-lab.js '[{"name":"no gate","gate":0}, {"name":"bm25","bm25":0.5}]'
  */
@@ -105,7 +110,8 @@ function rank(q, v) {
   }
   rows.sort((a, b) => b.score - a.score || (b.c.explain.cosine ?? -1) - (a.c.explain.cosine ?? -1));
   const kept = rows.filter((r) => r.score >= o.floor);
-  if (o.diversity) {
+  const AGG = /\b(how many|how much|in total|total|all the|all of)\b(?!\s+(?:minutes|hours|days|weeks|months|years)\b)/i;
+  if (o.diversity && (!o.aggOnly || AGG.test(q.question))) {
     // A second turn of a session already shown pays o.diversity (a session's turns repeat each other).
     const seen = new Map();
     // The service's view of a session: candidates chained by at most 30 minutes between created_at (date + index s).
@@ -115,7 +121,13 @@ function rank(q, v) {
     byTime.forEach((r, j) => group.set(r.c.i, j > 0 && at(r.c.i) - at(byTime[j - 1].c.i) <= 30 * 60_000 ? group.get(byTime[j - 1].c.i) : j));
     for (const r of kept) {
       const s = o.byTime ? group.get(r.c.i) : q.turns[r.c.i].session;
-      r.adj = r.score - o.diversity * (seen.get(s) ?? 0);
+      if (o.adjacent) {
+        const placed = new Set(kept.slice(0, kept.indexOf(r)).map((x) => x.c.i));
+        r.adj = r.score - ([r.c.i - 1, r.c.i + 1].some((n) => placed.has(n) && q.turns[n]?.session === q.turns[r.c.i].session) ? o.diversity : 0);
+        continue;
+      }
+      const above = seen.get(s) ?? 0;
+      r.adj = r.score - (o.allow ? (above >= o.allow ? o.diversity : 0) : o.diversity * above);
       seen.set(s, (seen.get(s) ?? 0) + 1);
     }
     kept.sort((a, b) => b.adj - a.adj);

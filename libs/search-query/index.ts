@@ -4,4 +4,4 @@ export { foldForMatch, snippetAround, snippetMaker } from './snippet';
 export * from './fusion';
 export { dateBoost, resolveTime, TIME_WEIGHT, type ResolvedTime, type TimeRange } from './time-expressions';
 export * from './term-match';
-export { comparisonSides, type ComparisonSide } from './comparison';
+export { asksForTotal, comparisonSides, type ComparisonSide } from './question-forms';

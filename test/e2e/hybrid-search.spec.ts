@@ -277,6 +277,42 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     }
   });
 
+  it("answers a question about a total with each conversation session's best turn before a session's second (decision 0165)", async () => {
+    const turn = (content: string, created_at: string) => ({ title: 'chat', content, type: 'conversation', created_at, project: 'hikes', agent: 'chat' });
+    const lines = [
+      turn('We hiked the Kestrel Ridge trail on Saturday morning.', '2025-05-10T10:00:00.000Z'),
+      turn('The Kestrel Ridge trail hike took us five hours.', '2025-05-10T10:01:00.000Z'),
+      turn('Back on the Kestrel Ridge trail today with my brother.', '2025-06-21T18:00:00.000Z'),
+    ];
+    await api
+      .post('/api/import?format=jsonl')
+      .set('Content-Type', 'application/x-ndjson')
+      .send(lines.map((l) => JSON.stringify(l)).join('\n'))
+      .expect(200);
+    await settle();
+    const rows = (await search('How many times did we hike the Kestrel Ridge trail?', { project: 'hikes', explain: 'true' })).rows as unknown as Array<{
+      score: number;
+      created_at: string;
+      explain: { signals: Record<string, number> };
+    }>;
+    expect(rows).toHaveLength(3);
+    // Exactly the later-placed of the two May turns moved down, by 0.1; its score is still its relevance.
+    const moved = rows.filter((r) => r.explain.signals.same_session !== undefined);
+    expect(moved).toHaveLength(1);
+    expect(moved[0].explain.signals.same_session).toBe(-0.1);
+    expect(moved[0].created_at.startsWith('2025-05-10')).toBe(true);
+    expect(rows.findIndex((r) => r.created_at.startsWith('2025-05-10'))).toBeLessThan(rows.indexOf(moved[0]));
+    const placed = rows.map((r) => r.score + (r.explain.signals.same_session ?? 0));
+    expect(placed).toEqual([...placed].sort((a, b) => b - a));
+    // A question that is not about a total is answered by score alone.
+    const plain = (await search('When did we hike the Kestrel Ridge trail?', { project: 'hikes', explain: 'true' })).rows as unknown as Array<{
+      score: number;
+      explain: { signals: Record<string, number> };
+    }>;
+    expect(plain.every((r) => r.explain.signals.same_session === undefined)).toBe(true);
+    expect(plain.map((r) => r.score)).toEqual(plain.map((r) => r.score).sort((a, b) => b - a));
+  });
+
   it('gives no duplicate hints to a token without memory:read (they would name stored memories, issue 46)', async () => {
     const { plaintext } = await createToken(t, { scopes: ['memory:write'], rate_limit_per_minute: 0 });
     const copy = await request(t.http)

@@ -1790,7 +1790,7 @@ export interface components {
              */
             semantic: number;
             /**
-             * @description Further per-row signals by name (for example a recency prior or a date match), each what it added.
+             * @description Further per-row signals by name (for example a date match), each what it added; `same_session` only moved the row down the order (its score is unchanged).
              * @example {}
              */
             signals: {

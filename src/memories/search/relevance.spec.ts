@@ -77,3 +77,29 @@ describe('hybrid relevance of a comparison question (decision 0164)', () => {
     expect(row.explain.signals).not.toHaveProperty('comparison_side');
   });
 });
+
+describe('hybrid: a question asking for a total gets one turn per conversation session first (decision 0165)', () => {
+  const total = (s: SearchCandidates) => rankCandidates(s, { mode: 'hybrid', text: 'how many harbour lantern', floor: RELEVANCE.FLOOR });
+  /** A conversation turn written at `at` holding both query words, with its cosine. */
+  const turn = (id: string, at: string, cosine: number, type: MemoryRow['type'] = 'conversation'): SearchCandidate => {
+    const c = candidate(id, ['harbour', 'lantern'], cosine);
+    return { ...c, row: { ...c.row, type, createdAt: new Date(at) } };
+  };
+  const may = (hhmm: string) => `2026-05-02T${hhmm}:00Z`;
+  const june = (hhmm: string) => `2026-06-09T${hhmm}:00Z`;
+
+  it("places the next session's best turn before a session's second, its score unchanged", async () => {
+    const turns = set(turn('may-a', may('10:00'), 0.8), turn('may-b', may('10:01'), 0.78), turn('june', june('18:00'), 0.76));
+    const ranked = await total(turns);
+    expect(ids(ranked)).toEqual(['may-a', 'june', 'may-b']);
+    expect(ids(await rank(turns))).toEqual(['may-a', 'may-b', 'june']); // a question that is not about a total: by score
+    const second = ranked[2];
+    expect(second.explain.signals.same_session).toBe(-RELEVANCE.SESSION_REPEAT);
+    expect(second.score).toBeGreaterThan(ranked[1].score); // placed lower, scored as before
+  });
+
+  it('keeps the order of turns of one session, and of notes written in a row', async () => {
+    expect(ids(await total(set(turn('a', may('10:00'), 0.8), turn('b', may('10:20'), 0.78), turn('c', may('10:45'), 0.76))))).toEqual(['a', 'b', 'c']);
+    expect(ids(await total(set(turn('a', may('10:00'), 0.8, 'note'), turn('b', may('10:01'), 0.78, 'note'), turn('c', june('18:00'), 0.76, 'note'))))).toEqual(['a', 'b', 'c']);
+  });
+});

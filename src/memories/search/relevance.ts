@@ -1,4 +1,4 @@
-import { comparisonSides, parseSearchQuery } from '../../../libs/search-query';
+import { asksForTotal, comparisonSides, parseSearchQuery, SESSION_GAP_MS } from '../../../libs/search-query';
 import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backends/ports/memory.model';
 
 /**
@@ -29,6 +29,11 @@ import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backend
  *   of its session neighbours among the candidates x (1 - base).
  * - an optional second stage re-scores the best N (hooks.rescore); then the floor applies:
  *   rows below it are not answers, and `total` counts only those kept.
+ * - a question that asks for a count or a total (hybrid, decision 0165): among the rows kept, a
+ *   conversation turn is placed as if it scored SESSION_REPEAT less for every turn of its session
+ *   ranked above it, so the next session's best turn can come before a session's second (the
+ *   answer adds up occasions, each usually told in a session of its own, and a session's turns
+ *   repeat each other). Order only: its score stays its relevance. Signal `same_session`.
  */
 export const RELEVANCE = {
   COSINE_ZERO: 0.55,
@@ -42,6 +47,8 @@ export const RELEVANCE = {
   MEANING_GATE: 0.2,
   /** Hybrid: what each row pays when nothing is close in meaning (decision 0162). */
   NO_MEANING_PENALTY: 0.1,
+  /** Hybrid, questions asking for a total, order only: how much lower a turn is placed per turn of its session above it (decision 0165). */
+  SESSION_REPEAT: 0.1,
 };
 
 /**
@@ -78,6 +85,15 @@ export interface Explanation {
   rescore: number | null;
   score: number;
   floor: number;
+}
+
+/** A candidate while it is ranked: score (relevance), rank-only signals (in the score shown), repeat (order only). */
+interface Ranked {
+  c: SearchCandidate;
+  score: number;
+  rankOnly: number;
+  repeat: number;
+  explain: Explanation;
 }
 
 export interface RankedRow {
@@ -128,7 +144,7 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
   const sides = mode === 'hybrid' ? comparisonSides(opts.text).map((side) => ({ ...side, idf: new Map(side.words.filter((w) => idf.has(w)).map((w) => [w, idf.get(w) ?? 0])) })) : [];
   const base = new Map<string, number>();
   const closeMeaning = mode === 'semantic' || set.list.some((c) => semanticSignal(c.cosine) >= RELEVANCE.MEANING_GATE);
-  const out = set.list.map((c): { c: SearchCandidate; score: number; rankOnly: number; explain: Explanation } => {
+  const out = set.list.map((c): Ranked => {
     const k = mode === 'hybrid' ? keywordSignal(c, idf, max, phrases.length) : 0;
     const s = closeMeaning ? semanticSignal(c.cosine) : 0;
     const signals: Record<string, number> = {};
@@ -157,6 +173,7 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
       c,
       score: b,
       rankOnly,
+      repeat: 0,
       explain: {
         matched_words: c.words,
         matched_phrases: c.phrases.flatMap((i) => (phrases[i] ? [phrases[i].join(' ')] : [])),
@@ -183,8 +200,11 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
       o.score += boost;
     }
   }
-  const order = (a: { score: number; rankOnly: number; c: SearchCandidate }, b: { score: number; rankOnly: number; c: SearchCandidate }) =>
-    b.score + b.rankOnly - (a.score + a.rankOnly) || (b.c.cosine ?? -1) - (a.c.cosine ?? -1) || b.c.row.createdAt.getTime() - a.c.row.createdAt.getTime() || (a.c.row.id < b.c.row.id ? -1 : 1);
+  const order = (a: Ranked, b: Ranked) =>
+    b.score + b.rankOnly + b.repeat - (a.score + a.rankOnly + a.repeat) ||
+    (b.c.cosine ?? -1) - (a.c.cosine ?? -1) ||
+    b.c.row.createdAt.getTime() - a.c.row.createdAt.getTime() ||
+    (a.c.row.id < b.c.row.id ? -1 : 1);
   out.sort(order);
   if (hooks?.rescore && out.length > 0) {
     const top = out.slice(0, hooks.rescore.topN);
@@ -198,11 +218,42 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
     }
     out.sort(order);
   }
-  return out
-    .filter((o) => o.score >= floor) // membership by relevance alone; rank-only signals then order (and show in) the score
-    .map((o) => {
-      const score = r4(clamp01(o.score + o.rankOnly));
-      o.explain.score = score;
-      return { row: { ...o.c.row, score, matched: [...(o.c.keyword !== undefined ? ['keyword' as const] : []), ...(o.c.semantic ? ['semantic' as const] : [])] }, score, explain: o.explain };
-    });
+  const kept = out.filter((o) => o.score >= floor); // membership by relevance alone; rank-only signals then order (and show in) the score, repeats order only
+  if (mode === 'hybrid' && asksForTotal(opts.text) && sessionRepeats(kept)) kept.sort(order);
+  return kept.map((o) => {
+    const score = r4(clamp01(o.score + o.rankOnly));
+    o.explain.score = score;
+    return { row: { ...o.c.row, score, matched: [...(o.c.keyword !== undefined ? ['keyword' as const] : []), ...(o.c.semantic ? ['semantic' as const] : [])] }, score, explain: o.explain };
+  });
+}
+
+/**
+ * Conversation sessions among ranked rows (best first): turns of one namespace, project and agent
+ * chained by at most SESSION_GAP_MS between created_at (among these rows: the service's session
+ * neighbours, seen from the rows alone). Each turn is ordered SESSION_REPEAT lower per turn of its
+ * session ranked above it (`repeat`). Returns whether any row moved down (the caller sorts again).
+ */
+function sessionRepeats(rows: Ranked[]): boolean {
+  const turns = rows.filter((o) => o.c.row.type === 'conversation');
+  const key = (r: MemoryRow) => JSON.stringify([r.namespace, r.project, r.agent]);
+  const byTime = [...turns].sort((a, b) => key(a.c.row).localeCompare(key(b.c.row)) || a.c.row.createdAt.getTime() - b.c.row.createdAt.getTime());
+  const session = new Map<SearchCandidate, number>();
+  byTime.forEach((o, i) => {
+    const p = byTime[i - 1]?.c.row;
+    const same = p !== undefined && key(p) === key(o.c.row) && o.c.row.createdAt.getTime() - p.createdAt.getTime() <= SESSION_GAP_MS;
+    session.set(o.c, same ? (session.get(byTime[i - 1].c) ?? i) : i);
+  });
+  const shown = new Map<number, number>();
+  let paid = false;
+  for (const o of turns) {
+    const s = session.get(o.c) ?? -1;
+    const above = shown.get(s) ?? 0;
+    shown.set(s, above + 1);
+    if (above === 0) continue;
+    const v = -RELEVANCE.SESSION_REPEAT * above;
+    o.explain.signals.same_session = r4(v);
+    o.repeat = v;
+    paid = true;
+  }
+  return paid;
 }

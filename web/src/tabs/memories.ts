@@ -97,6 +97,7 @@ const SIGNAL_LABELS: Record<string, string> = {
   no_close_meaning: 'nothing stored is close in meaning',
   date_match: 'the time the question names',
   comparison_side: 'one side of the comparison',
+  same_session: 'placed after a turn of its session',
 };
 
 /** Search rows: the relevance score and a short why (explain: matched words, meaning, conversation context). */

@@ -1,4 +1,4 @@
-import { comparisonSides } from './comparison';
+import { asksForTotal, comparisonSides } from './question-forms';
 
 const own = (q: string) => comparisonSides(q).map((s) => s.own);
 
@@ -26,5 +26,18 @@ describe('comparisonSides', () => {
     expect(own("I'm trying to decide whether to buy a NAS device now or wait. What do you think?")).toEqual([]);
     expect(own('Which came first, or the deploy?')).toEqual([]); // one side alone is no comparison
     expect(own('harbour lantern')).toEqual([]);
+  });
+});
+
+describe('asksForTotal', () => {
+  it.each([
+    ['How many fun runs did I miss in March due to work commitments?', true],
+    ['How much money did I raise in total through all the charity events?', true],
+    ['What is the total cost of the new food bowl and the dental chews?', true],
+    ['How many days ago did I watch the Super Bowl?', false], // one span of time
+    ['How many weeks passed between Maria adopting Coco and Shadow?', false],
+    ['Where did I buy my new bookshelf from?', false],
+  ])('%s → %s', (q, expected) => {
+    expect(asksForTotal(q)).toBe(expected);
   });
 });

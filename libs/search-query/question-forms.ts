@@ -41,3 +41,15 @@ export function comparisonSides(question: string): ComparisonSide[] {
     .map((own) => ({ words: [...headWords, ...own], own }));
   return out.length >= 2 ? out : [];
 }
+
+/** "How many", "how much", "in total", "all the", not followed by a unit of time ("how many days ago" asks for one span). */
+const TOTAL = /\b(?:how many|how much|in total|total|all the|all of)\b(?!\s+(?:minutes|hours|days|weeks|months|years)\b)/i;
+
+/**
+ * Whether a question asks for a count or a total ("How many fun runs did I miss in March?", "the
+ * total cost of..."): its answer adds up several occasions, each usually told in a conversation
+ * session of its own (decision 0165).
+ */
+export function asksForTotal(question: string): boolean {
+  return TOTAL.test(question);
+}
