@@ -217,7 +217,25 @@ if (process.env.SHOW_MISSES) {
   for (const q of data.filter((x) => !x.abs)) {
     const got = rank(q, v);
     const ans = new Set(q.answerSessions);
-    const s5 = new Set(got.slice(0, 5).filter((i) => ans.has(q.turns[i].session)).map((i) => q.turns[i].session)).size / ans.size;
-    if (s5 < 1) console.log(q.type.padEnd(26), q.id.padEnd(16), 's5', s5.toFixed(2), 'rows', got.length, 'first answer at', got.findIndex((i) => ans.has(q.turns[i].session)), '|', q.question.slice(0, 100));
+    const s5 =
+      new Set(
+        got
+          .slice(0, 5)
+          .filter((i) => ans.has(q.turns[i].session))
+          .map((i) => q.turns[i].session),
+      ).size / ans.size;
+    if (s5 < 1)
+      console.log(
+        q.type.padEnd(26),
+        q.id.padEnd(16),
+        's5',
+        s5.toFixed(2),
+        'rows',
+        got.length,
+        'first answer at',
+        got.findIndex((i) => ans.has(q.turns[i].session)),
+        '|',
+        q.question.slice(0, 100),
+      );
   }
 }
