@@ -97,8 +97,36 @@ export class MemoriesService {
       author: opts.author ?? null,
     };
     await this.insertNew(doc);
-    await this.supersede(ns, supersedes, id, now, doc.author ?? null);
+    const linked: string[] = [];
+    try {
+      await this.supersede(ns, supersedes, id, now, doc.author ?? null, linked);
+    } catch (e) {
+      await this.takeBack(doc, linked);
+      throw e;
+    }
     return doc;
+  }
+
+  /**
+   * A create whose `supersedes` links failed after its insert (decision 0166): the links made are
+   * undone and the new memory is deleted, so the error means "nothing stored" and a retry stores
+   * the memory once. When that fails too (the backend is down), what is left stays as it is (the
+   * memory stored, some links made) and is logged: only the links are undone first, so an older
+   * memory never stays hidden behind a memory that is gone.
+   */
+  private async takeBack(doc: MemoryDoc, linked: string[]): Promise<void> {
+    try {
+      for (const oldId of linked) {
+        for (let round = 0; round < UPDATE_ROUNDS; round++) {
+          const cur = await this.index.get(doc.namespace, oldId);
+          if (!cur || cur.supersededBy !== doc.id) break;
+          if (await this.commit(cur, { ...cur, supersededBy: null, validTo: null }, doc.author ?? null)) break;
+        }
+      }
+      await this.delete(doc.namespace, doc.id);
+    } catch (e) {
+      this.logger.warn(`Memory ${doc.id}: its supersedes links failed and it could not be taken back (${(e as Error).message}); it stays stored`);
+    }
   }
 
   /** Duplicate hints for a new memory (same namespace and project, not superseded): see EmbeddingsService.similar; those that look like updates are marked. */
@@ -110,16 +138,20 @@ export class MemoriesService {
   /**
    * Records that memory `by` replaces the memories `ids` since `at` (decision 0130): each gets a
    * new version carrying superseded_by and valid_to (history keeps the one before; If-Match moves
-   * on as with any write). One deleted meanwhile, or already superseded, is left as it is.
+   * on as with any write). One deleted meanwhile, or already superseded, is left as it is. The ids
+   * it linked are pushed to `linked` as it goes.
    */
-  private async supersede(ns: string, ids: string[], by: string, at: Date, author: Author | null): Promise<void> {
+  private async supersede(ns: string, ids: string[], by: string, at: Date, author: Author | null, linked: string[] = []): Promise<void> {
     for (const id of ids) {
       for (let round = 0; round < UPDATE_ROUNDS; round++) {
         const old = await this.index.get(ns, id);
         const next = old && supersededVersion(old, by, at);
         if (!old || !next) break;
         try {
-          if (await this.commit(old, next, author)) break;
+          if (await this.commit(old, next, author)) {
+            linked.push(id);
+            break;
+          }
         } catch (e) {
           if (e instanceof MemoryNotFoundError) break; // deleted meanwhile
           throw e;

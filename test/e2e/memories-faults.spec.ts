@@ -89,6 +89,57 @@ describe('memories: consistency between index and object store', () => {
     expect((await api.get(`/api/memories/${m.id}`).expect(200)).body.memory.content).toBe('survivor');
   });
 
+  describe('create with supersedes whose link fails after the insert (decision 0166)', () => {
+    const down = () => new BackendUnavailableError('Document database', 'locked (injected)');
+    /** Every current memory's content, as a plain list shows them (superseded ones left out). */
+    const listed = async () => ((await api.get('/api/memories?limit=100').expect(200)).body.rows as Array<{ snippet: string }>).map((r) => r.snippet).sort();
+
+    it('takes the new memory back, so the 503 stored nothing and a retry stores it once', async () => {
+      const old = await createMemory(api, { content: 'Pre-approved for $350,000' });
+      jest.spyOn(backends.docdb.memories, 'update').mockRejectedValueOnce(down());
+      const body = { content: 'Pre-approved for $400,000', supersedes: [old.id] };
+      expect((await api.post('/api/memories', body).expect(503)).body.error).toBe('Document database unavailable: locked (injected)');
+      expect(await listed()).toEqual(['Pre-approved for $350,000']);
+      expect((await api.get(`/api/memories/${old.id}`).expect(200)).body.memory).not.toHaveProperty('superseded_by');
+      jest.restoreAllMocks();
+      const again = (await api.post('/api/memories', body).expect(201)).body.memory;
+      expect(await listed()).toEqual(['Pre-approved for $400,000']);
+      expect((await api.get(`/api/memories/${old.id}`).expect(200)).body.memory.superseded_by).toBe(again.id);
+    });
+
+    it('undoes a link already made when a later one fails', async () => {
+      const [a, b] = [await createMemory(api, { content: 'Lives in Lyon' }), await createMemory(api, { content: 'Works in Lyon' })];
+      const memories = backends.docdb.memories;
+      const real = memories.update.bind(memories);
+      jest
+        .spyOn(memories, 'update')
+        .mockImplementationOnce((...args) => real(...args))
+        .mockRejectedValueOnce(down());
+      await api.post('/api/memories', { content: 'Lives and works in Paris now', supersedes: [a.id, b.id] }).expect(503);
+      expect(await listed()).toEqual(['Lives in Lyon', 'Works in Lyon']);
+      const after = (await api.get(`/api/memories/${a.id}`).expect(200)).body.memory;
+      expect(after.version).toBe(3); // linked, then unlinked: history keeps both
+      expect(after).not.toHaveProperty('superseded_by');
+      expect(after).not.toHaveProperty('valid_to');
+      expect((await api.get(`/api/memories/${b.id}`).expect(200)).body.memory.version).toBe(1);
+    });
+
+    it('leaves the new memory where the links cannot be undone either: an older memory is never hidden behind one that is gone', async () => {
+      const [a, b] = [await createMemory(api, { content: 'Lives in Lyon' }), await createMemory(api, { content: 'Works in Lyon' })];
+      const memories = backends.docdb.memories;
+      const real = memories.update.bind(memories);
+      jest
+        .spyOn(memories, 'update')
+        .mockImplementationOnce((...args) => real(...args))
+        .mockRejectedValue(down());
+      await api.post('/api/memories', { content: 'Lives and works in Paris now', supersedes: [a.id, b.id] }).expect(503);
+      jest.restoreAllMocks();
+      const by = (await api.get(`/api/memories/${a.id}`).expect(200)).body.memory.superseded_by as string;
+      expect((await api.get(`/api/memories/${by}`).expect(200)).body.memory.content).toBe('Lives and works in Paris now');
+      expect(await listed()).toEqual(['Lives and works in Paris now', 'Works in Lyon']);
+    });
+  });
+
   it('a missing file: fetch and download serve the indexed copy (same markdown), reindex reports it', async () => {
     const m = await createMemory(api, { content: 'indexed copy', title: 'T', tags: ['a'] });
     const file = await currentFile(t, m.id);
