@@ -55,21 +55,7 @@ const kOver = (q, i, words) => {
     }
   return all > 0 ? (got / all) * (0.7 + 0.3 * Math.min(1, rarest / max)) : 0;
 };
-/** A comparison's parts: "X first, A or B?" and "... between A and B": head words + each side's words. */
-function partsOf(text) {
-  let m = /^(.*?)\bbetween\b(.*?)\band\b(.*)$/i.exec(text);
-  let head, sides;
-  if (m) {
-    head = m[1];
-    sides = [m[2], m[3]];
-  } else if ((m = /^(.*?),(.*)$/.exec(text)) && / or /i.test(m[2])) {
-    head = m[1];
-    sides = m[2].split(/ or /i);
-  } else return null;
-  const h = sq.parseSearchQuery(head).words;
-  return sides.map((s) => [...new Set([...h, ...sq.parseSearchQuery(s).words])]).map((ws) => Object.assign(ws, { own: ws.filter((w) => !h.includes(w)) }));
-}
-for (const q of data) q.parts = partsOf(q.question);
+for (const q of data) q.parts = sq.comparisonSides(q.question).map((side) => Object.assign([...side.words], { own: side.own }));
 
 const clamp01 = (x) => (x < 0 ? 0 : x > 1 ? 1 : x);
 const DEFAULTS = { gate: 0.2, penalty: 0.1, floor: 0.4, neighbour: 0.5, cz: 0.55, c1: 0.85, bm25: 0, bm25Pow: 1, kwRank: 0, lenNorm: 0, partScale: 1 };

@@ -13,10 +13,16 @@ describe('comparisonSides', () => {
     expect(own('Who became a parent first, Tom or Alex?')).toEqual([['tom'], ['alex']]);
   });
 
-  it('splits "between A and B" when the head asks for a span of time', () => {
-    expect(own("How many months passed between the completion of my undergraduate degree and the submission of my master's thesis?")).toEqual([
+  it('splits "between A and B" when the head asks for a span of time, without the words that frame it', () => {
+    const sides = comparisonSides("How many months passed between the completion of my undergraduate degree and the submission of my master's thesis?");
+    expect(sides.map((s) => s.words)).toEqual([
       ['completion', 'undergraduate', 'degree'],
       ['submission', 'master', 'thesis'],
+    ]);
+    expect(sides.map((s) => s.own)).toEqual(sides.map((s) => s.words));
+    expect(comparisonSides('How long between my trip to Kyoto and the move to Osaka?').map((s) => s.words)).toEqual([
+      ['trip', 'kyoto'],
+      ['move', 'osaka'],
     ]);
   });
 
