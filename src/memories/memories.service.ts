@@ -111,16 +111,17 @@ export class MemoriesService {
    * A create whose `supersedes` links failed after its insert (decision 0166): the links made are
    * undone and the new memory is deleted, so the error means "nothing stored" and a retry stores
    * the memory once. When that fails too (the backend is down), what is left stays as it is (the
-   * memory stored, some links made) and is logged: only the links are undone first, so an older
-   * memory never stays hidden behind a memory that is gone.
+   * memory stored, some links made) and is logged: the links are undone before the memory goes,
+   * so an older memory never stays hidden behind a memory that is gone.
    */
   private async takeBack(doc: MemoryDoc, linked: string[]): Promise<void> {
     try {
       for (const oldId of linked) {
-        for (let round = 0; round < UPDATE_ROUNDS; round++) {
+        for (let round = 0; ; round++) {
           const cur = await this.index.get(doc.namespace, oldId);
           if (!cur || cur.supersededBy !== doc.id) break;
           if (await this.commit(cur, { ...cur, supersededBy: null, validTo: null }, doc.author ?? null)) break;
+          if (round >= UPDATE_ROUNDS) throw new Error(`memory ${oldId} kept changing`);
         }
       }
       await this.delete(doc.namespace, doc.id);
