@@ -241,13 +241,16 @@ describe('memories: signed URL lifetime from objstore_presign_ttl', () => {
     try {
       const api = await fullAccessApi(t);
       const m = await createMemory(api, { content: 'short-lived' });
+      // The service's clock, not the test's speed, decides: it stands still while the link is made and used, then moves past the TTL.
+      const signedAt = Date.now();
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(signedAt);
       const res = await api.get(`/api/memories/${m.id}/download?url=true`).expect(200);
       expect(res.body.expires_in).toBe(1);
       const u = new URL(res.body.url);
       await request(t.http)
         .get(u.pathname + u.search)
         .expect(200);
-      await new Promise((r) => setTimeout(r, 2100));
+      clock.mockReturnValue(signedAt + 2100);
       expect(
         (
           await request(t.http)
@@ -256,6 +259,7 @@ describe('memories: signed URL lifetime from objstore_presign_ttl', () => {
         ).body,
       ).toEqual({ ok: false, error: 'Download link expired' });
     } finally {
+      jest.restoreAllMocks();
       await t.close();
     }
   });
