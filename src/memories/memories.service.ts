@@ -115,14 +115,10 @@ export class MemoriesService {
    * so an older memory never stays hidden behind a memory that is gone.
    */
   private async takeBack(doc: MemoryDoc, linked: string[]): Promise<void> {
+    const unlinked = (cur: MemoryDoc) => (cur.supersededBy === doc.id ? { ...cur, supersededBy: null, validTo: null } : null);
     try {
       for (const oldId of linked) {
-        for (let round = 0; ; round++) {
-          const cur = await this.index.get(doc.namespace, oldId);
-          if (!cur || cur.supersededBy !== doc.id) break;
-          if (await this.commit(cur, { ...cur, supersededBy: null, validTo: null }, doc.author ?? null)) break;
-          if (round >= UPDATE_ROUNDS) throw new Error(`memory ${oldId} kept changing`);
-        }
+        if ((await this.rewrite(doc.namespace, oldId, unlinked, doc.author ?? null)) === 'lost') throw new Error(`memory ${oldId} kept changing`);
       }
       await this.delete(doc.namespace, doc.id);
     } catch (e) {
@@ -144,21 +140,29 @@ export class MemoriesService {
    */
   private async supersede(ns: string, ids: string[], by: string, at: Date, author: Author | null, linked: string[] = []): Promise<void> {
     for (const id of ids) {
-      for (let round = 0; round < UPDATE_ROUNDS; round++) {
-        const old = await this.index.get(ns, id);
-        const next = old && supersededVersion(old, by, at);
-        if (!old || !next) break;
-        try {
-          if (await this.commit(old, next, author)) {
-            linked.push(id);
-            break;
-          }
-        } catch (e) {
-          if (e instanceof MemoryNotFoundError) break; // deleted meanwhile
-          throw e;
-        }
+      if ((await this.rewrite(ns, id, (old) => supersededVersion(old, by, at), author)) === 'written') linked.push(id);
+    }
+  }
+
+  /**
+   * Writes `change(current)` as the next version of memory `id`, reading it again after a lost
+   * compare-and-swap (at most UPDATE_ROUNDS times): 'written'; 'unchanged' when the memory is gone
+   * (or deleted meanwhile) or `change` says there is nothing to write (null); 'lost' when every
+   * round lost to another writer.
+   */
+  private async rewrite(ns: string, id: string, change: (current: MemoryDoc) => MemoryDoc | null, author: Author | null): Promise<'written' | 'unchanged' | 'lost'> {
+    for (let round = 0; round < UPDATE_ROUNDS; round++) {
+      const current = await this.index.get(ns, id);
+      const next = current && change(current);
+      if (!current || !next) return 'unchanged';
+      try {
+        if (await this.commit(current, next, author)) return 'written';
+      } catch (e) {
+        if (e instanceof MemoryNotFoundError) return 'unchanged'; // deleted meanwhile
+        throw e;
       }
     }
+    return 'lost';
   }
 
   /** The memory with its content read from the object store (404 for a memory of another namespace). */
