@@ -107,15 +107,23 @@ describe('memories: consistency between index and object store', () => {
       expect((await api.get(`/api/memories/${old.id}`).expect(200)).body.memory.superseded_by).toBe(again.id);
     });
 
-    it('undoes a link already made when a later one fails', async () => {
-      const [a, b] = [await createMemory(api, { content: 'Lives in Lyon' }), await createMemory(api, { content: 'Works in Lyon' })];
+    /**
+     * Two older memories, then a create superseding both whose first link goes through and whose
+     * second fails: only that write (`failing` 'next'), or every write after the first ('rest').
+     */
+    const secondLinkFails = async (failing: 'next' | 'rest') => {
+      const older = [await createMemory(api, { content: 'Lives in Lyon' }), await createMemory(api, { content: 'Works in Lyon' })];
       const memories = backends.docdb.memories;
       const real = memories.update.bind(memories);
-      jest
-        .spyOn(memories, 'update')
-        .mockImplementationOnce((...args) => real(...args))
-        .mockRejectedValueOnce(down());
-      await api.post('/api/memories', { content: 'Lives and works in Paris now', supersedes: [a.id, b.id] }).expect(503);
+      const update = jest.spyOn(memories, 'update').mockImplementationOnce((...args) => real(...args));
+      if (failing === 'next') update.mockRejectedValueOnce(down());
+      else update.mockRejectedValue(down());
+      await api.post('/api/memories', { content: 'Lives and works in Paris now', supersedes: older.map((m) => m.id) }).expect(503);
+      return older;
+    };
+
+    it('undoes a link already made when a later one fails', async () => {
+      const [a, b] = await secondLinkFails('next');
       expect(await listed()).toEqual(['Lives in Lyon', 'Works in Lyon']);
       const after = (await api.get(`/api/memories/${a.id}`).expect(200)).body.memory;
       expect(after.version).toBe(3); // linked, then unlinked: history keeps both
@@ -125,14 +133,7 @@ describe('memories: consistency between index and object store', () => {
     });
 
     it('leaves the new memory where the links cannot be undone either: an older memory is never hidden behind one that is gone', async () => {
-      const [a, b] = [await createMemory(api, { content: 'Lives in Lyon' }), await createMemory(api, { content: 'Works in Lyon' })];
-      const memories = backends.docdb.memories;
-      const real = memories.update.bind(memories);
-      jest
-        .spyOn(memories, 'update')
-        .mockImplementationOnce((...args) => real(...args))
-        .mockRejectedValue(down());
-      await api.post('/api/memories', { content: 'Lives and works in Paris now', supersedes: [a.id, b.id] }).expect(503);
+      const [a] = await secondLinkFails('rest');
       jest.restoreAllMocks();
       const by = (await api.get(`/api/memories/${a.id}`).expect(200)).body.memory.superseded_by as string;
       expect((await api.get(`/api/memories/${by}`).expect(200)).body.memory.content).toBe('Lives and works in Paris now');
