@@ -121,6 +121,19 @@ function rank(q, v) {
   return kept.map((r) => r.c.i);
 }
 
+/** Session R@5: the share of the question's answer sessions with a turn among the first 5 rows. */
+function sessionRecall5(q, got) {
+  const ans = new Set(q.answerSessions);
+  return (
+    new Set(
+      got
+        .slice(0, 5)
+        .filter((i) => ans.has(q.turns[i].session))
+        .map((i) => q.turns[i].session),
+    ).size / ans.size
+  );
+}
+
 function score(v) {
   const agg = () => ({ n: 0, s5: 0, nt: 0, t5: 0, empty: 0 });
   const all = agg();
@@ -134,14 +147,7 @@ function score(v) {
       absEmpty += got.length === 0 ? 1 : 0;
       continue;
     }
-    const ans = new Set(q.answerSessions);
-    const s5 =
-      new Set(
-        got
-          .slice(0, 5)
-          .filter((i) => ans.has(q.turns[i].session))
-          .map((i) => q.turns[i].session),
-      ).size / ans.size;
+    const s5 = sessionRecall5(q, got);
     const nAns = q.turns.filter((t) => t.answer).length;
     for (const a of [all, (byType[q.type] ??= agg())]) {
       a.n++;
@@ -202,14 +208,7 @@ if (process.env.SHOW_MISSES) {
   const v = JSON.parse(process.env.SHOW_MISSES);
   for (const q of data.filter((x) => !x.abs)) {
     const got = rank(q, v);
-    const ans = new Set(q.answerSessions);
-    const s5 =
-      new Set(
-        got
-          .slice(0, 5)
-          .filter((i) => ans.has(q.turns[i].session))
-          .map((i) => q.turns[i].session),
-      ).size / ans.size;
+    const s5 = sessionRecall5(q, got);
     if (s5 < 1)
       console.log(
         q.type.padEnd(26),
@@ -219,7 +218,7 @@ if (process.env.SHOW_MISSES) {
         'rows',
         got.length,
         'first answer at',
-        got.findIndex((i) => ans.has(q.turns[i].session)),
+        got.findIndex((i) => q.answerSessions.includes(q.turns[i].session)),
         '|',
         q.question.slice(0, 100),
       );
