@@ -235,13 +235,13 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
  */
 function sessionRepeats(rows: Ranked[]): boolean {
   const turns = rows.filter((o) => o.c.row.type === 'conversation');
-  const key = (r: MemoryRow) => JSON.stringify([r.namespace, r.project, r.agent]);
-  const byTime = [...turns].sort((a, b) => key(a.c.row).localeCompare(key(b.c.row)) || a.c.row.createdAt.getTime() - b.c.row.createdAt.getTime());
+  const key = new Map(turns.map((o) => [o.c, JSON.stringify([o.c.row.namespace, o.c.row.project, o.c.row.agent])]));
+  const byTime = [...turns].sort((a, b) => key.get(a.c)!.localeCompare(key.get(b.c)!) || a.c.row.createdAt.getTime() - b.c.row.createdAt.getTime());
   const session = new Map<SearchCandidate, number>();
   byTime.forEach((o, i) => {
-    const p = byTime[i - 1]?.c.row;
-    const same = p !== undefined && key(p) === key(o.c.row) && o.c.row.createdAt.getTime() - p.createdAt.getTime() <= SESSION_GAP_MS;
-    session.set(o.c, same ? (session.get(byTime[i - 1].c) ?? i) : i);
+    const p = byTime[i - 1]?.c;
+    const same = p !== undefined && key.get(p) === key.get(o.c) && o.c.row.createdAt.getTime() - p.row.createdAt.getTime() <= SESSION_GAP_MS;
+    session.set(o.c, same ? (session.get(p) ?? i) : i);
   });
   const shown = new Map<number, number>();
   let paid = false;
