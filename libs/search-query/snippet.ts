@@ -1,4 +1,5 @@
 import type { ParsedSearch } from './search-query';
+import { wordStartIndex } from './term-match';
 
 /** Lower-case and strip accents one character at a time, so indexes map 1:1 onto the original. */
 export function foldForMatch(text: string): string {
@@ -22,10 +23,6 @@ function stemPrefix(word: string): string {
   return word.slice(0, Math.max(4, word.length - 3));
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 /** Only this much of the content is looked at for a snippet. */
 const SNIPPET_SCAN_CHARS = 64 * 1024;
 
@@ -35,16 +32,15 @@ const SNIPPET_SCAN_CHARS = 64 * 1024;
  * null when none is found. Whitespace is collapsed; a cut is marked with "…".
  */
 export function snippetMaker(q: ParsedSearch, maxChars = 200): (content: string) => string | null {
-  const toRegExp = (needle: string) => new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(foldForMatch(needle))}`, 'u');
-  const phrases = q.phrases.map((p) => toRegExp(p.length > 1 ? `${p.slice(0, -1).join(' ')} ${stemPrefix(p[p.length - 1])}` : stemPrefix(p[0])));
-  const words = q.words.map((w) => toRegExp(stemPrefix(w)));
+  const phrases = q.phrases.map((p) => foldForMatch(p.length > 1 ? `${p.slice(0, -1).join(' ')} ${stemPrefix(p[p.length - 1])}` : stemPrefix(p[0])));
+  const words = q.words.map((w) => foldForMatch(stemPrefix(w)));
   return (content) => {
     const folded = foldForMatch(content.length > SNIPPET_SCAN_CHARS ? content.slice(0, SNIPPET_SCAN_CHARS) : content);
     let best = -1;
     for (const group of [phrases, words]) {
-      for (const re of group) {
-        const m = re.exec(folded);
-        if (m && (best < 0 || m.index < best)) best = m.index;
+      for (const needle of group) {
+        const at = wordStartIndex(folded, needle);
+        if (at >= 0 && (best < 0 || at < best)) best = at;
       }
       if (best >= 0) break;
     }

@@ -56,20 +56,36 @@ export interface TermMatch {
   phrases: number[];
 }
 
+/** A letter, digit or combining mark: a character that continues a word. */
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+
+/**
+ * Where `needle` first occurs at the start of a word of `text` (at or after `from`): preceded by
+ * no letter, digit or mark; -1 when nowhere. A plain substring search with a look at the one
+ * character before each hit: a regular expression with a look-behind tries it at every position
+ * of the text, about ten times slower over the candidates of a search.
+ */
+export function wordStartIndex(text: string, needle: string, from = 0): number {
+  if (needle === '') return -1;
+  for (let i = text.indexOf(needle, from); i >= 0; i = text.indexOf(needle, i + 1)) {
+    if (i === 0) return i;
+    const low = text.charCodeAt(i - 1);
+    const before = low >= 0xdc00 && low <= 0xdfff && i >= 2 ? text.slice(i - 2, i) : text[i - 1];
+    if (!WORD_CHAR.test(before)) return i;
+  }
+  return -1;
+}
+
 /** A matcher for one query: which of its words and phrases a memory's title, tags and content hold. */
 export function termMatcher(text: string): (title: string | null, tags: readonly string[], content: string) => TermMatch {
   const parsed = parseSearchQuery(text);
   const words = matchWords(parsed);
-  // A stem that starts a word of the text splitWords makes: preceded by no letter, digit or mark.
-  // One regular expression per word instead of splitting every candidate's text into words.
-  const starts = words.map((w) => new RegExp(`(?<![\\p{L}\\p{N}\\p{M}])${lightStem(w).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'u'));
+  const stems = words.map((w) => lightStem(w));
   const phrases = parsed.phrases.filter((p) => p.length > 1).map((p) => p.map((w) => foldAccents(w)));
   return (title, tags, content) => {
-    // What splitWords reads: normalised and lower-cased.
-    const folded = foldAccents(`${title ?? ''}\n${tags.join('\n')}\n${content}`)
-      .normalize('NFC')
-      .toLowerCase();
-    const found = words.filter((_, i) => starts[i].test(folded));
+    // What splitWords reads: normalised (foldAccents' NFC) and lower-cased.
+    const folded = foldAccents(`${title ?? ''}\n${tags.join('\n')}\n${content}`).toLowerCase();
+    const found = words.filter((_, i) => wordStartIndex(folded, stems[i]) >= 0);
     const inPhrase: number[] = [];
     if (phrases.length === 0) return { words: found, phrases: inPhrase };
     const tokens = splitWords(folded);
