@@ -7,7 +7,7 @@
  *
  *   node bench/lab/vector-lab.js --n 100000 [--fixture real|noisy] [--m 16,32] [--ef-add 128]
  *        [--ef 64,128,256] [--queries 512] [--k 10] [--out bench/results/vector-lab-<n>.json]
- *        [--exact-max 20000,0] [--filter 10 [--filter-kind mod|block]]
+ *        [--exact-max 20000,0] [--filter 10 [--filter-kind mod|block]] [--scalar i8,f32] [--tie 0.001,0.01]
  *
  * Fixtures: `real` = windows of real sentence embeddings (real-vectors.js expand()); `noisy` =
  * what the bench's fill-vectors.js makes (300 real vectors, each other vector one of them plus
@@ -19,7 +19,9 @@
  * graph always; default the library's EXACT_MAX). `--filter G`: also the recall of a filtered
  * search (query i keeps the labels of group i mod G: `mod` = every G-th label, a filter spread
  * over the store; `block` = the G-th part of the store in order, whole conversations, as a
- * namespace holds), against an exact scan of that group.
+ * namespace holds), against an exact scan of that group. `--scalar f16,i8,f32`: the graph's vectors
+ * (decision record 0167; default the library's). `--tie E,…`: recall counting a hit whose
+ * exact score is within E of the exact k-th best (dense fixtures have many near-ties at rank k).
  */
 'use strict';
 const path = require('node:path');
@@ -27,7 +29,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const { VectorIndex, EXACT_MAX } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
+const { VectorIndex, EXACT_MAX, GRAPH_SCALAR, dot } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
 const { exactSearch, MetricKind } = require('usearch');
 const fixture = require('./real-vectors');
 
@@ -46,6 +48,8 @@ const k = Number(opt('--k', 10));
 const exactMaxes = list(opt('--exact-max', String(EXACT_MAX)));
 const groups = Number(opt('--filter', 0));
 const filterKind = opt('--filter-kind', 'mod');
+const scalars = String(opt('--scalar', GRAPH_SCALAR)).split(',');
+const ties = list(opt('--tie', '0.001,0.01'));
 const out = opt('--out', path.join(ROOT, 'bench', 'results', `vector-lab-${kind}-${n}.json`));
 
 function noisy(real, count) {
@@ -95,6 +99,7 @@ async function main() {
   let t = Date.now();
   const ex = exactSearch(flat, qFlat, dims, k, MetricKind.IP, 0);
   for (let i = 0; i < queries.length; i++) truth.push(new Set(Array.from(ex.keys.slice(i * k, (i + 1) * k), (key) => Number(key) + 1)));
+  const kth = queries.map((_, i) => 1 - ex.distances[(i + 1) * k - 1]);
   const exactMs = (Date.now() - t) / queries.length;
   // The k-th best cosine and the gap to the 11th tell how separable the top k is.
   console.error(`exact truth: ${exactMs.toFixed(1)} ms per query`);
@@ -115,70 +120,72 @@ async function main() {
   }
 
   const rows = [];
-  for (const m of ms) {
-    for (const efAdd of efAdds) {
-      const rss0 = process.memoryUsage().rss;
-      const index = new VectorIndex({ connectivity: m, expansionAdd: efAdd });
+  for (const [m, efAdd, scalar] of ms.flatMap((m) => efAdds.flatMap((e) => scalars.map((x) => [m, e, x])))) {
+    const rss0 = process.memoryUsage().rss;
+    const index = new VectorIndex({ connectivity: m, expansionAdd: efAdd, scalar });
+    t = Date.now();
+    for (let i = 0; i < n; i += 1000) index.addMany(labels.slice(i, i + 1000), vectors.slice(i, i + 1000), 0);
+    const buildS = (Date.now() - t) / 1000;
+    const rssBuilt = process.memoryUsage().rss;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-vlab-'));
+    const file = path.join(dir, 'vectors');
+    index.save(file, 'lab', 0);
+    const fileMB = mb(fs.statSync(file).size);
+    index.clear();
+    console.error(`m ${m} ef-add ${efAdd} ${scalar}: built in ${buildS.toFixed(0)} s, +${mb(rssBuilt - rss0)} MB RSS, ${fileMB} MB file`);
+    for (const [ef, exactMax] of efs.flatMap((e) => exactMaxes.map((x) => [e, x]))) {
+      const loaded = new VectorIndex({ connectivity: m, expansionAdd: efAdd, expansionSearch: ef, exactMax, scalar });
       t = Date.now();
-      for (let i = 0; i < n; i += 1000) index.addMany(labels.slice(i, i + 1000), vectors.slice(i, i + 1000), 0);
-      const buildS = (Date.now() - t) / 1000;
-      const rssBuilt = process.memoryUsage().rss;
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-vlab-'));
-      const file = path.join(dir, 'vectors');
-      index.save(file, 'lab', 0);
-      const fileMB = mb(fs.statSync(file).size);
-      index.clear();
-      console.error(`m ${m} ef-add ${efAdd}: built in ${buildS.toFixed(0)} s, +${mb(rssBuilt - rss0)} MB RSS, ${fileMB} MB file`);
-      for (const [ef, exactMax] of efs.flatMap((e) => exactMaxes.map((x) => [e, x]))) {
-        const loaded = new VectorIndex({ connectivity: m, expansionAdd: efAdd, expansionSearch: ef, exactMax });
-        t = Date.now();
-        if (!loaded.load(file, 'lab')) throw new Error('did not load');
-        const loadMs = Date.now() - t;
-        let found = 0;
-        let found50 = 0;
-        let foundF = 0;
-        let short = 0;
-        const lat = [];
-        for (let i = 0; i < queries.length; i++) {
-          const s = process.hrtime.bigint();
-          const got = await loaded.search(queries[i], k);
-          lat.push(Number(process.hrtime.bigint() - s) / 1e6);
-          found += got.filter((h) => truth[i].has(h.label)).length;
-          const as = (await loaded.search(queries[i], 50)).slice(0, k);
-          found50 += as.filter((h) => truth[i].has(h.label)).length;
-          if (groups > 0) {
-            const g = i % groups;
-            const hits = await loaded.search(queries[i], k, (ls) => new Set(ls.filter((l) => groupOf(l) === g)));
-            foundF += hits.filter((h) => ftruth[i].has(h.label)).length;
-            if (hits.length < Math.min(k, ftruth[i].size)) short++;
-          }
+      if (!loaded.load(file, 'lab')) throw new Error('did not load');
+      const loadMs = Date.now() - t;
+      let found = 0;
+      let found50 = 0;
+      const foundTie = ties.map(() => 0);
+      let foundF = 0;
+      let short = 0;
+      const lat = [];
+      for (let i = 0; i < queries.length; i++) {
+        const s = process.hrtime.bigint();
+        const got = await loaded.search(queries[i], k);
+        lat.push(Number(process.hrtime.bigint() - s) / 1e6);
+        found += got.filter((h) => truth[i].has(h.label)).length;
+        ties.forEach((e, j) => (foundTie[j] += got.filter((h) => truth[i].has(h.label) || dot(queries[i], vectors[h.label - 1]) >= kth[i] - e).length));
+        const as = (await loaded.search(queries[i], 50)).slice(0, k);
+        found50 += as.filter((h) => truth[i].has(h.label)).length;
+        if (groups > 0) {
+          const g = i % groups;
+          const hits = await loaded.search(queries[i], k, (ls) => new Set(ls.filter((l) => groupOf(l) === g)));
+          foundF += hits.filter((h) => ftruth[i].has(h.label)).length;
+          if (hits.length < Math.min(k, ftruth[i].size)) short++;
         }
-        const row = {
-          fixture: kind,
-          n,
-          m,
-          efAdd,
-          ef,
-          exactMax,
-          exact: loaded.exact,
-          recall: found / (queries.length * k),
-          ...(groups > 0 ? { filter: `${filterKind} 1/${groups}`, filteredRecall: foundF / (queries.length * k), filteredShort: short } : {}),
-          recallTop50: found50 / (queries.length * k),
-          p50: pct(lat, 0.5),
-          p99: pct(lat, 0.99),
-          buildS,
-          loadMs,
-          fileMB,
-          rssMB: mb(rssBuilt - rss0),
-        };
-        rows.push(row);
-        console.log(
-          `${kind} n=${n} M=${m} efAdd=${efAdd} ef=${ef} ${loaded.exact ? 'exact scan' : 'graph'}: recall@${k} ${row.recall.toFixed(3)} (asked 50: ${row.recallTop50.toFixed(3)})${groups > 0 ? ` filtered ${row.filter} ${row.filteredRecall.toFixed(3)} (short ${short})` : ''} p50 ${row.p50.toFixed(2)} ms p99 ${row.p99.toFixed(2)} ms; build ${buildS.toFixed(0)} s, load ${loadMs} ms, ${fileMB} MB, +${row.rssMB} MB RSS`,
-        );
-        loaded.clear();
       }
-      fs.rmSync(dir, { recursive: true, force: true });
+      const row = {
+        fixture: kind,
+        n,
+        m,
+        efAdd,
+        ef,
+        scalar,
+        exactMax,
+        exact: loaded.exact,
+        recall: found / (queries.length * k),
+        recallTies: Object.fromEntries(ties.map((e, j) => [e, foundTie[j] / (queries.length * k)])),
+        ...(groups > 0 ? { filter: `${filterKind} 1/${groups}`, filteredRecall: foundF / (queries.length * k), filteredShort: short } : {}),
+        recallTop50: found50 / (queries.length * k),
+        p50: pct(lat, 0.5),
+        p99: pct(lat, 0.99),
+        buildS,
+        loadMs,
+        fileMB,
+        rssMB: mb(rssBuilt - rss0),
+      };
+      rows.push(row);
+      console.log(
+        `${kind} n=${n} M=${m} efAdd=${efAdd} ef=${ef} ${loaded.exact ? 'exact scan' : `graph ${scalar}`}: recall@${k} ${row.recall.toFixed(3)} (within ε of the k-th: ${ties.map((e, j) => `${e} ${(foundTie[j] / (queries.length * k)).toFixed(3)}`).join(', ')}; asked 50: ${row.recallTop50.toFixed(3)})${groups > 0 ? ` filtered ${row.filter} ${row.filteredRecall.toFixed(3)} (short ${short})` : ''} p50 ${row.p50.toFixed(2)} ms p99 ${row.p99.toFixed(2)} ms; build ${buildS.toFixed(0)} s, load ${loadMs} ms, ${fileMB} MB, +${row.rssMB} MB RSS`,
+      );
+      loaded.clear();
     }
+    fs.rmSync(dir, { recursive: true, force: true });
   }
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), queries: queries.length, k, exactMsPerQuery: exactMs, cores: os.cpus().length, loadavg: os.loadavg(), rows }, null, 1));

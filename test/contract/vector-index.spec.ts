@@ -9,7 +9,7 @@ import { MongoDocumentDatabase } from '../../src/backends/mongodb/mongo-document
 import { SqliteMemoryIndex } from '../../src/backends/sqlite/sqlite-memory-index';
 import { tempDir } from '../support/app';
 import { freshDatabaseName, testMongoUri } from '../support/backends';
-import { VectorIndex } from '../../src/backends/vector/vector-index';
+import { dot, VectorIndex } from '../../src/backends/vector/vector-index';
 import { memoryDoc } from './memory-index.contract';
 import { vectorIndexContract } from './vector-index.contract';
 import { rankCandidates } from '../../src/memories/search/relevance';
@@ -114,6 +114,22 @@ describe('SQLite vector index file', () => {
     // A filter never returns fewer than k when k pass.
     expect(await semantic(again.index, axisOf('persist-3'), { project: 'odd' })).toHaveLength(3);
     close(again);
+  });
+
+  it('past the exact-scan limit, walks the graph of 16-bit vectors: the nearest first, each scored within 0.001', async () => {
+    const db = new Database(path.join(dir, 'memstore.db'));
+    db.pragma('journal_mode = WAL');
+    const opened = { db, index: new SqliteMemoryIndex(db, { maintenanceIdleMs: null, vectorIndex: { exactMax: 0 } }) };
+    await opened.index.useVectorSpace(KEY);
+    await opened.index.insertMany(Array.from({ length: 60 }, (_, n) => doc(n)));
+    await embed(opened.index, axisOf);
+    const q = unit(1, 0.3, 0.5, 1);
+    const page = await opened.index.search({ text: 'anything', filter: { namespace: 'default' }, limit: 5, offset: 0, mode: 'semantic', vector: q, vectorKey: KEY });
+    const got = (page.candidates?.list ?? []).map((c) => ({ id: c.row.id, cosine: c.cosine as number })).sort((a, b) => b.cosine - a.cosine);
+    const want = Array.from({ length: 60 }, (_, n) => ({ id: `persist-${n}`, cosine: dot(q, axisOf(`persist-${n}`)) })).sort((a, b) => b.cosine - a.cosine);
+    expect(got.slice(0, 5).map((h) => h.id)).toEqual(want.slice(0, 5).map((h) => h.id));
+    for (const h of got) expect(h.cosine).toBeCloseTo(dot(q, axisOf(h.id)), 3);
+    close(opened);
   });
 
   it('is rebuilt from the table when missing or unreadable, with the same answers', async () => {

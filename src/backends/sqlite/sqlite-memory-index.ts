@@ -28,7 +28,7 @@ import { SqliteMemoryVersions } from './sqlite-memory-versions';
 import { namespaceUsageRows } from './sqlite-namespace-usage';
 import type { NamespaceUsage, NamespaceUsageQuery } from '../ports/memory-index.port';
 import { FUSION_CANDIDATES } from '../../../libs/search-query';
-import type { VectorHit } from '../vector/vector-index';
+import type { VectorHit, VectorIndexOptions } from '../vector/vector-index';
 import { EXACT_FILTERED_MAX, SqliteVectorIndex } from './sqlite-vector-index';
 import { claimJobs, failJob, progress, similarRows, storeJobVector, useVectorSpace, vectorFilter, vectorSearch } from './sqlite-vectors';
 
@@ -58,6 +58,8 @@ export interface SqliteMemoryIndexOptions {
    * null. Default: 1000 on a connection that owns the schema, null otherwise.
    */
   maintenanceIdleMs?: number | null;
+  /** The vector index's settings (default the library's; a test walks the graph at any size with exactMax 0). */
+  vectorIndex?: VectorIndexOptions;
 }
 
 /**
@@ -122,7 +124,7 @@ export class SqliteMemoryIndex extends MemoryIndex implements EmbeddingQueue {
     this.maintenance = new FtsMaintenance(this.db, this.stmt, idleMs);
     this.insertOne = this.db.transaction((doc: MemoryDoc) => this.writeNew(doc));
     const file = opts.schema !== false && db.name && db.name !== ':memory:' && !db.memory ? `${db.name}.vectors` : null;
-    this.vectors = new SqliteVectorIndex(file);
+    this.vectors = new SqliteVectorIndex(file, opts.vectorIndex);
     // An index left fragmented (by a bulk import, or writes before a restart) is tidied too.
     this.maintenance.schedule();
   }

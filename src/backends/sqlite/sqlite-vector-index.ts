@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Accept, dot, VectorHit, VectorIndex, vectorOf } from '../vector/vector-index';
+import { Accept, dot, VectorHit, VectorIndex, VectorIndexOptions, vectorOf } from '../vector/vector-index';
 import type { Stmt } from './sqlite-memory-rows';
 
 /** Vectors added to the graph per turn of the event loop while (re)building: the thread serving HTTP is never held long. */
@@ -23,7 +23,7 @@ export const EXACT_FILTERED_MAX = 20_000;
  * - it is saved after SAVE_AFTER_CHANGES changes once writes pause for SAVE_IDLE_MS, and at close.
  */
 export class SqliteVectorIndex {
-  readonly index = new VectorIndex();
+  readonly index: VectorIndex;
   private key: string | null = null;
   private store: string | null = null;
   private stamp = 0;
@@ -35,7 +35,12 @@ export class SqliteVectorIndex {
   private closed = false;
 
   /** `file`: where the index is saved; null for none (an in-memory database). */
-  constructor(private readonly file: string | null) {}
+  constructor(
+    private readonly file: string | null,
+    options: VectorIndexOptions = {},
+  ) {
+    this.index = new VectorIndex(options);
+  }
 
   /** True once the graph holds every vector of the table (not while rebuilding). */
   get ready(): boolean {

@@ -138,8 +138,12 @@ describe('VectorIndex', () => {
     const index = build(vectors, [...vectors.keys()], new VectorIndex({ exactMax: 500 }));
     expect(index.exact).toBe(false);
     const q = Float32Array.from({ length: DIMS }, () => random() - 0.5);
-    const want = exact(vectors, q, 5, (l) => l % 2 === 0).map((h) => h.label);
-    expect((await index.search(q, 5, group(0, 2))).map((h) => h.label)).toEqual(want);
+    const truth = exact(vectors, q, 5, (l) => l % 2 === 0);
+    const want = truth.map((h) => h.label);
+    const got = await index.search(q, 5, group(0, 2));
+    expect(got.map((h) => h.label)).toEqual(want);
+    // The graph's 16-bit vectors score within 0.001 of the float32 inner product.
+    got.forEach((h, i) => expect(h.score).toBeCloseTo(truth[i].score, 3));
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-vecindex-'));
     try {
       const file = path.join(dir, 'ix');
@@ -149,6 +153,8 @@ describe('VectorIndex', () => {
       expect(graph.load(file, 'space')).not.toBeNull();
       expect((await graph.search(q, 5, group(0, 2))).map((h) => h.label)).toEqual(want);
       expect(new VectorIndex().load(file, 'space')).toBeNull();
+      // A graph saved with float32 vectors (before decision record 0167) is rebuilt, never read as 16-bit.
+      expect(new VectorIndex({ exactMax: 500, scalar: 'f32' }).load(file, 'space')).toBeNull();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -10,6 +10,8 @@ import { exactSearch, Index, Matches, MetricKind, ScalarKind } from 'usearch';
  * back, and is rebuilt from the store when missing or stale.
  *
  * Scores are inner products (the embedding model's vectors are normalised: cosine), as float32.
+ * The graph keeps its vectors as 16-bit floats (decision record 0167): its scores differ from
+ * the float32 inner product by less than 0.001.
  *
  * Up to EXACT_MAX vectors, a search scans them all exactly (usearch's SIMD exactSearch over a copy
  * kept here, decision record 0159): the graph's walk is approximate, and on a store that small the
@@ -26,6 +28,9 @@ export interface VectorHit {
  */
 export type Accept = (labels: number[]) => Set<number> | Promise<Set<number>>;
 
+/** How the graph stores its vectors: 16-bit floats (the default, decision record 0167), 8-bit integers or float32. */
+export type GraphScalar = 'f16' | 'i8' | 'f32';
+
 export interface VectorIndexOptions {
   /** HNSW graph degree (usearch `connectivity`). */
   connectivity?: number;
@@ -35,6 +40,8 @@ export interface VectorIndexOptions {
   expansionSearch?: number;
   /** Up to this many vectors, searches are exact scans (default EXACT_MAX; 0: always the graph). */
   exactMax?: number;
+  /** The graph's vectors (default GRAPH_SCALAR). */
+  scalar?: GraphScalar;
 }
 
 /**
@@ -50,6 +57,12 @@ export const EXPANSION_SEARCH = 512;
  * (384 dims) a scan took 1.4–1.8 ms per query on one busy core, the graph's walk 2.6–4.6 ms.
  */
 export const EXACT_MAX = 20_000;
+/**
+ * Decision record 0167: on the bench's 100,000 memories a graph of 16-bit floats has the recall
+ * of one of float32 in half the memory, and a shorter walk (8-bit integers, for the lab only,
+ * lose recall in dense clusters).
+ */
+export const GRAPH_SCALAR: GraphScalar = 'f16';
 /** A filtered search asks the graph (or the exact scan) for this many times k first, then four times more each round. */
 const OVERSAMPLE = 4;
 
@@ -67,6 +80,8 @@ export interface SavedIndexMeta {
   head: string;
   /** The exact-scan copy (`.rows` beside the index, in the order of the label file), when the index held one. */
   rows?: { bytes: number; head: string };
+  /** How the graph stores its vectors (absent: float32, a file saved before decision record 0167). */
+  scalar?: GraphScalar;
   format: 1;
 }
 
@@ -78,6 +93,7 @@ export class VectorIndex {
   private readonly expansionAdd: number;
   private readonly expansionSearch: number;
   private readonly exactMax: number;
+  private readonly scalar: GraphScalar;
   /**
    * The exact-scan copy: row r holds the vector of `rowLabel[r]` (rows packed: a removal moves the
    * last row into the gap). Null once the index outgrew exactMax (until cleared or loaded again).
@@ -93,6 +109,7 @@ export class VectorIndex {
     this.expansionAdd = opts.expansionAdd ?? EXPANSION_ADD;
     this.expansionSearch = opts.expansionSearch ?? EXPANSION_SEARCH;
     this.exactMax = opts.exactMax ?? EXACT_MAX;
+    this.scalar = opts.scalar ?? GRAPH_SCALAR;
     if (this.exactMax <= 0) this.rows = null;
   }
 
@@ -171,10 +188,12 @@ export class VectorIndex {
   }
 
   private make(dims: number): Index {
+    // 8-bit vectors are compared by cosine (the library's integer kernels; the model's vectors
+    // are normalised, so the order is the inner product's); the others by inner product.
     return new Index({
       dimensions: dims,
-      metric: MetricKind.IP,
-      quantization: ScalarKind.F32,
+      metric: this.scalar === 'i8' ? MetricKind.Cos : MetricKind.IP,
+      quantization: { f16: ScalarKind.F16, i8: ScalarKind.I8, f32: ScalarKind.F32 }[this.scalar],
       connectivity: this.connectivity,
       expansion_add: this.expansionAdd,
       expansion_search: this.expansionSearch,
@@ -292,7 +311,7 @@ export class VectorIndex {
       fs.rmSync(file, { force: true });
     }
     const { bytes, head } = fingerprint(file);
-    const meta: SavedIndexMeta = { key, dims: this.dimensions, mark, size: this.labels.size, bytes, head, format: 1 };
+    const meta: SavedIndexMeta = { key, dims: this.dimensions, mark, size: this.labels.size, bytes, head, scalar: this.scalar, format: 1 };
     const labels = Float64Array.from(this.labels);
     fs.writeFileSync(`${file}.labels.tmp`, Buffer.from(labels.buffer));
     fs.renameSync(`${file}.labels.tmp`, `${file}.labels`);
@@ -321,7 +340,7 @@ export class VectorIndex {
     this.clear();
     try {
       const meta = JSON.parse(fs.readFileSync(`${file}.json`, 'utf8')) as SavedIndexMeta;
-      if (meta.format !== 1 || meta.key !== key || !Number.isInteger(meta.dims) || meta.dims < 0) return null;
+      if (meta.format !== 1 || meta.key !== key || (meta.scalar ?? 'f32') !== this.scalar || !Number.isInteger(meta.dims) || meta.dims < 0) return null;
       const buf = fs.readFileSync(`${file}.labels`);
       const labels = new Float64Array(buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
       if (labels.length !== meta.size) return null;
