@@ -49,6 +49,25 @@ function errorSchemas(): Record<string, unknown> {
         ok: { type: 'boolean', enum: [false], example: false },
         error: { type: 'string', example: 'Memory not found' },
         request_id: { type: 'string', description: 'Only on 500 answers' },
+        current_version: { type: 'integer', minimum: 1, description: 'Only on 412 answers: the version the memory has now (fetch, merge, retry)' },
+        code: { type: 'string', enum: ['namespace_quota_exceeded'], description: 'Only on 403 answers to a write over a namespace quota (decision 0156)' },
+        quota: {
+          type: 'object',
+          description: 'With code namespace_quota_exceeded: which quota, of which namespace, its limit, what is used and what the write asked for',
+          required: ['name', 'namespace', 'limit', 'used', 'requested'],
+          properties: {
+            name: { type: 'string', enum: ['memories', 'bytes'] },
+            namespace: { type: 'string' },
+            limit: { type: 'integer', minimum: 0 },
+            used: { type: 'integer', minimum: 0 },
+            requested: { type: 'integer', minimum: 0 },
+          },
+        },
+        report: {
+          type: 'object',
+          description: 'With code namespace_quota_exceeded on an import: what was done before it stopped',
+          properties: { processed: { type: 'integer' }, created: { type: 'integer' }, updated: { type: 'integer' }, skipped: { type: 'integer' }, invalid: { type: 'integer' } },
+        },
       },
     },
     [VALIDATION_ERROR_SCHEMA]: {

@@ -198,6 +198,8 @@ describe('OpenAPI document', () => {
       const schemas = doc.components.schemas as Record<string, { required?: string[]; properties?: Record<string, unknown> }>;
       expect(schemas.ErrorResponse.required).toEqual(['ok', 'error']);
       expect(schemas.ValidationErrorResponse.required).toEqual(['ok', 'error', 'detail']);
+      // The fields some errors add (a 412's current version, a quota's 403) are named, so a typed client can read them.
+      expect(Object.keys(schemas.ErrorResponse.properties ?? {})).toEqual(expect.arrayContaining(['current_version', 'code', 'quota', 'report']));
     });
   });
 

@@ -1139,6 +1139,13 @@ export interface components {
         };
         /** @description CONTRACT §1 error envelope */
         ErrorResponse: {
+            /**
+             * @description Only on 403 answers to a write over a namespace quota (decision 0156)
+             * @enum {string}
+             */
+            code?: "namespace_quota_exceeded";
+            /** @description Only on 412 answers: the version the memory has now (fetch, merge, retry) */
+            current_version?: number;
             /** @example Memory not found */
             error: string;
             /**
@@ -1146,6 +1153,23 @@ export interface components {
              * @enum {boolean}
              */
             ok: false;
+            /** @description With code namespace_quota_exceeded: which quota, of which namespace, its limit, what is used and what the write asked for */
+            quota?: {
+                limit: number;
+                /** @enum {string} */
+                name: "memories" | "bytes";
+                namespace: string;
+                requested: number;
+                used: number;
+            };
+            /** @description With code namespace_quota_exceeded on an import: what was done before it stopped */
+            report?: {
+                created?: number;
+                invalid?: number;
+                processed?: number;
+                skipped?: number;
+                updated?: number;
+            };
             /** @description Only on 500 answers */
             request_id?: string;
         };
