@@ -70,6 +70,32 @@ function checkGrant(manager: TokenManager, namespaces: string[], scopes: Scope[]
 }
 
 /**
+ * The expiry `manager` may give a token (`own`: the manager token's record): a manager token that
+ * expires may not mint one that outlives it (asked for explicitly: 403; by default the token
+ * expires with the manager).
+ */
+function grantedExpiry(manager: TokenManager, own: TokenRecord | null, wanted: Date | null, explicit: boolean): Date | null {
+  const limit = manager.kind === 'admin' ? null : (own?.expiresAt ?? null);
+  if (limit === null || (wanted !== null && wanted.getTime() <= limit.getTime())) return wanted;
+  if (explicit) throw new ForbiddenError(`The token would outlive this token, which expires at ${limit.toISOString()}`);
+  return limit;
+}
+
+/**
+ * The addresses `manager` may let a token be used from (`own`: the manager token's record): a
+ * manager token with an allow-list of its own mints only tokens inside it (an explicit wider or
+ * empty list: 403 naming what lies outside; by default the token gets the manager's own list).
+ */
+function grantedAllowList(manager: TokenManager, own: TokenRecord | null, wanted: string[] | null): string[] {
+  if (manager.kind === 'admin') return wanted ?? [];
+  const list = own?.allowedIps ?? [];
+  if (wanted === null) return [...list];
+  const outside = wanted.length === 0 && list.length > 0 ? ['every address (an empty list)'] : entriesOutside(list, wanted);
+  if (outside.length > 0) throw new ForbiddenError(`allowed_ips outside this token's own (${list.join(', ')}): ${outside.join(', ')}`);
+  return wanted;
+}
+
+/**
  * API tokens (CONTRACT §4): issue, list, change, revoke, delete, and check a Bearer token on
  * every request (one HMAC, and one indexed lookup unless the record was read within TOKEN_RECORD_TTL_MS).
  */
@@ -112,13 +138,14 @@ export class TokensService extends TokenAuthenticator {
     let expiresAt: Date | null = null;
     if (dto.expires_in_days != null) expiresAt = new Date((Math.floor(now / 1000) + dto.expires_in_days * DAY_S) * 1000);
     if (dto.expires_at != null) expiresAt = this.futureExpiry(dto.expires_at, now);
-    expiresAt = await this.grantedExpiry(manager, expiresAt, dto.expires_in_days != null || dto.expires_at != null);
+    const own = await this.ownRecord(manager);
+    expiresAt = grantedExpiry(manager, own, expiresAt, dto.expires_in_days != null || dto.expires_at != null);
 
     const scopes = dto.scopes != null ? canonicalScopes(dto.scopes) : PRESET_SCOPES[dto.preset ?? 'read-only'];
     const namespaces = dto.namespaces != null ? checkedBinding(dto.namespaces) : manager.kind === 'token' ? [...manager.namespaces] : [DEFAULT_NAMESPACE];
     checkGrant(manager, namespaces, scopes);
     const rateLimitPerMinute = this.grantedRateLimit(manager, dto.rate_limit_per_minute ?? this.cfg.tokenRateLimitPerMinute, dto.rate_limit_per_minute != null);
-    const allowedIps = await this.grantedAllowList(manager, dto.allowed_ips != null ? normalizeAllowList(dto.allowed_ips) : null);
+    const allowedIps = grantedAllowList(manager, own, dto.allowed_ips != null ? normalizeAllowList(dto.allowed_ips) : null);
     const id = newTokenId();
     const secret = newTokenSecret();
     const record: TokenRecord = {
@@ -158,8 +185,9 @@ export class TokensService extends TokenAuthenticator {
     if (dto.namespaces != null) patch.namespaces = checkedBinding(dto.namespaces);
     if (dto.expires_at != null) patch.expiresAt = this.futureExpiry(dto.expires_at, Date.now());
     if (dto.clear_expiry) patch.expiresAt = null;
-    if (patch.expiresAt !== undefined) patch.expiresAt = await this.grantedExpiry(manager, patch.expiresAt, true);
-    if (dto.allowed_ips != null) patch.allowedIps = await this.grantedAllowList(manager, normalizeAllowList(dto.allowed_ips));
+    const own = patch.expiresAt !== undefined || dto.allowed_ips != null ? await this.ownRecord(manager) : null;
+    if (patch.expiresAt !== undefined) patch.expiresAt = grantedExpiry(manager, own, patch.expiresAt, true);
+    if (dto.allowed_ips != null) patch.allowedIps = grantedAllowList(manager, own, normalizeAllowList(dto.allowed_ips));
     if (dto.unrevoke) patch.revokedAt = null;
     // A manager changes a token only into one it could have minted: checked on the token as it would be afterwards.
     checkGrant(manager, patch.namespaces ?? current.namespaces, patch.scopes ?? current.scopes);
@@ -295,30 +323,9 @@ export class TokensService extends TokenAuthenticator {
     return updated;
   }
 
-  /**
-   * The expiry `manager` may give a token: a manager token that expires may not mint one that
-   * outlives it (asked for explicitly: 403; by default the token expires with the manager).
-   */
-  private async grantedExpiry(manager: TokenManager, wanted: Date | null, explicit: boolean): Promise<Date | null> {
-    if (manager.kind === 'admin') return wanted;
-    const own = (await this.repo.findById(manager.tokenId))?.expiresAt ?? null;
-    if (own === null || (wanted !== null && wanted.getTime() <= own.getTime())) return wanted;
-    if (explicit) throw new ForbiddenError(`The token would outlive this token, which expires at ${own.toISOString()}`);
-    return own;
-  }
-
-  /**
-   * The addresses `manager` may let a token be used from: a manager token with an allow-list of
-   * its own mints only tokens inside it (an explicit wider or empty list: 403 naming what lies
-   * outside; by default the token gets the manager's own list).
-   */
-  private async grantedAllowList(manager: TokenManager, wanted: string[] | null): Promise<string[]> {
-    if (manager.kind === 'admin') return wanted ?? [];
-    const own = (await this.repo.findById(manager.tokenId))?.allowedIps ?? [];
-    if (wanted === null) return [...own];
-    const outside = wanted.length === 0 && own.length > 0 ? ['every address (an empty list)'] : entriesOutside(own, wanted);
-    if (outside.length > 0) throw new ForbiddenError(`allowed_ips outside this token's own (${own.join(', ')}): ${outside.join(', ')}`);
-    return wanted;
+  /** A manager token's own record (its expiry and allow-list bound what it grants), read once per change; null for the admin. */
+  private async ownRecord(manager: TokenManager): Promise<TokenRecord | null> {
+    return manager.kind === 'admin' ? null : this.repo.findById(manager.tokenId);
   }
 
   private futureExpiry(epochSeconds: number, now: number): Date {
