@@ -5,6 +5,7 @@ export const MEMORY_SCOPES = ['global', 'project', 'agent', 'user'] as const;
 export const TOKEN_SCOPES = ['memory:read', 'memory:write', 'memory:delete', 'metrics:read', 'tokens:manage'] as const;
 /** Audit log actions: the server's own list. */
 export { AUDIT_ACTIONS } from '../../src/audit/audit-actions';
+import type { Explanation } from '../../src/memories/search/relevance';
 export const TOKEN_PRESETS: Record<string, string[]> = {
   'read-only': ['memory:read'],
   'read-write': ['memory:read', 'memory:write'],
@@ -127,19 +128,8 @@ export interface MemoryRow {
   explain?: SearchExplain;
 }
 
-export interface SearchExplain {
-  matched_words: string[];
-  matched_phrases: string[];
-  keyword_score: number | null;
-  keyword: number;
-  cosine: number | null;
-  semantic: number;
-  neighbour_boost: number;
-  signals: Record<string, number>;
-  rescore: number | null;
-  score: number;
-  floor: number;
-}
+/** A row's explain: the server's own shape. */
+export type SearchExplain = Explanation;
 
 /** GET /api/namespaces. */
 export interface NamespaceList {
