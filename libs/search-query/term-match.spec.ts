@@ -11,6 +11,8 @@ describe('wordStartIndex', () => {
   it('reads the whole character before a hit: an astral letter continues a word, an emoji does not', () => {
     expect(wordStartIndex('\u{1D400}deploy', 'deploy')).toBe(-1);
     expect(wordStartIndex('\u{1F600}deploy', 'deploy')).toBe(2);
+    // A lone low surrogate (JSON may carry one) is no letter, whatever stands before it.
+    expect(wordStartIndex('a\udc00deploy', 'deploy')).toBe(2);
   });
 
   it('never matches an empty needle', () => {

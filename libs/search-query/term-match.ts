@@ -58,6 +58,8 @@ export interface TermMatch {
 
 /** A letter, digit or combining mark: a character that continues a word. */
 const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /**
  * Where `needle` first occurs at the start of a word of `text` (at or after `from`): preceded by
@@ -69,8 +71,9 @@ export function wordStartIndex(text: string, needle: string, from = 0): number {
   if (needle === '') return -1;
   for (let i = text.indexOf(needle, from); i >= 0; i = text.indexOf(needle, i + 1)) {
     if (i === 0) return i;
-    const low = text.charCodeAt(i - 1);
-    const before = low >= 0xdc00 && low <= 0xdfff && i >= 2 ? text.slice(i - 2, i) : text[i - 1];
+    // The whole code point before the hit: a surrogate pair when there is one.
+    const pair = i >= 2 && isLowSurrogate(text.charCodeAt(i - 1)) && isHighSurrogate(text.charCodeAt(i - 2));
+    const before = pair ? text.slice(i - 2, i) : text[i - 1];
     if (!WORD_CHAR.test(before)) return i;
   }
   return -1;
