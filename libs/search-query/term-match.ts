@@ -62,14 +62,14 @@ const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /**
- * Where `needle` first occurs at the start of a word of `text` (at or after `from`): preceded by
- * no letter, digit or mark; -1 when nowhere. A plain substring search with a look at the one
- * character before each hit: a regular expression with a look-behind tries it at every position
- * of the text, about ten times slower over the candidates of a search.
+ * Where `needle` first occurs at the start of a word of `text`: preceded by no letter, digit or
+ * mark; -1 when nowhere. A plain substring search with a look at the one character before each
+ * hit: a regular expression with a look-behind tries it at every position of the text, about ten
+ * times slower over the candidates of a search.
  */
-export function wordStartIndex(text: string, needle: string, from = 0): number {
+export function wordStartIndex(text: string, needle: string): number {
   if (needle === '') return -1;
-  for (let i = text.indexOf(needle, from); i >= 0; i = text.indexOf(needle, i + 1)) {
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
     if (i === 0) return i;
     // The whole code point before the hit: a surrogate pair when there is one.
     const pair = i >= 2 && isLowSurrogate(text.charCodeAt(i - 1)) && isHighSurrogate(text.charCodeAt(i - 2));
