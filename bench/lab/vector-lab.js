@@ -7,7 +7,7 @@
  *
  *   node bench/lab/vector-lab.js --n 100000 [--fixture real|noisy] [--m 16,32] [--ef-add 128]
  *        [--ef 64,128,256] [--queries 512] [--k 10] [--out bench/results/vector-lab-<n>.json]
- *        [--exact-max 20000,0] [--filter 10 [--filter-kind mod|block]] [--scalar i8,f32] [--tie 0.001,0.01]
+ *        [--exact-max 20000,0] [--filter 10 [--filter-kind mod|block]] [--scalar f16,i8,f32] [--tie 0.001,0.01]
  *
  * Fixtures: `real` = windows of real sentence embeddings (real-vectors.js expand()); `noisy` =
  * what the bench's fill-vectors.js makes (300 real vectors, each other vector one of them plus
@@ -149,7 +149,8 @@ async function main() {
         const got = await loaded.search(queries[i], k);
         lat.push(Number(process.hrtime.bigint() - s) / 1e6);
         found += got.filter((h) => truth[i].has(h.label)).length;
-        ties.forEach((e, j) => (foundTie[j] += got.filter((h) => truth[i].has(h.label) || dot(queries[i], vectors[h.label - 1]) >= kth[i] - e).length));
+        const exact = got.map((h) => (truth[i].has(h.label) ? Infinity : dot(queries[i], vectors[h.label - 1])));
+        ties.forEach((e, j) => (foundTie[j] += exact.filter((score) => score >= kth[i] - e).length));
         const as = (await loaded.search(queries[i], 50)).slice(0, k);
         found50 += as.filter((h) => truth[i].has(h.label)).length;
         if (groups > 0) {
@@ -181,7 +182,7 @@ async function main() {
       };
       rows.push(row);
       console.log(
-        `${kind} n=${n} M=${m} efAdd=${efAdd} ef=${ef} ${loaded.exact ? 'exact scan' : `graph ${scalar}`}: recall@${k} ${row.recall.toFixed(3)} (within ε of the k-th: ${ties.map((e, j) => `${e} ${(foundTie[j] / (queries.length * k)).toFixed(3)}`).join(', ')}; asked 50: ${row.recallTop50.toFixed(3)})${groups > 0 ? ` filtered ${row.filter} ${row.filteredRecall.toFixed(3)} (short ${short})` : ''} p50 ${row.p50.toFixed(2)} ms p99 ${row.p99.toFixed(2)} ms; build ${buildS.toFixed(0)} s, load ${loadMs} ms, ${fileMB} MB, +${row.rssMB} MB RSS`,
+        `${kind} n=${n} M=${m} efAdd=${efAdd} ef=${ef} ${loaded.exact ? 'exact scan' : `graph ${scalar}`}: recall@${k} ${row.recall.toFixed(3)} (within ε of the k-th: ${ties.map((e) => `${e} ${row.recallTies[e].toFixed(3)}`).join(', ')}; asked 50: ${row.recallTop50.toFixed(3)})${groups > 0 ? ` filtered ${row.filter} ${row.filteredRecall.toFixed(3)} (short ${short})` : ''} p50 ${row.p50.toFixed(2)} ms p99 ${row.p99.toFixed(2)} ms; build ${buildS.toFixed(0)} s, load ${loadMs} ms, ${fileMB} MB, +${row.rssMB} MB RSS`,
       );
       loaded.clear();
     }
