@@ -34,16 +34,12 @@ function args(argv) {
   return o;
 }
 
-async function measure(opts) {
+/** The stored vectors of a data dir's current vector space, with their labels (memory seqs). */
+function storedVectors(dataDir) {
   const Database = require('better-sqlite3');
-  const os = require('node:os');
-  const { VectorIndex, dot } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
-  const { LocalEmbeddingProvider } = require(path.join(ROOT, 'dist/src/embeddings/local-embedding.provider.js'));
-  const { FUSION_CANDIDATES } = require(path.join(ROOT, 'dist/libs/search-query/index.js'));
-  const { Corpus } = require('./lib/corpus');
-  const db = new Database(path.join(opts.dataDir, 'memstore.db'), { readonly: true, fileMustExist: true });
+  const db = new Database(path.join(dataDir, 'memstore.db'), { readonly: true, fileMustExist: true });
   const key = db.prepare("SELECT value FROM embedding_meta WHERE key = 'vector_space'").pluck().get();
-  if (!key) throw new Error(`${opts.dataDir} has no vectors`);
+  if (!key) throw new Error(`${dataDir} has no vectors`);
   const labels = [];
   const vectors = [];
   for (const r of /** @type {IterableIterator<{ seq: number, vec: Buffer }>} */ (db.prepare('SELECT seq, vec FROM memory_vectors WHERE model = ?').iterate(key))) {
@@ -53,6 +49,28 @@ async function measure(opts) {
     vectors.push(v);
   }
   db.close();
+  return { key: /** @type {string} */ (key), labels, vectors };
+}
+
+/** The bench's search-3 and search-question texts (`count` of each), embedded with the local model as the service embeds queries. */
+async function benchQueries(seed, count) {
+  const { LocalEmbeddingProvider } = require(path.join(ROOT, 'dist/src/embeddings/local-embedding.provider.js'));
+  const { Corpus } = require('./lib/corpus');
+  const modelDir = process.env.MEMSTORE_EMBEDDING_MODEL_DIR || path.join(ROOT, 'models', 'bge-small-en-v1.5-q');
+  const provider = new LocalEmbeddingProvider(modelDir);
+  const q = new Corpus(seed).queries(count);
+  const queries = [];
+  for (const text of [...q.three, ...q.question]) queries.push(await provider.embed(text, 'query'));
+  await provider.close();
+  return queries;
+}
+
+async function measure(opts) {
+  const Database = require('better-sqlite3');
+  const os = require('node:os');
+  const { VectorIndex, dot } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
+  const { FUSION_CANDIDATES } = require(path.join(ROOT, 'dist/libs/search-query/index.js'));
+  const { key, labels, vectors } = storedVectors(opts.dataDir);
   // The service's saved graph when the data dir has one (a restart loads it), else built as the
   // service rebuilds it (chunks of 1,000, every core), saved and loaded back.
   const store = new Database(path.join(opts.dataDir, 'memstore.db'), { readonly: true }).prepare("SELECT value FROM embedding_meta WHERE key = 'store_id'").pluck().get();
@@ -81,13 +99,7 @@ async function measure(opts) {
   const loadMs = Number(process.hrtime.bigint() - t) / 1e6;
   const rssBuilt = process.memoryUsage().rss;
 
-  const modelDir = process.env.MEMSTORE_EMBEDDING_MODEL_DIR || path.join(ROOT, 'models', 'bge-small-en-v1.5-q');
-  const provider = new LocalEmbeddingProvider(modelDir);
-  const q = new Corpus(opts.seed).queries(opts.queries);
-  const texts = [...q.three, ...q.question];
-  const queries = [];
-  for (const text of texts) queries.push(await provider.embed(text, 'query'));
-  await provider.close();
+  const queries = await benchQueries(opts.seed, opts.queries);
 
   const exactTop = (v, k, only) => {
     const best = [];
@@ -164,7 +176,7 @@ function line(r) {
   );
 }
 
-module.exports = { measure, line };
+module.exports = { measure, line, storedVectors, benchQueries };
 
 if (require.main === module) {
   const opts = args(process.argv.slice(2));

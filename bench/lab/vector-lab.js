@@ -5,14 +5,16 @@
  * sets in one run (ratios on a shared machine). Decision record 0150. Needs `npm run build` and
  * the fixture of bench/lab/real-vectors.js.
  *
- *   node bench/lab/vector-lab.js --n 100000 [--fixture real|noisy] [--m 16,32] [--ef-add 128]
+ *   node bench/lab/vector-lab.js --n 100000 [--fixture real|noisy|store [--data-dir DIR]] [--m 16,32] [--ef-add 128]
  *        [--ef 64,128,256] [--queries 512] [--k 10] [--out bench/results/vector-lab-<n>.json]
  *        [--exact-max 20000,0] [--filter 10 [--filter-kind mod|block]] [--scalar f16,i8,f32] [--tie 0.001,0.01]
  *
  * Fixtures: `real` = windows of real sentence embeddings (real-vectors.js expand()); `noisy` =
  * what the bench's fill-vectors.js makes (300 real vectors, each other vector one of them plus
- * Gaussian noise at cosine ~0.85), to compare the two on the same queries.
- * Queries: real questions embedded as queries (never in the data). Exact truth: usearch's
+ * Gaussian noise at cosine ~0.85), to compare the two on the same queries; `store` = the stored
+ * vectors of a bench data dir (`--data-dir`, at most `--n`) with the bench's own search texts as
+ * queries (`--queries` of each kind; what bench/vector-recall.js measures, decision record 0168).
+ * Queries otherwise: real questions embedded as queries (never in the data). Exact truth: usearch's
  * exactSearch (SIMD, all cores). Each graph is built once per (m, ef-add), saved, and loaded back
  * with each search expansion (the library fixes it at construction).
  * `--exact-max`: loaded with each of these exact-scan limits too (decision record 0159; 0 = the
@@ -39,8 +41,8 @@ const opt = (name, dflt) => {
   return i >= 0 ? argv[i + 1] : dflt;
 };
 const list = (s) => String(s).split(',').map(Number);
-const n = Number(opt('--n', 100000));
 const kind = opt('--fixture', 'real');
+let n = Number(opt('--n', kind === 'store' ? Infinity : 100000));
 const ms = list(opt('--m', '16'));
 const efAdds = list(opt('--ef-add', '128'));
 const efs = list(opt('--ef', '64,128,256'));
@@ -50,7 +52,6 @@ const groups = Number(opt('--filter', 0));
 const filterKind = opt('--filter-kind', 'mod');
 const scalars = String(opt('--scalar', GRAPH_SCALAR)).split(',');
 const ties = list(opt('--tie', '0.001,0.01'));
-const out = opt('--out', path.join(ROOT, 'bench', 'results', `vector-lab-${kind}-${n}.json`));
 
 function noisy(real, count) {
   const anchors = real.slice(0, 300);
@@ -82,10 +83,19 @@ const pct = (a, p) => [...a].sort((x, y) => x - y)[Math.min(a.length - 1, Math.f
 const mb = (b) => Math.round(b / 1e6);
 
 async function main() {
-  const fx = fixture.load();
-  const queries = fx.queries.slice(0, Number(opt('--queries', fx.queries.length)));
   const t0 = Date.now();
-  const vectors = kind === 'noisy' ? noisy(fixture.expand(fx, 300), n) : fixture.expand(fx, n);
+  let queries;
+  let vectors;
+  if (kind === 'store') {
+    const { storedVectors, benchQueries } = require('../vector-recall');
+    vectors = storedVectors(path.resolve(opt('--data-dir', ''))).vectors.slice(0, n);
+    n = vectors.length;
+    queries = await benchQueries(42, Number(opt('--queries', 128)));
+  } else {
+    const fx = fixture.load();
+    queries = fx.queries.slice(0, Number(opt('--queries', fx.queries.length)));
+    vectors = kind === 'noisy' ? noisy(fixture.expand(fx, 300), n) : fixture.expand(fx, n);
+  }
   const dims = vectors[0].length;
   const labels = vectors.map((_, i) => i + 1);
   console.error(`${n} ${kind} vectors ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -188,6 +198,7 @@ async function main() {
     }
     fs.rmSync(dir, { recursive: true, force: true });
   }
+  const out = opt('--out', path.join(ROOT, 'bench', 'results', `vector-lab-${kind}-${n}.json`));
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), queries: queries.length, k, exactMsPerQuery: exactMs, cores: os.cpus().length, loadavg: os.loadavg(), rows }, null, 1));
   console.log(`-> ${out}`);
