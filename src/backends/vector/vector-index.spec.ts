@@ -155,6 +155,8 @@ describe('VectorIndex', () => {
       expect(new VectorIndex().load(file, 'space')).toBeNull();
       // A graph saved with float32 vectors (before decision record 0167) is rebuilt, never read as 16-bit.
       expect(new VectorIndex({ exactMax: 500, scalar: 'f32' }).load(file, 'space')).toBeNull();
+      // So is a graph of another degree (before decision record 0168: 16).
+      expect(new VectorIndex({ exactMax: 500, connectivity: 16 }).load(file, 'space')).toBeNull();
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
