@@ -1,11 +1,9 @@
 import type { MongoModels } from './mongo-models';
-import { Accept, VectorIndex } from '../vector/vector-index';
+import { Accept, BUILD_CHUNK, VectorIndex } from '../vector/vector-index';
 import { META, toVector, VECTOR_WRITES } from './mongo-vector-codec';
 
 /** Vectors stored up to this long before the last refresh are read again (clock skew between instances, writes in flight). */
 export const VECTOR_SKEW_MS = 5_000;
-/** Documents per cursor batch of the first load, and per addition to the graph. */
-const LOAD_BATCH = 1_000;
 
 export interface VectorHit {
   id: string;
@@ -86,7 +84,7 @@ export class MongoVectorCache {
   private async read(m: MongoModels, key: string, extra: Record<string, unknown>): Promise<void> {
     const epoch = this.epoch;
     const started = Date.now();
-    const cursor = m.memories.collection.find({ vec_model: key, ...extra } as never, { projection: { _id: 1, vec: 1, createdAt: 1 }, batchSize: LOAD_BATCH });
+    const cursor = m.memories.collection.find({ vec_model: key, ...extra } as never, { projection: { _id: 1, vec: 1, createdAt: 1 }, batchSize: BUILD_CHUNK });
     let batch: Array<{ id: string; v: Float32Array; at: number }> = [];
     const flush = () => {
       if (this.epoch === epoch) this.putMany(batch);
@@ -99,7 +97,7 @@ export class MongoVectorCache {
       }
       const v = toVector(d.vec);
       if (v) batch.push({ id: d._id, v, at: new Date(d.createdAt).getTime() });
-      if (batch.length >= LOAD_BATCH) flush();
+      if (batch.length >= BUILD_CHUNK) flush();
     }
     flush();
     if (this.epoch === epoch) this.watermark = Math.max(this.watermark, started);
