@@ -68,11 +68,11 @@ async function benchQueries(seed, count) {
 async function measure(opts) {
   const Database = require('better-sqlite3');
   const os = require('node:os');
-  const { VectorIndex, dot } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
+  const { VectorIndex, BUILD_CHUNK, dot } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
   const { FUSION_CANDIDATES } = require(path.join(ROOT, 'dist/libs/search-query/index.js'));
   const { key, labels, vectors } = storedVectors(opts.dataDir);
   // The service's saved graph when the data dir has one (a restart loads it), else built as the
-  // service rebuilds it (chunks of 1,000, every core), saved and loaded back.
+  // service rebuilds it (BUILD_CHUNK at a time, every core), saved and loaded back.
   const store = new Database(path.join(opts.dataDir, 'memstore.db'), { readonly: true }).prepare("SELECT value FROM embedding_meta WHERE key = 'store_id'").pluck().get();
   const saved = path.join(opts.dataDir, 'memstore.db.vectors');
   const rss0 = process.memoryUsage().rss;
@@ -84,7 +84,7 @@ async function measure(opts) {
   if (!store || !loaded.load(saved, `${store}:${key}`)) {
     const index = new VectorIndex();
     t = process.hrtime.bigint();
-    for (let i = 0; i < labels.length; i += 1000) index.addMany(labels.slice(i, i + 1000), vectors.slice(i, i + 1000), 0);
+    for (let i = 0; i < labels.length; i += BUILD_CHUNK) index.addMany(labels.slice(i, i + BUILD_CHUNK), vectors.slice(i, i + BUILD_CHUNK), 0);
     buildMs = Number(process.hrtime.bigint() - t) / 1e6;
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-recall-')), 'vectors');
     t = process.hrtime.bigint();

@@ -5,7 +5,7 @@
  * sets in one run (ratios on a shared machine). Decision record 0150. Needs `npm run build` and
  * the fixture of bench/lab/real-vectors.js.
  *
- *   node bench/lab/vector-lab.js --n 100000 [--fixture real|noisy|store [--data-dir DIR]] [--m 16,32] [--ef-add 128]
+ *   node bench/lab/vector-lab.js --n 100000 [--fixture real|noisy|store --data-dir DIR] [--m 16,32] [--ef-add 128]
  *        [--ef 64,128,256] [--queries 512] [--k 10] [--out bench/results/vector-lab-<n>.json]
  *        [--exact-max 20000,0] [--filter 10 [--filter-kind mod|block]] [--scalar f16,i8,f32] [--tie 0.001,0.01]
  *
@@ -15,8 +15,9 @@
  * vectors of a bench data dir (`--data-dir`, at most `--n`) with the bench's own search texts as
  * queries (`--queries` of each kind; what bench/vector-recall.js measures, decision record 0168).
  * Queries otherwise: real questions embedded as queries (never in the data). Exact truth: usearch's
- * exactSearch (SIMD, all cores). Each graph is built once per (m, ef-add), saved, and loaded back
- * with each search expansion (the library fixes it at construction).
+ * exactSearch (SIMD, all cores). Each graph is built once per (m, ef-add) as the service builds
+ * one (BUILD_CHUNK at a time, every core), saved, and loaded back with each search expansion (the
+ * library fixes it at construction).
  * `--exact-max`: loaded with each of these exact-scan limits too (decision record 0159; 0 = the
  * graph always; default the library's EXACT_MAX). `--filter G`: also the recall of a filtered
  * search (query i keeps the labels of group i mod G: `mod` = every G-th label, a filter spread
@@ -31,7 +32,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const { VectorIndex, EXACT_MAX, GRAPH_SCALAR, dot } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
+const { VectorIndex, BUILD_CHUNK, EXACT_MAX, GRAPH_SCALAR, dot } = require(path.join(ROOT, 'dist/src/backends/vector/vector-index.js'));
 const { exactSearch, MetricKind } = require('usearch');
 const fixture = require('./real-vectors');
 
@@ -88,7 +89,9 @@ async function main() {
   let vectors;
   if (kind === 'store') {
     const { storedVectors, benchQueries } = require('../vector-recall');
-    vectors = storedVectors(path.resolve(opt('--data-dir', ''))).vectors.slice(0, n);
+    const dataDir = opt('--data-dir', null);
+    if (!dataDir) throw new Error('--fixture store needs --data-dir (a bench data dir with vectors)');
+    vectors = storedVectors(path.resolve(dataDir)).vectors.slice(0, n);
     n = vectors.length;
     queries = await benchQueries(42, Number(opt('--queries', 128)));
   } else {
@@ -134,7 +137,7 @@ async function main() {
     const rss0 = process.memoryUsage().rss;
     const index = new VectorIndex({ connectivity: m, expansionAdd: efAdd, scalar });
     t = Date.now();
-    for (let i = 0; i < n; i += 1000) index.addMany(labels.slice(i, i + 1000), vectors.slice(i, i + 1000), 0);
+    for (let i = 0; i < n; i += BUILD_CHUNK) index.addMany(labels.slice(i, i + BUILD_CHUNK), vectors.slice(i, i + BUILD_CHUNK), 0);
     const buildS = (Date.now() - t) / 1000;
     const rssBuilt = process.memoryUsage().rss;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-vlab-'));
