@@ -2,8 +2,9 @@
 /**
  * LongMemEval fusion lab, step 1: for every dev question whose vectors are cached by `npm run eval`
  * (bench/results/lme-cache/), restores the haystack, asks the question in hybrid mode with
- * explain=true, min_score=0, limit=200 (every candidate with its signals) and in keyword mode
- * (limit 200, the adapter's BM25 order), and writes them with each turn's session, answer mark,
+ * explain=true, min_score=0, limit=FUSION_CANDIDATES (the candidates a search of limit 10 ranks:
+ * a larger limit widens the candidate lists and ranks other ones) and in keyword mode (limit 200,
+ * the adapter's BM25 order), and writes them with each turn's session, answer mark,
  * role and length to $LAB_DIR/lme.json (default /tmp/memstore-lme-lab). Needs `npm run build`.
  * Step 2: `node bench/lab/lme-lab.js '[{...}]'`.
  */
@@ -14,6 +15,7 @@ const path = require('node:path');
 const { evalDir } = require('../lib/eval-dir');
 const { load, haystack, importLines } = require('../lib/lme');
 const { startService, waitForEmbeddings, search, cli } = require('../lib/service');
+const { FUSION_CANDIDATES } = require('../../dist/libs/search-query/index.js');
 const ROOT = path.resolve(__dirname, '..', '..');
 const LAB = process.env.LAB_DIR || '/tmp/memstore-lme-lab';
 const CACHE = path.join(ROOT, 'bench', 'results', 'lme-cache');
@@ -42,9 +44,9 @@ async function main() {
       const ids = await importLines(svc.base, auth, `lme-${q.question_id}.jsonl`, jsonl, 'skipped');
       await waitForEmbeddings(svc.base, auth);
       const byId = new Map(ids.map((id, i) => [id, i]));
-      const common = { q: q.question, project: `lme-${q.question_id}`, limit: '200' };
-      const hybrid = (await search(svc.base, auth, { ...common, mode: 'hybrid', min_score: '0', explain: 'true' })).body;
-      const keyword = (await search(svc.base, auth, { ...common, mode: 'keyword' })).body;
+      const common = { q: q.question, project: `lme-${q.question_id}` };
+      const hybrid = (await search(svc.base, auth, { ...common, limit: String(FUSION_CANDIDATES), mode: 'hybrid', min_score: '0', explain: 'true' })).body;
+      const keyword = (await search(svc.base, auth, { ...common, limit: '200', mode: 'keyword' })).body;
       out.push({
         id: q.question_id,
         type: q.question_type,

@@ -135,7 +135,7 @@ function sessionRecall5(q, got) {
 }
 
 function score(v) {
-  const agg = () => ({ n: 0, s5: 0, nt: 0, t5: 0, empty: 0 });
+  const agg = () => ({ n: 0, s5: 0, s1: 0, nt: 0, t5: 0, t1: 0, empty: 0 });
   const all = agg();
   const byType = {};
   let absN = 0;
@@ -152,22 +152,31 @@ function score(v) {
     for (const a of [all, (byType[q.type] ??= agg())]) {
       a.n++;
       a.s5 += s5;
+      a.s1 += got.length > 0 && q.answerSessions.includes(q.turns[got[0]].session) ? 1 : 0;
       a.empty += got.length === 0 ? 1 : 0;
       if (nAns) {
         a.nt++;
         a.t5 += got.slice(0, 5).filter((i) => q.turns[i].answer).length / nAns;
+        a.t1 += (got.length > 0 && q.turns[got[0]].answer ? 1 : 0) / nAns;
       }
     }
   }
   const f = (a) => `${(a.s5 / a.n).toFixed(3)}/${(a.t5 / Math.max(1, a.nt)).toFixed(3)}`;
-  return { all: f(all), empty: `${all.empty}/${all.n}`, abs: `${absEmpty}/${absN}`, byType: Object.fromEntries(Object.entries(byType).map(([t, a]) => [t.replace('single-session-', 'ss-'), f(a)])) };
+  const r1 = `${(all.s1 / all.n).toFixed(3)}/${(all.t1 / Math.max(1, all.nt)).toFixed(3)}`;
+  return {
+    all: f(all),
+    r1,
+    empty: `${all.empty}/${all.n}`,
+    abs: `${absEmpty}/${absN}`,
+    byType: Object.fromEntries(Object.entries(byType).map(([t, a]) => [t.replace('single-session-', 'ss-'), f(a)])),
+  };
 }
 
 const variants = [{ name: 'service' }, { name: 'keyword' }, { name: 'lab default' }, ...JSON.parse(process.argv[2] || '[]')];
 for (const v of variants) {
   const r = score(v);
   console.log(
-    `${JSON.stringify(v).padEnd(50)} sess/turn R@5 ${r.all}  empty ${r.empty}  abs ${r.abs}  ${Object.entries(r.byType)
+    `${JSON.stringify(v).padEnd(50)} sess/turn R@5 ${r.all}  R@1 ${r.r1}  empty ${r.empty}  abs ${r.abs}  ${Object.entries(r.byType)
       .map(([t, x]) => `${t} ${x}`)
       .join('  ')}`,
   );
