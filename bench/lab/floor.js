@@ -117,6 +117,7 @@ async function main() {
     for (const i of byCos) set.set(i, { ...(set.get(i) ?? {}), sem: true });
     const list = [...set.entries()].map(([i, v]) => ({
       row: { id: samples[si].turns[i].dia_id, type: 'conversation', createdAt: new Date(1e12 + i * 1000) },
+      length: samples[si].turns[i].content.length,
       cosine: cos[i],
       semantic: !!v.sem,
       keyword: v.kw,

@@ -137,6 +137,7 @@ describe('RemoteReranker (a /v1/rerank endpoint)', () => {
       semantic: true,
       words: [],
       phrases: [],
+      length: snippet.length,
       neighbours: [],
     });
     const set = { list: candidates.map((c, i) => candidate(`m${i}`, c, [0.8, 0.75, 0.65][i])), docs: 3, df: [] as Array<[string, number]> };

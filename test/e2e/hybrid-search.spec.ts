@@ -6,6 +6,7 @@ import { testBackends } from '../support/backends';
 import { EmbeddingsService } from '../../src/embeddings/embeddings.service';
 import { BackendsService } from '../../src/backends/backends.service';
 import { Api, createMemory, fullAccessApi } from './memories.helpers';
+import { RELEVANCE } from '../../src/memories/search/relevance';
 
 /**
  * Hybrid retrieval end to end, on every backend pair, with the local model for real (installed
@@ -106,7 +107,11 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
   describe('relevance: a floor, rare words first, explain', () => {
     const TRUST = 'trust';
     const trust: Record<string, string> = {};
-    type Explained = { id: string; score: number; explain: Record<string, unknown> & { neighbour_boost: number; cosine: number | null; matched_words: string[] } };
+    type Explained = {
+      id: string;
+      score: number;
+      explain: Record<string, unknown> & { neighbour_boost: number; cosine: number | null; matched_words: string[]; keyword: number; semantic: number; signals: Record<string, number> };
+    };
     const explained = async (q: string, extra: Record<string, string>) => (await search(q, { explain: 'true', ...extra })).rows as unknown as Explained[];
     beforeAll(async () => {
       const bodies: Array<[string, Record<string, unknown>]> = [
@@ -181,7 +186,7 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       for (const r of all) expect(r.explain.signals).toEqual({ no_close_meaning: -0.1 });
       // By default only rows whose words clear the floor by the penalty answer.
       const kept = await explained('bank holiday skiing', { project: TRUST });
-      expect(kept.map((r) => r.id)).toEqual(all.filter((r) => (r.explain.keyword as number) - 0.1 >= 0.4).map((r) => r.id));
+      expect(kept.map((r) => r.id)).toEqual(all.filter((r) => r.explain.keyword - 0.1 >= 0.4).map((r) => r.id));
     });
 
     it('min_score moves the floor (REST), and an invalid one is a 422', async () => {
@@ -204,6 +209,31 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       expect(row.explain.keyword_score).toEqual(expect.any(Number));
       expect(row.explain.cosine).toEqual(expect.any(Number));
       expect((await search('quintessa invoice', { project: TRUST })).rows[0]).not.toHaveProperty('explain');
+    });
+
+    it('places a short statement of a fact before a long text that repeats its words (decision 0169)', async () => {
+      const statement = (await createMemory(api, { content: 'Nadia was pre-approved for a mortgage of $350,000 by Kestrel Bank.', type: 'conversation', project: 'loans', agent: 'nadia' })).id;
+      const advice = [
+        'Congratulations on the pre-approval from Kestrel Bank! A mortgage pre-approval is a strong position to be in.',
+        'Before you make an offer, keep in mind that a pre-approval is not a final mortgage commitment: Kestrel Bank will still',
+        'appraise the property, verify your income again and check your credit before closing. Avoid opening new credit cards,',
+        'changing jobs or making large purchases until the mortgage closes. Budget for closing costs of two to five percent,',
+        'property taxes, insurance and maintenance, and remember that the amount a bank pre-approves is a ceiling, not a target:',
+        'many buyers are more comfortable spending well below it. Ask Kestrel Bank how long the pre-approval stays valid,',
+        'whether the rate is locked, and what documents they will need when you have an accepted offer. If you compare other',
+        'lenders, do it within a short window so the credit checks count as one. Good luck with the house hunt!',
+      ].join(' ');
+      const long = (await createMemory(api, { content: advice, type: 'conversation', project: 'loans', agent: 'assistant' })).id;
+      await settle();
+      const rows = await explained('How much was Nadia pre-approved for by Kestrel Bank?', { project: 'loans', min_score: '0' });
+      const [first, second] = rows;
+      expect([first.id, second.id]).toEqual([statement, long]);
+      expect(first.explain.signals.long_memory).toBeUndefined();
+      // The adapter gave the content's length: K keeps √(600 / length) of itself, at least 0.7.
+      const { keyword, semantic, signals } = second.explain;
+      const kept = Math.max(RELEVANCE.LONG_MEMORY_MIN, Math.sqrt(RELEVANCE.LONG_MEMORY / advice.length));
+      expect(signals.long_memory).toBeCloseTo(-keyword * (1 - kept) * (1 - semantic), 3);
+      expect(signals.long_memory).toBeLessThan(0);
     });
 
     it('gives conversation turns written in a row a neighbour boost, and notes written in a row none', async () => {

@@ -1814,7 +1814,7 @@ export interface components {
              */
             semantic: number;
             /**
-             * @description Further per-row signals by name (for example a date match), each what it added; `same_session` only moved the row down the order (its score is unchanged).
+             * @description Further per-row signals by name (for example a date match), each what it added (`long_memory`: what a long text's length cost its words); `same_session` only moved the row down the order (its score is unchanged).
              * @example {}
              */
             signals: {

@@ -247,7 +247,16 @@ export async function vectorSearch(
   const list: SearchCandidate[] = ids.map((id) => {
     const { row, content } = found.get(id) as { row: MemoryRow; content: string };
     const hit = match(row.title, row.tags, content);
-    return { row, cosine: cosines.get(id), semantic: inVectorList.has(id), keyword: keywordScore.get(id), words: hit.words, phrases: hit.phrases, neighbours: neighbours.get(id) ?? [] };
+    return {
+      row,
+      cosine: cosines.get(id),
+      semantic: inVectorList.has(id),
+      keyword: keywordScore.get(id),
+      words: hit.words,
+      phrases: hit.phrases,
+      length: content.length,
+      neighbours: neighbours.get(id) ?? [],
+    };
   });
   return { rows: [], total: 0, candidates: { list, docs, df } };
 }

@@ -194,6 +194,8 @@ export interface SearchCandidate {
   /** The query words and phrases (indexes) it contains (libs/search-query/term-match.ts). */
   words: string[];
   phrases: number[];
+  /** Its content's length in characters (a long memory holds many words by its length alone). */
+  length: number;
   /** Ids of the candidates written just before or after it in its session (same project and agent, close in time). */
   neighbours: string[];
 }

@@ -97,6 +97,7 @@ export function vectorSearch(stmt: Stmt, ranking: RankingOptions, query: SearchQ
       keyword: keyword.get(d.seq),
       words: m.words,
       phrases: m.phrases,
+      length: (d.content ?? '').length,
       neighbours: (links.get(d.seq)?.neighbours ?? []).flatMap((n) => idOf.get(n) ?? []),
     };
   });

@@ -121,7 +121,7 @@ export class SearchExplainDto {
   /** What the memory's conversation neighbours among the hits added (conversation turns only). */
   @ApiProperty({ example: 0 })
   neighbour_boost: number;
-  /** Further per-row signals by name (for example a date match), each what it added; `same_session` only moved the row down the order (its score is unchanged). */
+  /** Further per-row signals by name (for example a date match), each what it added (`long_memory`: what a long text's length cost its words); `same_session` only moved the row down the order (its score is unchanged). */
   @ApiProperty({ type: 'object', additionalProperties: { type: 'number' }, example: {} })
   signals: Record<string, number>;
   /** A second stage's score for the row, when one ran; null otherwise. */

@@ -9,7 +9,7 @@ const lastWeek: TimeRange = { start: day('2023-05-08').getTime(), end: day('2023
 function candidate(id: string, created: string, cosine: number): SearchCandidate {
   const at = day(created);
   const row = { id, namespace: 'default', title: null, type: 'note', scope: 'global', tags: [], agent: null, project: null, snippet: '', createdAt: at, updatedAt: at, version: 1 } as MemoryRow;
-  return { row, cosine, semantic: true, words: [], phrases: [], neighbours: [] };
+  return { row, cosine, semantic: true, words: [], phrases: [], length: 80, neighbours: [] };
 }
 const set = (...list: SearchCandidate[]): SearchCandidates => ({ list, docs: 100, df: [] });
 const rank = (s: SearchCandidates, time?: TimeRange) =>

@@ -5,7 +5,7 @@ import { rankCandidates, RELEVANCE } from './relevance';
 function candidate(id: string, words: string[], cosine: number): SearchCandidate {
   const at = new Date('2026-01-05T10:00:00Z');
   const row = { id, namespace: 'default', title: null, type: 'note', scope: 'global', tags: [], agent: null, project: null, snippet: '', createdAt: at, updatedAt: at, version: 1 } as MemoryRow;
-  return { row, cosine, semantic: true, keyword: words.length || undefined, words, phrases: [], neighbours: [] };
+  return { row, cosine, semantic: true, keyword: words.length || undefined, words, phrases: [], length: 80, neighbours: [] };
 }
 // Each query word is held by 14 of 100 memories: one of the two words is a keyword signal of ~0.42.
 const set = (...list: SearchCandidate[]): SearchCandidates => ({
@@ -101,5 +101,30 @@ describe('hybrid: a question asking for a total gets one turn per conversation s
   it('keeps the order of turns of one session, and of notes written in a row', async () => {
     expect(ids(await total(set(turn('a', may('10:00'), 0.8), turn('b', may('10:20'), 0.78), turn('c', may('10:45'), 0.76))))).toEqual(['a', 'b', 'c']);
     expect(ids(await total(set(turn('a', may('10:00'), 0.8, 'note'), turn('b', may('10:01'), 0.78, 'note'), turn('c', june('18:00'), 0.76, 'note'))))).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('hybrid: a long memory does not win on its length (decision 0169)', () => {
+  const long = (id: string, words: string[], cosine: number, length: number): SearchCandidate => ({ ...candidate(id, words, cosine), length });
+
+  it('places a short statement of the fact before a long text with the same words, and says what the length cost', async () => {
+    const s = set(long('essay', ['harbour', 'lantern'], 0.72, 3000), candidate('statement', ['harbour', 'lantern'], 0.7));
+    const ranked = await rank(s);
+    expect(ids(ranked)).toEqual(['statement', 'essay']);
+    expect(ranked[0].explain.signals).not.toHaveProperty('long_memory');
+    expect(ranked[1].explain.signals.long_memory).toBeLessThan(0);
+    expect(ids(await rankCandidates(s, { mode: 'semantic', text: 'harbour lantern', floor: 0 }))).toEqual(['essay', 'statement']); // meaning alone: by cosine
+  });
+
+  it('costs nothing up to LONG_MEMORY characters and never more than the share LONG_MEMORY_MIN keeps', async () => {
+    const [short] = await rank(set(long('a', ['harbour', 'lantern'], 0.7, RELEVANCE.LONG_MEMORY)));
+    const [huge] = await rank(set(long('a', ['harbour', 'lantern'], 0.7, 1_000_000)));
+    expect(short.explain.signals).not.toHaveProperty('long_memory');
+    expect(huge.score).toBeCloseTo(1 - (1 - short.explain.keyword * RELEVANCE.LONG_MEMORY_MIN) * (1 - short.explain.semantic), 3);
+  });
+
+  it("still answers with a long memory holding the query's words when nothing is close in meaning", async () => {
+    const ranked = await rank(set(long('manual', ['harbour', 'lantern'], 0.58, 50_000), candidate('unrelated', [], 0.58)));
+    expect(ids(ranked)).toEqual(['manual']);
   });
 });

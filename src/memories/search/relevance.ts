@@ -17,6 +17,10 @@ import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backend
  *   holding one side's own words is scored on that side (the head and the side) as well, and the
  *   better K counts (signal `comparison_side`: what it added); each side's evidence is usually a
  *   memory of its own, and the whole question's words would bury both.
+ * - a long memory (hybrid, decision 0169): holds many of a question's words by its length alone,
+ *   so its K (and its comparison side's) is scaled by √(LONG_MEMORY / length), never below
+ *   LONG_MEMORY_MIN (signal `long_memory`: what it cost). A short statement of the fact comes
+ *   before a long text that mentions the same words; a long memory with the rare word still answers.
  * - base = 1 - (1 - K)(1 - S) in hybrid (either kind of evidence alone can place a memory, so a
  *   memory without a vector yet is ranked by its words and is not buried under semantic-only
  *   rows); S alone in semantic mode. Then the extra signals of the hooks (recency, date match).
@@ -49,6 +53,9 @@ export const RELEVANCE = {
   NO_MEANING_PENALTY: 0.1,
   /** Hybrid, questions asking for a total, order only: how much lower a turn is placed per turn of its session above it (decision 0165). */
   SESSION_REPEAT: 0.1,
+  /** Hybrid: the length (characters) above which a memory's K is scaled down, and the least share of it kept (decision 0169). */
+  LONG_MEMORY: 600,
+  LONG_MEMORY_MIN: 0.7,
 };
 
 /**
@@ -109,6 +116,11 @@ export function semanticSignal(cosine: number | undefined): number {
   return cosine === undefined ? 0 : clamp01((cosine - RELEVANCE.COSINE_ZERO) / (RELEVANCE.COSINE_ONE - RELEVANCE.COSINE_ZERO));
 }
 
+/** The share of K a memory of `length` characters keeps (decision 0169). */
+export function lengthFactor(length: number): number {
+  return length <= RELEVANCE.LONG_MEMORY ? 1 : Math.max(RELEVANCE.LONG_MEMORY_MIN, Math.sqrt(RELEVANCE.LONG_MEMORY / length));
+}
+
 /** The words' weights: BM25's IDF from the store's counts. */
 function idfOf(set: SearchCandidates): { idf: Map<string, number>; max: number } {
   const n = Math.max(1, set.docs);
@@ -153,6 +165,11 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
     if (side > k) {
       signals.comparison_side = r4((side - k) * (1 - s));
       b += (side - k) * (1 - s);
+    }
+    const long = mode === 'hybrid' ? side * (1 - lengthFactor(c.length)) * (1 - s) : 0;
+    if (long > 0) {
+      signals.long_memory = r4(-long);
+      b -= long;
     }
     if (!closeMeaning) {
       signals.no_close_meaning = -RELEVANCE.NO_MEANING_PENALTY;

@@ -98,6 +98,7 @@ const SIGNAL_LABELS: Record<string, string> = {
   date_match: 'the time the question names',
   comparison_side: 'one side of the comparison',
   same_session: 'placed after a turn of its session',
+  long_memory: 'a long memory: its words weigh less',
 };
 
 /** Search rows: the relevance score and a short why (explain: matched words, meaning, conversation context). */
