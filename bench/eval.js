@@ -16,6 +16,10 @@
  * `absent` words are checked against the conversation first) and reports the share answered with
  * no row.
  *
+ * Notes (bench/notes-paraphrase.json, lib/notes.js): independent notes written in a row, asked
+ * about in other words (hit@1/3 of the target with the default floor and with min_score=0) and
+ * about absent things (share answered with no row).
+ *
  * LongMemEval-S: lib/lme.js (one service per question, its haystack imported as JSONL with the
  * session dates; session and turn R@1/5/10 by question type, the empty-answer rate on abstention
  * questions, the newest-first rate on knowledge updates). The vectors of a haystack are computed
@@ -45,9 +49,10 @@ const { evalMarkdown, gitDescribe, writeResults, RESULTS } = require('./lib/resu
 const { request, startService, waitForEmbeddings, search } = require('./lib/service');
 const { runLme, importLines } = require('./lib/lme');
 const { turnsOf, normaliseEvidence } = require('./lib/locomo');
+const { runNotes } = require('./lib/notes');
 
 const ROOT = path.resolve(__dirname, '..');
-const SETS = ['locomo', 'lme'];
+const SETS = ['locomo', 'lme', 'notes'];
 
 function args(argv) {
   const o = {
@@ -59,6 +64,7 @@ function args(argv) {
     scoreFrom: null,
     cache: path.join(RESULTS, 'lme-cache'),
     absent: path.join(__dirname, 'locomo-absent.json'),
+    notes: path.join(__dirname, 'notes-paraphrase.json'),
     queryDate: false,
     modes: ['keyword', 'semantic', 'hybrid'],
     concurrency: 4,
@@ -248,6 +254,7 @@ async function main() {
     lme = await runLme({ file: o.lmeData, spec: o.lme, ids: o.lmeIds, modes: o.modes, cache: o.cache, queryDate: o.queryDate, progress, scoreFrom: o.scoreFrom }, log);
     printLme(lme);
   }
+  const notes = o.sets.includes('notes') ? await runNotes({ file: o.notes, modes: o.modes }, log) : null;
   const meta = {
     startedAt: started.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -259,9 +266,9 @@ async function main() {
     questions: locomo?.meta.questions ?? 0,
     embeddings: locomo?.meta.embeddings ?? null,
   };
-  const out = { ...meta, modes: locomo?.report ?? {}, absent: locomo?.absent ?? null, locomoSeconds: locomo?.meta.wallSeconds ?? null, lme };
+  const out = { ...meta, modes: locomo?.report ?? {}, absent: locomo?.absent ?? null, locomoSeconds: locomo?.meta.wallSeconds ?? null, lme, notes };
   if (o.json) fs.writeFileSync(o.json, JSON.stringify(out, null, 2));
-  const written = writeResults('eval', started, out, evalMarkdown(out.modes, meta, { absent: out.absent, lme }));
+  const written = writeResults('eval', started, out, evalMarkdown(out.modes, meta, { absent: out.absent, lme, notes }));
   log(`\nResults: ${path.relative(ROOT, written.mdFile)} (also ${path.relative(ROOT, written.latest)}), ${path.relative(ROOT, written.jsonFile)}; wall time ${meta.wallSeconds} s`);
 }
 

@@ -204,6 +204,30 @@ function evalMarkdown(report, meta, extra = {}) {
       ),
     );
   }
+  if (extra.notes) {
+    out.push(
+      '',
+      `## Notes: paraphrases and absent things (${extra.notes.notes} independent notes)`,
+      '',
+      'Questions in other words than their target note: hit@k with the default floor and with min_score 0; questions about things no note mentions: answered with no row.',
+      '',
+    );
+    out.push(
+      table(
+        ['mode', 'n', 'hit@1', 'hit@3', 'no row', 'hit@1, min_score 0', 'hit@3, min_score 0', 'absent: no row'],
+        Object.entries(extra.notes.modes).map(([mode, a]) => [
+          mode,
+          String(a.n),
+          String(a.hit1),
+          String(a.hit3),
+          String(a.empty),
+          String(a.hit1AtZero),
+          String(a.hit3AtZero),
+          `${a.absentEmpty}/${a.absentN}`,
+        ]),
+      ),
+    );
+  }
   const lme = extra.lme;
   if (lme) {
     const m = lme.meta;
