@@ -5,6 +5,7 @@ import { AdminPasswordService } from './admin/auth/admin-password.service';
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 import { loadAppConfig, requestedLogFormat, withDotEnv } from './config/app-config';
+import { EmbeddingsService } from './embeddings/embeddings.service';
 import { JsonLogger } from './observability/json-logger';
 
 const LEVELS: Record<string, LogLevel[] | false> = {
@@ -44,6 +45,8 @@ async function bootstrap(): Promise<void> {
   logger.log(`Listening on ${url} (admin page ${url}/, API docs ${url}/docs)${cfg.publicUrl ? `, public URL ${cfg.publicUrl}` : ''}`);
   // A generated admin password: its box is the last thing on the console, with the next step.
   app.get(AdminPasswordService).printHeldBanner(cfg.publicUrl ?? url);
+  // The model loads now, while nobody waits, not during the first searches.
+  app.get(EmbeddingsService).warmUp();
 
   // SIGTERM/SIGINT: stop accepting, let requests in flight finish, close the backends, exit 0.
   // (Nest's enableShutdownHooks re-raises the signal, which would exit 143.)

@@ -5,6 +5,7 @@ import type { EmbeddingQueue } from '../backends/ports/embedding-queue.port';
 import type { EmbeddingJob } from '../backends/ports/memory.model';
 import type { AppConfig } from '../config/app-config';
 import type { SettingsService } from '../config/settings.service';
+import { EmbeddingProvider } from './embedding-provider.port';
 import { EmbeddingsService } from './embeddings.service';
 import { HINT_BURST_MS, HINT_SHARE } from './hint-budget';
 
@@ -153,5 +154,32 @@ describe('EmbeddingsService under a burst of writes', () => {
       await jest.advanceTimersByTimeAsync(100);
     }
     expect(claims).toBeGreaterThan(before);
+  });
+});
+
+/** A serving process loads its model at start and after a change of model, not on its first search (unit: stub provider). */
+describe('EmbeddingsService.warmUp', () => {
+  const openai = (model: string) => ({ embedding_provider: 'openai', embedding_url: 'http://127.0.0.1:9/v1', embedding_model: model });
+
+  it('loads the current provider at once, and each provider made current after it; without it, none until first use', async () => {
+    const load = jest.spyOn(EmbeddingProvider.prototype, 'load');
+    const changes = new Subject<ReturnType<typeof openai>>();
+    let current = openai('first');
+    const settings = { current: () => current, changes };
+    const svc = new EmbeddingsService(settings as unknown as SettingsService, { embeddingWorker: false } as AppConfig, {} as BackendsService, {} as EmbeddingQueue);
+    try {
+      svc.onModuleInit();
+      expect(load).not.toHaveBeenCalled(); // tests and the command line: first use loads it
+      svc.warmUp();
+      expect(load.mock.contexts).toEqual([svc.provider]);
+      const first = svc.provider;
+      current = openai('second');
+      changes.next(current);
+      expect(svc.provider).not.toBe(first);
+      expect(load.mock.contexts).toEqual([first, svc.provider]);
+    } finally {
+      load.mockRestore();
+      await svc.onApplicationShutdown();
+    }
   });
 });

@@ -72,6 +72,8 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   private reembedding = false;
   private switching: Promise<void> | null = null;
   private readonly owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** A serving process (warmUp): every provider made current is loaded at once, not on its first search. */
+  private warm = false;
   private readonly queryCache = new Map<string, Float32Array>();
   /** Vectors of memory texts just computed (key: vector space + text), by a hint or the queue: the other one reuses them. */
   private readonly hintVectors = new Map<string, Float32Array>();
@@ -112,6 +114,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
       this.hintVectors.clear();
       this.logger.log(`Embedding provider is now ${describe(next)}`);
       void prev.close().catch(() => undefined);
+      if (this.warm) this.load(next);
       this.wake();
     });
     this.logger.log(`Embedding provider: ${describe(this.current)}`);
@@ -124,6 +127,21 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     this.wake();
     await this.loop?.catch(() => undefined);
     await this.current?.close().catch(() => undefined);
+  }
+
+  /**
+   * The server, once it listens: loads the current provider now (the local model's threads, each
+   * run once: ~0.3 s of CPU a thread), and each later one when it becomes current, so that no
+   * search waits for a load. Tests and the command line load a model on first use only.
+   */
+  warmUp(): void {
+    this.warm = true;
+    this.load(this.current);
+  }
+
+  private load(p: EmbeddingProvider): void {
+    if (p.key === null) return;
+    p.load().catch((e: Error) => this.logger.warn(`The embedding model did not load at start (${e.message}); searches will try again`));
   }
 
   /** A memory was written: embed it soon (after the burst of writes it is part of, if any: writesFirst). */

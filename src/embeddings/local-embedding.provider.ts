@@ -185,8 +185,9 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
   }
 
   /**
-   * Loads the model on every thread now, if it is not loaded yet (~200 ms each here; embed does it
-   * on first use): a duplicate hint's embedding, timed against its budget, never pays for a load.
+   * Loads the model on every thread now and runs it once, if that is not done yet (~0.3 s each
+   * here; embed does it on first use): a duplicate hint's embedding, timed against its budget,
+   * never pays for a load, nor a served process's first searches (EmbeddingsService.warmUp).
    */
   override async load(): Promise<void> {
     await Promise.all(this.lanes.map((lane) => this.started(lane)));

@@ -68,6 +68,9 @@ async function main(): Promise<void> {
       if (norm > 0) for (let i = 0; i < d; i++) v[i] /= norm;
       return v;
     };
+    // The session's first run allocates its buffers (~0.1–0.3 s here): done now, so that `ready`
+    // means a thread that answers at its usual speed, not a search that waits for that.
+    await run('warm up');
   } catch (e) {
     port.postMessage({ failed: (e as Error).message });
     return;
