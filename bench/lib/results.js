@@ -162,7 +162,7 @@ function benchMarkdown(report) {
  * (lib/lme.js: { meta, modes: { mode: { ran, answerable, byType, abstention, knowledgeUpdate } } }).
  */
 function evalMarkdown(report, meta, extra = {}) {
-  const out = [header(`Eval run: ${[meta.data, extra.lme ? 'LongMemEval-S' : null].filter(Boolean).join(' + ')}`, meta, null)];
+  const out = [header(`Eval run: ${[meta.data, extra.lme ? 'LongMemEval-S' : null, extra.notes ? 'notes' : null].filter(Boolean).join(' + ')}`, meta, null)];
   if (meta.wallSeconds !== undefined) out.push(`- wall time: ${meta.wallSeconds} s`);
   if (Object.keys(report).length) {
     out.push(`- data: ${meta.data} (${meta.questions} questions)`);
