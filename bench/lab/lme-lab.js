@@ -19,7 +19,7 @@ const LAB = process.env.LAB_DIR || '/tmp/memstore-lme-lab';
 const path = require('node:path');
 const ROOT = path.resolve(__dirname, '..', '..');
 const { evalDir } = require('../lib/eval-dir');
-const { load, haystack } = require('../lib/lme');
+const { load, haystack, questionWords } = require('../lib/lme');
 const sq = require(ROOT + '/dist/libs/search-query/index.js');
 const data = JSON.parse(fs.readFileSync(`${LAB}/lme.json`, 'utf8'));
 
@@ -27,15 +27,8 @@ const data = JSON.parse(fs.readFileSync(`${LAB}/lme.json`, 'utf8'));
 // keyword signals over parts of a question (the service's own K is in explain).
 const byId = new Map(load(path.join(evalDir(), 'longmemeval-s-dev.jsonl.gz')).map((q) => [q.question_id, q]));
 for (const q of data) {
-  const lines = haystack(byId.get(q.id))
-    .jsonl.trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-  const match = sq.termMatcher(q.question);
-  q.found = lines.map((l) => match(l.title, l.tags, l.content).words);
-  q.df = new Map(sq.matchWords(sq.parseSearchQuery(q.question)).map((w) => [w, 0]));
-  for (const f of q.found) for (const w of f) q.df.set(w, q.df.get(w) + 1);
-  q.n = lines.length;
+  const { lines, found, df } = questionWords(byId.get(q.id));
+  Object.assign(q, { found, df, n: lines.length });
 }
 const idfOf = (q, words) => {
   const idf = new Map(words.map((w) => [w, Math.log(1 + (Math.max(q.n, q.df.get(w) ?? 0) - (q.df.get(w) ?? 0) + 0.5) / ((q.df.get(w) ?? 0) + 0.5))]));

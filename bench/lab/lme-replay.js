@@ -13,8 +13,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { evalDir } = require('../lib/eval-dir');
-const { load, haystack } = require('../lib/lme');
-const sq = require('../../dist/libs/search-query/index.js');
+const { load, questionWords } = require('../lib/lme');
 const rel = require('../../dist/src/memories/search/relevance.js');
 const LAB = process.env.LAB_DIR || '/tmp/memstore-lme-lab';
 const data = JSON.parse(fs.readFileSync(path.join(LAB, 'lme.json'), 'utf8'));
@@ -22,13 +21,7 @@ const byId = new Map(load(path.join(evalDir(), 'longmemeval-s-dev.jsonl.gz')).ma
 
 /** One question's candidates as an adapter hands them over (neighbours: the turns next to it in its session). */
 function candidatesOf(q) {
-  const lines = haystack(byId.get(q.id))
-    .jsonl.trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-  const match = sq.termMatcher(q.question);
-  const df = new Map(sq.matchWords(sq.parseSearchQuery(q.question)).map((w) => [w, 0]));
-  for (const l of lines) for (const w of match(l.title, l.tags, l.content).words) if (df.has(w)) df.set(w, df.get(w) + 1);
+  const { lines, df } = questionWords(byId.get(q.id));
   const kept = new Set(q.hybrid.map((r) => r.i));
   const first = new Map();
   q.turns.forEach((t, i) => first.has(t.session) || first.set(t.session, i));

@@ -102,6 +102,24 @@ function haystack(q) {
   return { jsonl: lines.join('\n') + '\n', turns, empty };
 }
 
+/**
+ * For the labs: a question's haystack as the memories it imports (one object per line), the query
+ * words each holds (the built service's termMatcher) and each query word's count over them (the
+ * adapter's document counts).
+ */
+function questionWords(q) {
+  const sq = require(path.join(ROOT, 'dist/libs/search-query/index.js'));
+  const lines = haystack(q)
+    .jsonl.trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const match = sq.termMatcher(q.question);
+  const found = lines.map((l) => match(l.title, l.tags, l.content).words);
+  const df = new Map(sq.matchWords(sq.parseSearchQuery(q.question)).map((w) => [w, 0]));
+  for (const words of found) for (const w of words) if (df.has(w)) df.set(w, df.get(w) + 1);
+  return { lines, found, df };
+}
+
 /** What the vectors of a haystack depend on, besides its text: the embedding code and model files of the build. */
 function embeddingFingerprint() {
   const h = crypto.createHash('sha256');
@@ -370,4 +388,4 @@ async function runLme(o, log) {
   };
 }
 
-module.exports = { runLme, importLines, pick, load, haystack, score, TYPES };
+module.exports = { runLme, importLines, pick, load, haystack, questionWords, score, TYPES };
