@@ -153,7 +153,7 @@ async function main() {
     Object.assign(rel.RELEVANCE, defaults, v);
     const rank = async (sets, texts, mode) => {
       const r = [];
-      for (const [i, s] of sets.entries()) r.push(await rel.rankCandidates(s, { mode, text: texts(i), floor: 0 }));
+      for (const [i, s] of sets.entries()) r.push((await rel.rankCandidates(s, { mode, text: texts(i), floor: 0 })).rows);
       return r;
     };
     const ranksQ = await rank(setsQ, (i) => questions[i].q, 'hybrid');

@@ -50,7 +50,7 @@ async function score(sets, variant, defaults) {
   let absEmpty = 0;
   let same = 0;
   for (const [j, q] of data.entries()) {
-    const got = (await rel.rankCandidates(sets[j], { mode: 'hybrid', text: q.question, floor: rel.RELEVANCE.FLOOR })).map((r) => Number(r.row.id));
+    const got = (await rel.rankCandidates(sets[j], { mode: 'hybrid', text: q.question, floor: rel.RELEVANCE.FLOOR })).rows.map((r) => Number(r.row.id));
     const service = q.hybrid.filter((r) => r.score >= defaults.FLOOR).map((r) => r.i); // collected with min_score 0
     if (JSON.stringify(service.slice(0, 10)) === JSON.stringify(got.slice(0, 10))) same++;
     if (q.abs) {

@@ -142,16 +142,16 @@ describe('RemoteReranker (a /v1/rerank endpoint)', () => {
     });
     const set = { list: candidates.map((c, i) => candidate(`m${i}`, c, [0.8, 0.75, 0.65][i])), docs: 3, df: [] as Array<[string, number]> };
     const query = 'friday release deployment';
-    const first = await rankCandidates(set, { mode: 'semantic', text: query, floor: 0.4 });
+    const { rows: first } = await rankCandidates(set, { mode: 'semantic', text: query, floor: 0.4 });
     expect(first.map((r) => r.row.id)).toEqual(['m0', 'm1']); // by cosine: the oat-milk note passes, the best match does not
-    const second = await rankCandidates(set, { mode: 'semantic', text: query, floor: 0.4, hooks: { rescore: rerankStage(reranker(), query) } });
+    const { rows: second } = await rankCandidates(set, { mode: 'semantic', text: query, floor: 0.4, hooks: { rescore: rerankStage(reranker(), query) } });
     expect(second.map((r) => [r.row.id, r.score])).toEqual([
       ['m2', 1],
       ['m0', 0.6667],
     ]);
     expect(second[0].explain.rescore).toBe(1);
     behaviour = 'error'; // a failing re-ranker leaves the first stage's answer
-    expect((await rankCandidates(set, { mode: 'semantic', text: query, floor: 0.4, hooks: { rescore: rerankStage(reranker(), query) } })).map((r) => r.row.id)).toEqual(['m0', 'm1']);
+    expect((await rankCandidates(set, { mode: 'semantic', text: query, floor: 0.4, hooks: { rescore: rerankStage(reranker(), query) } })).rows.map((r) => r.row.id)).toEqual(['m0', 'm1']);
     expect(rerankStage(rerankerFromEnv({}), query)).toBeUndefined();
   });
 });

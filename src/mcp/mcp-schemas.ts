@@ -57,7 +57,7 @@ export const searchInput = z.object({
     .number()
     .optional()
     .describe(
-      'With q, hybrid or semantic: the relevance floor, 0..1 (default 0.4); rows scoring below it are not returned, so a search nothing answers comes back empty. Lower it to see weaker matches.',
+      "With q, hybrid or semantic: the relevance floor, 0..1 (default 0.4); rows scoring below it are not returned, so a search nothing answers comes back empty. Lower it to see weaker matches (the answer's best_below_floor says how close the best one left out came).",
     ),
   explain: z.boolean().optional().describe('With q, hybrid or semantic: each row also says why it was found (matched words, cosine, keyword score, neighbour boost, score, floor).'),
   cursor: z.string().optional().describe('Without q only: the next_cursor of the previous answer, to get the next page.'),
@@ -118,6 +118,12 @@ export const recallInput = z.object({
   token_budget: z.number().int().optional().describe('How many tokens of memories to return at most, 100 to 20000 (default 2000). Lower it to keep your context small.'),
   ...FILTERS,
   query_date: QUERY_DATE,
+  min_score: z
+    .number()
+    .optional()
+    .describe(
+      'The relevance floor, 0..1 (default 0.4): memories scoring below it are not returned. Lower it when a looser match helps more than nothing (the note says how close the best one left out came).',
+    ),
 });
 
 // --- outputs -----------------------------------------------------------------------------------
@@ -202,6 +208,13 @@ export const listOutput = z.object({
   next_cursor: NULLABLE,
   mode: z.enum(['list', 'search']),
   search_mode: SEARCH_MODE.optional().describe('Search only: the ranking that ran (keyword when no embedding model is available).'),
+  best_below_floor: z
+    .number()
+    .nullable()
+    .optional()
+    .describe(
+      'Hybrid and semantic searches: the highest score among the memories below min_score (null: none). No rows but a value near the floor: a related memory exists; search again with this min_score to see it. 0: nothing came close.',
+    ),
 });
 
 export const deleteOutput = z.object({ deleted: z.literal(true), id: z.string() });

@@ -37,7 +37,7 @@ import {
   type SearchInput,
   type UpdateInput,
 } from './mcp-schemas';
-import { DEFAULT_TOKEN_BUDGET, selectForBudget, taskQuery } from './recall';
+import { DEFAULT_TOKEN_BUDGET, noMatchNote, selectForBudget, taskQuery } from './recall';
 
 const DEFAULT_LIMIT = 10;
 /** Search hits recall_context considers (it stops loading once the budget is spent). */
@@ -323,7 +323,7 @@ export class McpTools {
       budget,
     );
     const notes: string[] = [];
-    if (hits.total === 0) notes.push('No memory matches this task. Try search_memories with other words, or list_recent.');
+    if (hits.total === 0) notes.push(noMatchNote(hits.best_below_floor));
     if (picked.duplicates > 0) notes.push(`${picked.duplicates} near-duplicate memories were left out.`);
     const leftOut = Math.max(0, hits.total - picked.memories.length - picked.duplicates);
     if (leftOut > 0) notes.push(`${leftOut} less relevant matches did not fit the budget; use search_memories to see them.`);

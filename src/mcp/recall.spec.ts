@@ -1,5 +1,5 @@
 import type { MemoryDto } from '../memories/dto/memory-response.dto';
-import { estimateTokens, selectForBudget, taskQuery } from './recall';
+import { estimateTokens, noMatchNote, selectForBudget, taskQuery } from './recall';
 
 function memory(id: string, content: string, title: string | null = null): MemoryDto {
   return {
@@ -97,5 +97,17 @@ describe('recall_context selection', () => {
     expect(long.length).toBeLessThanOrEqual(1000);
     expect(long.endsWith('word')).toBe(true);
     expect(taskQuery('  "" - ', 1000)).toBe('');
+  });
+});
+
+describe("recall_context's note when nothing cleared the floor", () => {
+  it('says how close the best memory came and the min_score that would include it', () => {
+    expect(noMatchNote(0.3312)).toBe(
+      'No memory cleared the relevance floor; the closest scored 0.3312. Call again with min_score 0.3312 if a looser match helps. Try search_memories with other words, or list_recent.',
+    );
+  });
+
+  it('says only that nothing matches when nothing came close, or the search had no floor (keyword mode)', () => {
+    for (const none of [0, null, undefined]) expect(noMatchNote(none)).toBe('No memory matches this task. Try search_memories with other words, or list_recent.');
   });
 });

@@ -127,3 +127,10 @@ export async function selectForBudget(ids: string[], load: (id: string) => Promi
   }
   return { memories, tokensUsed: used, duplicates, leftOut: ids.length - i };
 }
+
+/** recall_context's note when no memory cleared the floor: how close the best one left out came, and how to see it. */
+export function noMatchNote(bestBelowFloor: number | null | undefined): string {
+  const retry = 'Try search_memories with other words, or list_recent.';
+  if (!bestBelowFloor) return `No memory matches this task. ${retry}`;
+  return `No memory cleared the relevance floor; the closest scored ${bestBelowFloor}. Call again with min_score ${bestBelowFloor} if a looser match helps. ${retry}`;
+}

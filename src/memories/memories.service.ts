@@ -480,7 +480,8 @@ export class MemoriesService {
       // The newer of two near-duplicate hits first (decision 0131); keyword mode keeps its order, and
       // a question that names a time asks about that time, so its date preference decides instead.
       const rows = (mode === 'keyword' || time?.range ? found : recencyPrior(found)).map(({ explain, ...r }) => (q.explain && explain ? { ...mapRow(r), explain } : mapRow(r)));
-      return { ...this.page('search', rows, res.total, limit, offset, null, hasNext), search_mode: mode };
+      const below = res.bestBelowFloor === undefined ? {} : { best_below_floor: res.bestBelowFloor };
+      return { ...this.page('search', rows, res.total, limit, offset, null, hasNext), search_mode: mode, ...below };
     }
 
     if (q.after !== undefined) {

@@ -58,7 +58,7 @@ if (uri)
     /** A semantic search's page: the adapter's candidates, ranked above it as the service does (no floor). */
     const search = async (db: MongoDocumentDatabase, vector: Float32Array, limit = 5, filter: Omit<MemoryFilter, 'namespace'> = {}, key = KEY) => {
       const res = await db.memories.search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit, offset: 0, mode: 'semantic', vector, vectorKey: key });
-      return { rows: (await rankCandidates(res.candidates ?? { list: [], docs: 0, df: [] }, { mode: 'semantic', text: 'anything', floor: 0 })).slice(0, limit).map((r) => r.row) };
+      return { rows: (await rankCandidates(res.candidates ?? { list: [], docs: 0, df: [] }, { mode: 'semantic', text: 'anything', floor: 0 })).rows.slice(0, limit).map((r) => r.row) };
     };
 
     beforeEach(async () => {

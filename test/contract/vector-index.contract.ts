@@ -7,7 +7,7 @@ import { memoryDoc } from './memory-index.contract';
 /** A semantic or hybrid page as the service ranks it above the adapter (decision 0120), with no floor. */
 async function ranked(page: Promise<MemoryPage>, text: string, mode: 'semantic' | 'hybrid') {
   const p = await page;
-  return rankCandidates(p.candidates ?? { list: [], docs: 0, df: [] }, { mode, text, floor: 0 });
+  return (await rankCandidates(p.candidates ?? { list: [], docs: 0, df: [] }, { mode, text, floor: 0 })).rows;
 }
 
 /**

@@ -72,7 +72,7 @@ describe('SQLite vector index file', () => {
     index
       .search({ text: 'anything', filter: { namespace: 'default', ...filter }, limit: 3, offset: 0, mode: 'semantic', vector, vectorKey: KEY })
       .then((p) => rankCandidates(p.candidates ?? { list: [], docs: 0, df: [] }, { mode: 'semantic', text: 'anything', floor: 0 }))
-      .then((rows) => rows.slice(0, 3).map((r) => r.row.id));
+      .then(({ rows }) => rows.slice(0, 3).map((r) => r.row.id));
   const embed = async (index: SqliteMemoryIndex, vectors: (id: string) => Float32Array) => {
     for (const j of await index.claimEmbeddingJobs('spec', 1000, 60_000)) await index.storeVector(j, KEY, vectors(j.id));
   };

@@ -30,7 +30,12 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     }
   };
   const search = async (q: string, extra: Record<string, string> = {}) =>
-    (await api.get(`/api/memories?${new URLSearchParams({ q, ...extra })}`).expect(200)).body as { rows: Array<{ id: string; score: number; matched?: string[] }>; search_mode: string; total: number };
+    (await api.get(`/api/memories?${new URLSearchParams({ q, ...extra })}`).expect(200)).body as {
+      rows: Array<{ id: string; score: number; matched?: string[] }>;
+      search_mode: string;
+      total: number;
+      best_below_floor?: number | null;
+    };
 
   beforeAll(async () => {
     t = await createTestApp({ ...(await backend.env()), MEMSTORE_EMBEDDING_PROVIDER: '' });
@@ -130,6 +135,7 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
         const res = await search('xqzvb flurmption', { mode });
         expect(res.rows).toEqual([]);
         expect(res.total).toBe(0);
+        expect(res.best_below_floor).toBe(0); // nothing came close
       }
     });
 
@@ -197,6 +203,16 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       expect(strict.total).toBeLessThan(byDefault.total);
       expect(all.rows.length).toBe(all.total);
       for (const r of byDefault.rows) expect(r.score).toBeGreaterThanOrEqual(0.4);
+      // The answer says how close the best memory the floor left out came: passed back as min_score, it lets that one in.
+      const left = all.rows.filter((r) => !byDefault.rows.some((d) => d.id === r.id));
+      const best = byDefault.best_below_floor as number;
+      expect(best).toBeCloseTo(Math.max(...left.map((r) => r.score)), 3);
+      const retried = await search('bank transfer payment', { project: TRUST, min_score: String(best) });
+      expect(retried.total).toBe(byDefault.total + 1);
+      const strictLeft = byDefault.rows.filter((r) => !strict.rows.some((x) => x.id === r.id));
+      expect(strict.best_below_floor).toBeCloseTo(Math.max(...strictLeft.map((r) => r.score)), 3);
+      expect(all.best_below_floor).toBeNull();
+      expect((await search('bank transfer payment', { project: TRUST, mode: 'keyword' })).best_below_floor).toBeUndefined();
       for (const bad of ['2', '-0.1', 'abc']) {
         const res = await api.get(`/api/memories?q=x&min_score=${bad}`).expect(422);
         expect(res.body.detail[0].loc).toEqual(['query', 'min_score']);

@@ -561,10 +561,12 @@ describe.each(testBackends())('MCP answers on $name match the listed output sche
         // explain and min_score (decision 0120): the signals of each row and the floor in force; nothing answers nonsense.
         const why = rows(await ok('search_memories', { q: 'on-call rotation monday', tags: [tag], mode: m, explain: true, min_score: 0.1 }));
         expect(why[0].explain).toMatchObject({ floor: 0.1, score: why[0].score, cosine: expect.any(Number) });
-        expect(await ok('search_memories', { q: 'xqzvb flurmption', tags: [tag], mode: m })).toMatchObject({ count: 0, total: 0 });
+        // Nonsense: no row, and the best memory left out scored 0 (nothing came close).
+        expect(await ok('search_memories', { q: 'xqzvb flurmption', tags: [tag], mode: m })).toMatchObject({ count: 0, total: 0, best_below_floor: 0 });
       }
     }
     expect((await ok('recall_context', { task: 'when does the on-call rotation change?', tags: [tag] })).matched).toBe(2);
+    expect(await ok('recall_context', { task: 'xqzvb flurmption', tags: [tag], min_score: 0.5 })).toMatchObject({ matched: 0, note: expect.stringMatching(/^No memory matches this task/) });
     expect(((await ok('memory_stats', {})).stats as Structured).by_project).toMatchObject({ [tag]: 2 });
     // supersedes (decision 0130): the twin replaces the first; rows carry the link when asked for (closed schemas list it).
     expect(((await ok('update_memory', { id: twinId, supersedes: [id] })).memory as Structured).id).toBe(twinId);

@@ -1340,6 +1340,13 @@ export interface components {
         };
         MemoryListResponseDto: {
             /**
+             * @description Hybrid and semantic searches: the highest score among the memories the floor (`min_score`)
+             *     left out, null when it left none out. An empty answer with a value near the floor means a
+             *     related memory exists: pass this value as `min_score` to see it; 0 means nothing came close.
+             * @example 0.33
+             */
+            best_below_floor?: number | null;
+            /**
              * @description Rows in this page.
              * @example 1
              */

@@ -185,6 +185,13 @@ export class MemoryListResponseDto {
   /** Search only: the ranking that ran (keyword when no embedding model is available). */
   @ApiPropertyOptional({ enum: ['hybrid', 'keyword', 'semantic'], example: 'hybrid' })
   search_mode?: 'hybrid' | 'keyword' | 'semantic';
+  /**
+   * Hybrid and semantic searches: the highest score among the memories the floor (`min_score`)
+   * left out, null when it left none out. An empty answer with a value near the floor means a
+   * related memory exists: pass this value as `min_score` to see it; 0 means nothing came close.
+   */
+  @ApiPropertyOptional({ type: Number, nullable: true, example: 0.33 })
+  best_below_floor?: number | null;
 }
 
 export class DeleteMemoryResponseDto {

@@ -13,7 +13,7 @@ function candidate(id: string, created: string, cosine: number): SearchCandidate
 }
 const set = (...list: SearchCandidate[]): SearchCandidates => ({ list, docs: 100, df: [] });
 const rank = (s: SearchCandidates, time?: TimeRange) =>
-  rankCandidates(s, { mode: 'semantic', text: 'what did I note last week', floor: 0.4, hooks: time ? { signals: [dateSignal(time)] } : undefined });
+  rankCandidates(s, { mode: 'semantic', text: 'what did I note last week', floor: 0.4, hooks: time ? { signals: [dateSignal(time)] } : undefined }).then((r) => r.rows);
 
 describe('the date preference of a question (decision 0135) in the ranking', () => {
   it('ranks the memory of the named time above a slightly better one of another time', async () => {

@@ -16,7 +16,7 @@ const set = (...list: SearchCandidate[]): SearchCandidates => ({
     ['lantern', 14],
   ],
 });
-const rank = (s: SearchCandidates, floor = RELEVANCE.FLOOR) => rankCandidates(s, { mode: 'hybrid', text: 'harbour lantern', floor });
+const rank = (s: SearchCandidates, floor = RELEVANCE.FLOOR) => rankCandidates(s, { mode: 'hybrid', text: 'harbour lantern', floor }).then((r) => r.rows);
 const ids = (rows: Array<{ row: { id: string } }>) => rows.map((r) => r.row.id);
 
 describe('hybrid relevance when nothing is close in meaning (decision 0162)', () => {
@@ -46,6 +46,28 @@ describe('hybrid relevance when nothing is close in meaning (decision 0162)', ()
   });
 });
 
+describe('how close the memories left out by the floor came', () => {
+  const rankAt = (floor: number, ...list: SearchCandidate[]) => rankCandidates(set(...list), { mode: 'semantic', text: 'harbour lantern', floor });
+
+  it('gives the best score below the floor, and that value as min_score lets exactly that memory in', async () => {
+    // Semantic: S = (cosine - 0.55) / 0.3, so 0.6499 scores 0.333 (below 0.4), 0.61 scores 0.2 and 0.8 scores 0.833.
+    const list = [candidate('near', [], 0.6499), candidate('far', [], 0.61), candidate('answer', [], 0.8)];
+    const ranked = await rankAt(RELEVANCE.FLOOR, ...list);
+    expect(ids(ranked.rows)).toEqual(['answer']);
+    expect(ranked.bestBelowFloor).toBeCloseTo(0.333, 3);
+    expect(ranked.bestBelowFloor).toBeLessThan(RELEVANCE.FLOOR);
+    const retried = await rankAt(ranked.bestBelowFloor as number, ...list);
+    expect(ids(retried.rows)).toEqual(['answer', 'near']);
+  });
+
+  it('is null when the floor left nothing out, and 0 when nothing came close at all', async () => {
+    expect((await rankAt(0, candidate('far', [], 0.5))).bestBelowFloor).toBeNull();
+    expect((await rankAt(RELEVANCE.FLOOR, candidate('answer', [], 0.8))).bestBelowFloor).toBeNull();
+    expect((await rankAt(RELEVANCE.FLOOR)).bestBelowFloor).toBeNull();
+    expect((await rankAt(RELEVANCE.FLOOR, candidate('far', [], 0.3))).bestBelowFloor).toBe(0);
+  });
+});
+
 describe('hybrid relevance of a comparison question (decision 0164)', () => {
   const question = 'Which did I visit first, the harbour museum or the lantern festival?';
   // Each side's own words are rare (3 of 100 memories); the head's "visit" is everyday, "first" common.
@@ -61,7 +83,7 @@ describe('hybrid relevance of a comparison question (decision 0164)', () => {
       ['festival', 3],
     ],
   });
-  const rankQ = (s: SearchCandidates, text = question) => rankCandidates(s, { mode: 'hybrid', text, floor: RELEVANCE.FLOOR });
+  const rankQ = (s: SearchCandidates, text = question) => rankCandidates(s, { mode: 'hybrid', text, floor: RELEVANCE.FLOOR }).then((r) => r.rows);
 
   it('answers with the memory of each side, though each holds only part of the question', async () => {
     const s = compared(candidate('museum', ['visit', 'harbour', 'museum'], 0.5), candidate('festival', ['lantern', 'festival'], 0.5), candidate('visits', ['visit', 'first'], 0.5));
@@ -73,13 +95,13 @@ describe('hybrid relevance of a comparison question (decision 0164)', () => {
   });
 
   it("does not answer on the question's head alone", async () => {
-    const [row] = await rankCandidates(compared(candidate('visits', ['visit', 'first'], 0.5)), { mode: 'hybrid', text: question, floor: 0 });
+    const [row] = (await rankCandidates(compared(candidate('visits', ['visit', 'first'], 0.5)), { mode: 'hybrid', text: question, floor: 0 })).rows;
     expect(row.explain.signals).not.toHaveProperty('comparison_side');
   });
 });
 
 describe('hybrid: a question asking for a total gets one turn per conversation session first (decision 0165)', () => {
-  const total = (s: SearchCandidates) => rankCandidates(s, { mode: 'hybrid', text: 'how many harbour lantern', floor: RELEVANCE.FLOOR });
+  const total = (s: SearchCandidates) => rankCandidates(s, { mode: 'hybrid', text: 'how many harbour lantern', floor: RELEVANCE.FLOOR }).then((r) => r.rows);
   /** A conversation turn written at `at` holding both query words, with its cosine. */
   const turn = (id: string, at: string, cosine: number, type: MemoryRow['type'] = 'conversation'): SearchCandidate => {
     const c = candidate(id, ['harbour', 'lantern'], cosine);
@@ -113,7 +135,7 @@ describe('hybrid: a long memory does not win on its length (decision 0169)', () 
     expect(ids(ranked)).toEqual(['statement', 'essay']);
     expect(ranked[0].explain.signals).not.toHaveProperty('long_memory');
     expect(ranked[1].explain.signals.long_memory).toBeLessThan(0);
-    expect(ids(await rankCandidates(s, { mode: 'semantic', text: 'harbour lantern', floor: 0 }))).toEqual(['essay', 'statement']); // meaning alone: by cosine
+    expect(ids((await rankCandidates(s, { mode: 'semantic', text: 'harbour lantern', floor: 0 })).rows)).toEqual(['essay', 'statement']); // meaning alone: by cosine
   });
 
   it('costs nothing up to LONG_MEMORY characters and never more than the share LONG_MEMORY_MIN keeps', async () => {

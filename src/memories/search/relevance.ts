@@ -103,6 +103,13 @@ interface Ranked {
   explain: Explanation;
 }
 
+/** A ranked answer: the rows at or above the floor, best first, and the best score the floor left out. */
+export interface Ranking {
+  rows: RankedRow[];
+  /** The highest relevance among the candidates below the floor (what `min_score` would have to be to let one more in); null when none was left out. */
+  bestBelowFloor: number | null;
+}
+
 export interface RankedRow {
   row: MemoryRow;
   score: number;
@@ -147,9 +154,10 @@ export function keywordSignal(c: Pick<SearchCandidate, 'words' | 'phrases'>, idf
 
 /**
  * Ranks a semantic or hybrid search's candidates: every one scored, those at or above `floor`
- * kept, best first (ties, as between cosines beyond COSINE_ONE: the higher cosine, then the newer memory).
+ * kept, best first (ties, as between cosines beyond COSINE_ONE: the higher cosine, then the newer
+ * memory), and the best relevance of those left out (an empty answer then says how close it came).
  */
-export async function rankCandidates(set: SearchCandidates, opts: { mode: 'semantic' | 'hybrid'; text: string; floor: number; hooks?: RankingHooks }): Promise<RankedRow[]> {
+export async function rankCandidates(set: SearchCandidates, opts: { mode: 'semantic' | 'hybrid'; text: string; floor: number; hooks?: RankingHooks }): Promise<Ranking> {
   const { mode, floor, hooks } = opts;
   const phrases = parseSearchQuery(opts.text).phrases.filter((p) => p.length > 1);
   const { idf, max } = idfOf(set);
@@ -236,12 +244,16 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
     out.sort(order);
   }
   const kept = out.filter((o) => o.score >= floor); // membership by relevance alone; rank-only signals then order (and show in) the score, repeats order only
+  let bestBelowFloor: number | null = null;
+  for (const o of out) if (o.score < floor) bestBelowFloor = Math.max(bestBelowFloor ?? 0, clamp01(o.score));
   if (mode === 'hybrid' && asksForTotal(opts.text) && sessionRepeats(kept)) kept.sort(order);
-  return kept.map((o) => {
+  const rows = kept.map((o) => {
     const score = r4(clamp01(o.score + o.rankOnly));
     o.explain.score = score;
     return { row: { ...o.c.row, score, matched: [...(o.c.keyword !== undefined ? ['keyword' as const] : []), ...(o.c.semantic ? ['semantic' as const] : [])] }, score, explain: o.explain };
   });
+  // Floored down, not rounded: a client that passes this value as min_score gets that row.
+  return { rows, bestBelowFloor: bestBelowFloor === null ? null : Math.floor(bestBelowFloor * 1e4) / 1e4 };
 }
 
 /**

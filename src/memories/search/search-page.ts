@@ -4,7 +4,8 @@ import { Explanation, rankCandidates, RankingHooks, RELEVANCE } from './relevanc
 /**
  * One page of a search answer from what the index returned: a keyword page as it is; a semantic
  * or hybrid search's candidates ranked here, above the adapters (relevance.ts), the floor applied
- * (`total` counts only the rows at or above it), then paged.
+ * (`total` counts only the rows at or above it), then paged; `bestBelowFloor` says how close the
+ * best of the rest came (semantic and hybrid only).
  *
  * Hooks for the stages other work adds: `hooks.signals` (a recency prior, a date match: one value
  * per row added before the floor), `hooks.rescore` (a second stage over the best N).
@@ -12,9 +13,9 @@ import { Explanation, rankCandidates, RankingHooks, RELEVANCE } from './relevanc
 export async function searchPage(
   res: MemoryPage,
   opts: { mode: 'keyword' | 'semantic' | 'hybrid'; text: string; minScore?: number; offset: number; limit: number; hooks?: RankingHooks },
-): Promise<{ rows: MemoryRow[]; explains: Explanation[] | null; total: number; reachable?: number }> {
+): Promise<{ rows: MemoryRow[]; explains: Explanation[] | null; total: number; reachable?: number; bestBelowFloor?: number | null }> {
   if (!res.candidates || opts.mode === 'keyword') return { rows: res.rows, explains: null, total: res.total, reachable: res.reachable };
   const ranked = await rankCandidates(res.candidates, { mode: opts.mode, text: opts.text, floor: opts.minScore ?? RELEVANCE.FLOOR, hooks: opts.hooks });
-  const page = ranked.slice(opts.offset, opts.offset + opts.limit);
-  return { rows: page.map((r) => r.row), explains: page.map((r) => r.explain), total: ranked.length };
+  const page = ranked.rows.slice(opts.offset, opts.offset + opts.limit);
+  return { rows: page.map((r) => r.row), explains: page.map((r) => r.explain), total: ranked.rows.length, bestBelowFloor: ranked.bestBelowFloor };
 }

@@ -65,6 +65,7 @@ class MemoryPage(TypedDict, total=False):
     next_cursor: Optional[str]
     mode: Literal["list", "search"]
     search_mode: Literal["hybrid", "keyword", "semantic"]
+    best_below_floor: Optional[float]
 
 
 class SimilarMemory(TypedDict, total=False):
