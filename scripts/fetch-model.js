@@ -44,8 +44,9 @@ const MODELS = {
       { entry: 'e5-small-v2-q-tokenizer.json', as: 'tokenizer.json', bytes: 711396, sha256: 'd241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66' },
     ],
     // duplicateThreshold: e5's cosines run high (random turns of one LoCoMo conversation: median 0.88 against bge's 0.74);
-    // 0.93 flags as many of them (~4 %) as bge's 0.86 does (decision 0146).
-    meta: { model: 'e5-small-v2', dimensions: 384, pooling: 'mean', maxTokens: 512, queryPrefix: 'query: ', documentPrefix: 'passage: ', duplicateThreshold: 0.93 },
+    // 0.93 flags as many of them (~4 %) as bge's 0.86 does (decision 0146). cosineZero/cosineOne: its relevance scale,
+    // mapped from bge's by the same quantiles of absent and answerable questions' best cosines (decision 0172).
+    meta: { model: 'e5-small-v2', dimensions: 384, pooling: 'mean', maxTokens: 512, queryPrefix: 'query: ', documentPrefix: 'passage: ', duplicateThreshold: 0.93, cosineZero: 0.79, cosineOne: 0.92 },
     licence: 'MIT (intfloat/e5-small-v2); jar Apache-2.0 (LangChain4j)',
   },
 };
@@ -131,13 +132,24 @@ async function jarBytes() {
   return buf;
 }
 
+/** Writes `dir`/model.json unless it already says the same; true when written. */
+function writeMeta(dir) {
+  const file = path.join(dir, 'model.json');
+  const text = `${JSON.stringify({ ...MODEL.meta, sha256: MODEL.files[0].sha256, source: MODEL.url, licence: MODEL.licence }, null, 2)}\n`;
+  if (fs.existsSync(file) && fs.readFileSync(file, 'utf8') === text) return false;
+  fs.writeFileSync(file, text);
+  return true;
+}
+
 async function main() {
   if (process.env.MEMSTORE_SKIP_MODEL_DOWNLOAD === '1') {
     log('MEMSTORE_SKIP_MODEL_DOWNLOAD=1: the embedding model is not fetched (keyword-only search unless MEMSTORE_EMBEDDING_MODEL_DIR names one)');
     return;
   }
   if (installed()) {
-    log(`embedding model present in ${path.relative(repo, target)}`);
+    // The files are right; the settings beside them may be older than this script's (a new scale).
+    if (writeMeta(target)) log(`embedding model settings updated in ${path.relative(repo, target)}`);
+    else log(`embedding model present in ${path.relative(repo, target)}`);
     return;
   }
   const JSZip = require('jszip');
@@ -153,7 +165,7 @@ async function main() {
     if (buf.length !== f.bytes || got !== f.sha256) throw new Error(`checksum mismatch for ${f.entry}: expected ${f.sha256}, got ${got}`);
     fs.writeFileSync(path.join(tmp, f.as), buf);
   }
-  fs.writeFileSync(path.join(tmp, 'model.json'), `${JSON.stringify({ ...MODEL.meta, sha256: MODEL.files[0].sha256, source: MODEL.url, licence: MODEL.licence }, null, 2)}\n`);
+  writeMeta(tmp);
   fs.rmSync(target, { recursive: true, force: true });
   fs.renameSync(tmp, target);
   log(`embedding model installed in ${path.relative(repo, target)}`);

@@ -6,7 +6,8 @@
  * (dist/src/memories/search/relevance.js) over candidates built the way the adapters build them
  * (best 50 by keyword match, best 50 by cosine, session neighbours; df over the whole store).
  * Embeddings are cached in $LAB_DIR (default /tmp/memstore-floor-lab); $MODEL_DIR picks another
- * local model (give it its own LAB_DIR). Variants of RELEVANCE's constants as a JSON list.
+ * local model (give it its own LAB_DIR; its model.json's cosine scale, if any, replaces COSINE_ZERO
+ * and COSINE_ONE). Variants of RELEVANCE's constants as a JSON list.
  * Needs `npm run build`.
  *
  *   node bench/lab/floor.js ['[{"MEANING_GATE":0},{"FLOOR":0.45}]'] [--json out.json]
@@ -74,6 +75,8 @@ async function main() {
     'query',
     p,
   );
+  // A model that states its cosine scale (model.json, decision 0172) is ranked by it, as the service does.
+  const scale = p.cosineScale;
   await p.close();
 
   const offsets = [];
@@ -153,7 +156,7 @@ async function main() {
     Object.assign(rel.RELEVANCE, defaults, v);
     const rank = async (sets, texts, mode) => {
       const r = [];
-      for (const [i, s] of sets.entries()) r.push((await rel.rankCandidates(s, { mode, text: texts(i), floor: 0 })).rows);
+      for (const [i, s] of sets.entries()) r.push((await rel.rankCandidates(s, { mode, text: texts(i), floor: 0, scale })).rows);
       return r;
     };
     const ranksQ = await rank(setsQ, (i) => questions[i].q, 'hybrid');

@@ -24,6 +24,7 @@ export const SETTING_KEYS = [
   'embedding_api_key',
   'embedding_model',
   'embedding_dimensions',
+  'embedding_cosine_scale',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 

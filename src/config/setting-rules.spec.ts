@@ -55,6 +55,13 @@ describe('setting rules', () => {
     ['objstore_presign_ttl', '0', 'from 1 to 604800'],
     ['objstore_presign_ttl', '1e3', 'whole number'],
     ['docdb_db', 'x'.repeat(3000), 'at most 2048'],
+    ['embedding_cosine_scale', '0.2, 0.6', null],
+    ['embedding_cosine_scale', '-0.1,0.45', null],
+    ['embedding_cosine_scale', '0.6, 0.2', 'the lower first'],
+    ['embedding_cosine_scale', '0.5, 0.5', 'the lower first'],
+    ['embedding_cosine_scale', '0.2, 1.5', 'from -1 to 1'],
+    ['embedding_cosine_scale', '0.2', 'two cosines'],
+    ['embedding_cosine_scale', '0.2; 0.6', 'two cosines'],
   ] as const)('%s = %j → %s', (key, value, problem) => {
     const got = checkSetting(key, value);
     if (problem === null) expect(got).toBeNull();

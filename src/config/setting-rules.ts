@@ -56,6 +56,8 @@ export function checkSetting(key: SettingKey, value: string): string | null {
       return ['local', 'openai', 'none'].includes(value) ? null : "must be 'local', 'openai' or 'none'";
     case 'embedding_dimensions':
       return /^\s*\d{1,5}\s*$/.test(value) && Number(value) >= 1 && Number(value) <= 8192 ? null : 'must be a whole number from 1 to 8192';
+    case 'embedding_cosine_scale':
+      return parseCosineScale(value) ? null : 'must be two cosines from -1 to 1, the lower first, e.g. 0.2, 0.6';
     case 'embedding_model':
       return /^[\x21-\x7e]{1,200}$/.test(value) ? null : 'must be a model name of at most 200 printable characters without spaces';
     case 'objstore_endpoint':
@@ -113,4 +115,15 @@ export function maskMongoUri(uri: string): string {
   const colon = userinfo.indexOf(':');
   if (colon < 0) return uri;
   return `${m[1]}${userinfo.slice(0, colon)}:${MASK}@${uri.slice(m[0].length)}`;
+}
+
+/**
+ * "zero, one" (setting embedding_cosine_scale): the cosine an embedding model gives text unrelated
+ * to a query and the one it gives a clear match; null unless both are numbers in [-1, 1], zero below one.
+ */
+export function parseCosineScale(value: string): { zero: number; one: number } | null {
+  const m = /^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$/.exec(value);
+  if (!m) return null;
+  const [zero, one] = [Number(m[1]), Number(m[2])];
+  return zero >= -1 && zero < one && one <= 1 ? { zero, one } : null;
 }

@@ -27,6 +27,8 @@ export interface ResolvedSettings {
   embedding_api_key: string | null;
   embedding_model: string | null;
   embedding_dimensions: string | null;
+  /** "zero,one": where the openai model's cosines sit for unrelated text and a clear match (parseCosineScale). */
+  embedding_cosine_scale: string | null;
 }
 
 export type SettingSource = 'env' | 'file' | 'credentials' | 'default';

@@ -3,6 +3,15 @@ import { MEMORY_TEXT_FORMAT } from '../../libs/search-query/fusion';
 /** What a text is embedded as: a search query, or a memory (some models prefix queries). */
 export type EmbeddingKind = 'query' | 'document';
 
+/**
+ * Where a model's cosines sit (src/memories/search/relevance.ts maps them to 0..1): `zero`, what
+ * text unrelated to a query scores; `one`, a clear match. Models differ: e5's run far higher than bge's.
+ */
+export interface CosineScale {
+  zero: number;
+  one: number;
+}
+
 /** The embedding providers a deployment can choose (setting `embedding_provider`). */
 export const EMBEDDING_PROVIDERS = ['local', 'openai', 'none'] as const;
 export type EmbeddingProviderName = (typeof EMBEDDING_PROVIDERS)[number];
@@ -30,6 +39,11 @@ export abstract class EmbeddingProvider {
    * service's default, DUPLICATE_THRESHOLD.
    */
   get duplicateThreshold(): number | null {
+    return null;
+  }
+
+  /** The model's cosine scale for relevance; null: the service's default, calibrated on bge-small (RELEVANCE.COSINE_ZERO, COSINE_ONE). */
+  get cosineScale(): CosineScale | null {
     return null;
   }
 

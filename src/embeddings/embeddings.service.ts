@@ -8,8 +8,9 @@ import { EmbeddingQueue } from '../backends/ports/embedding-queue.port';
 import type { EmbeddingJob, MemoryFilter, SimilarHit } from '../backends/ports/memory.model';
 import { AppConfig } from '../config/app-config';
 import { ResolvedSettings, SettingsService } from '../config/settings.service';
+import { parseCosineScale } from '../config/setting-rules';
 import { memoryEmbeddingText } from '../../libs/search-query/fusion';
-import { EmbeddingProvider } from './embedding-provider.port';
+import { CosineScale, EmbeddingProvider } from './embedding-provider.port';
 import { HintBudget } from './hint-budget';
 import { embeddingChoice, LocalEmbeddingProvider, noLocalModel } from './local-embedding.provider';
 import { NoneEmbeddingProvider } from './none-embedding.provider';
@@ -107,7 +108,15 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
     this.current = this.build(this.settings.current());
     this.sub = this.settings.changes.subscribe((s) => {
       const next = this.build(s);
-      if (next.key === this.current.key && next.provider === this.current.provider) return;
+      if (next.key === this.current.key && next.provider === this.current.provider) {
+        // The same vector space: nothing to re-embed. A remote provider still takes its new URL,
+        // key or cosine scale (a rotated key must not wait for a restart); the local model keeps
+        // its loaded threads (its files and options do not change while the service runs).
+        const unused = next.provider === 'openai' ? this.current : next;
+        if (unused !== next) this.current = next;
+        void unused.close().catch(() => undefined);
+        return;
+      }
       const prev = this.current;
       this.current = next;
       this.queryCache.clear();
@@ -160,12 +169,13 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** The vector of a search query, or null when search is keyword-only (or the provider fails now). */
-  async queryVector(text: string): Promise<{ vector: Float32Array; key: string } | null> {
+  async queryVector(text: string): Promise<{ vector: Float32Array; key: string; scale: CosineScale | null } | null> {
     const p = this.current;
     const key = p.key;
     if (key === null || text.trim() === '') return null;
+    const scale = p.cosineScale;
     const hit = this.queryCache.get(text);
-    if (hit) return { vector: hit, key };
+    if (hit) return { vector: hit, key, scale };
     try {
       let timer: NodeJS.Timeout | undefined;
       const vector = await Promise.race([
@@ -176,7 +186,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
       ]).finally(() => clearTimeout(timer));
       if (this.queryCache.size >= QUERY_CACHE) this.queryCache.delete(this.queryCache.keys().next().value as string);
       this.queryCache.set(text, vector);
-      return { vector, key };
+      return { vector, key, scale };
     } catch (e) {
       this.logger.warn(`Query embedding failed (${(e as Error).message}); searching by keywords only`);
       return null;
@@ -282,6 +292,7 @@ export class EmbeddingsService implements OnModuleInit, OnApplicationShutdown {
         apiKey: s.embedding_api_key,
         model: s.embedding_model,
         dimensions: s.embedding_dimensions ? Number(s.embedding_dimensions) : null,
+        cosineScale: s.embedding_cosine_scale ? parseCosineScale(s.embedding_cosine_scale) : null,
       });
     }
     const local = new LocalEmbeddingProvider(this.cfg.embeddingModelDir, { threads: this.cfg.embeddingThreads, maxTokens: this.cfg.embeddingMaxTokens });

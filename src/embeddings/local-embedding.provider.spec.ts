@@ -117,19 +117,22 @@ describe('LocalEmbeddingProvider: texts on two threads', () => {
     }
   }, 120_000);
 
-  it("prepends model.json's documentPrefix to every memory and its queryPrefix to every query (e5: passage: / query:), and takes its duplicate threshold", async () => {
+  it("prepends model.json's documentPrefix to every memory and its queryPrefix to every query (e5: passage: / query:), and takes its duplicate threshold and cosine scale", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-prefixed-model-'));
     fs.symlinkSync(path.join(modelDir, 'model.onnx'), path.join(dir, 'model.onnx'));
     fs.symlinkSync(path.join(modelDir, 'tokenizer.json'), path.join(dir, 'tokenizer.json'));
     fs.writeFileSync(
       path.join(dir, 'model.json'),
-      JSON.stringify({ model: 'prefixed', pooling: 'cls', maxTokens: 512, queryPrefix: 'query: ', documentPrefix: 'passage: ', duplicateThreshold: 0.93 }),
+      JSON.stringify({ model: 'prefixed', pooling: 'cls', maxTokens: 512, queryPrefix: 'query: ', documentPrefix: 'passage: ', duplicateThreshold: 0.93, cosineZero: 0.79, cosineOne: 0.92 }),
     );
     const prefixed = new LocalEmbeddingProvider(dir, { threads: 1 });
     try {
       // The model's own duplicate-hint cosine (e5's scale runs high); bge's model.json names none: the service default.
       expect(prefixed.duplicateThreshold).toBe(0.93);
       expect(one.duplicateThreshold).toBeNull();
+      // Its relevance scale likewise (decision 0172); bge's is the service default.
+      expect(prefixed.cosineScale).toEqual({ zero: 0.79, one: 0.92 });
+      expect(one.cosineScale).toBeNull();
       expect(dot(await prefixed.embed('oat milk, no sugar', 'document'), await one.embed('passage: oat milk, no sugar', 'document'))).toBeGreaterThan(0.9999);
       expect(dot(await prefixed.embed('what milk?', 'query'), await one.embed('query: what milk?', 'document'))).toBeGreaterThan(0.9999);
       expect(dot(await prefixed.embed('oat milk, no sugar', 'document'), await one.embed('oat milk, no sugar', 'document'))).toBeLessThan(0.999);

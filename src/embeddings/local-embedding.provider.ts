@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { ResolvedSettings } from '../config/settings.service';
-import { EmbeddingKind, EmbeddingProvider, EmbeddingProviderName, EmbeddingUnavailableError } from './embedding-provider.port';
+import { CosineScale, EmbeddingKind, EmbeddingProvider, EmbeddingProviderName, EmbeddingUnavailableError } from './embedding-provider.port';
 import { startWorker } from '../common/worker-script';
 import { DEFAULT_EMBEDDING_MAX_TOKENS } from './local-embedding.text';
 
@@ -19,6 +19,9 @@ interface ModelMeta {
   documentPrefix?: string;
   /** Duplicate hints' cosine for this model (decision 0146), when not the service's default. */
   duplicateThreshold?: number;
+  /** The model's cosine scale for relevance (decision 0172), when not the service's default (bge-small's). */
+  cosineZero?: number;
+  cosineOne?: number;
 }
 
 /** The files a model directory must hold. */
@@ -122,6 +125,11 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
   override get duplicateThreshold(): number | null {
     const t = this.meta.duplicateThreshold;
     return typeof t === 'number' && t > 0 && t < 1 ? t : null;
+  }
+
+  override get cosineScale(): CosineScale | null {
+    const { cosineZero: zero, cosineOne: one } = this.meta;
+    return typeof zero === 'number' && typeof one === 'number' && zero >= -1 && zero < one && one <= 1 ? { zero, one } : null;
   }
 
   override get parallelism(): number {

@@ -1,5 +1,5 @@
 import { assertOutboundUrl } from '../common/outbound-address';
-import { EmbeddingKind, EmbeddingProvider, EmbeddingUnavailableError, normalize } from './embedding-provider.port';
+import { CosineScale, EmbeddingKind, EmbeddingProvider, EmbeddingUnavailableError, normalize } from './embedding-provider.port';
 
 export interface OpenAiEmbeddingOptions {
   /** Base URL: `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1` (Ollama)... `/embeddings` is appended. */
@@ -8,6 +8,8 @@ export interface OpenAiEmbeddingOptions {
   model: string;
   /** Asked of models that can shorten their vectors (OpenAI text-embedding-3-*); null = the model's own. */
   dimensions: number | null;
+  /** The model's cosine scale for relevance (setting embedding_cosine_scale); null: the service's default. */
+  cosineScale?: CosineScale | null;
   timeoutMs?: number;
 }
 
@@ -32,6 +34,10 @@ export class OpenAiEmbeddingProvider extends EmbeddingProvider {
 
   get dimensions(): number | null {
     return this.dims;
+  }
+
+  override get cosineScale(): CosineScale | null {
+    return this.opts.cosineScale ?? null;
   }
 
   override async embed(text: string, _kind?: EmbeddingKind): Promise<Float32Array> {

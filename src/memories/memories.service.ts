@@ -474,6 +474,7 @@ export class MemoriesService {
         offset,
         limit,
         hooks: { signals: time?.range ? [dateSignal(time.range)] : [], rescore: rerankStage(this.cfg.reranker, text) },
+        scale: embedded?.scale,
       });
       const hasNext = offset + res.rows.length < Math.min(res.total, res.reachable ?? res.total);
       const found = res.rows.map((r, i) => ({ ...r, explain: res.explains?.[i] }));

@@ -74,6 +74,7 @@ describe('admin config routes', () => {
         'embedding_api_key',
         'embedding_model',
         'embedding_dimensions',
+        'embedding_cosine_scale',
         'memory_history_keep',
       ].sort(),
     );

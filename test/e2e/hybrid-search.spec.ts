@@ -1,5 +1,8 @@
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import request from 'supertest';
 import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
 import { testBackends } from '../support/backends';
@@ -7,6 +10,7 @@ import { EmbeddingsService } from '../../src/embeddings/embeddings.service';
 import { BackendsService } from '../../src/backends/backends.service';
 import { Api, createMemory, fullAccessApi } from './memories.helpers';
 import { RELEVANCE } from '../../src/memories/search/relevance';
+import { defaultModelDir } from '../../src/config/app-config';
 
 /**
  * Hybrid retrieval end to end, on every backend pair, with the local model for real (installed
@@ -461,8 +465,18 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       expect(done).toMatchObject({ provider: 'openai', model: 'hash-64', dimensions: 64, state: 'ready', progress: 1 });
       expect(done.embedded).toBeGreaterThanOrEqual(Object.keys(ids).length);
       expect(server.calls()).toBeGreaterThanOrEqual(Object.keys(ids).length);
+      // The same model with a rotated key and its own cosine scale (decision 0172): nothing is
+      // re-embedded, and the next search already sends the new key and maps cosines by the scale.
+      const embeddedBefore = done.embedded;
+      await admin.post('/api/config').send({ embedding_api_key: 'sk-rotated', embedding_cosine_scale: '0.1, 0.3' }).expect(200);
+      const scaled = (await api.get(`/api/memories?${new URLSearchParams({ q: 'banana bread with ripe bananas', mode: 'semantic', explain: 'true', min_score: '0' })}`).expect(200)).body;
+      expect(server.auth()).toBe('Bearer sk-rotated');
+      const { cosine, semantic } = scaled.rows[0].explain as { cosine: number; semantic: number };
+      expect(semantic).toBeCloseTo(Math.min(1, Math.max(0, (cosine - 0.1) / 0.2)), 3);
+      expect(await status()).toMatchObject({ model: 'hash-64', pending: 0, embedded: embeddedBefore });
+      await admin.post('/api/config').send({ embedding_cosine_scale: '0.3, 0.1' }).expect(422);
       // Back to the local model: everything is embedded again with it.
-      await admin.post('/api/config').send({ embedding_provider: '', embedding_url: '', embedding_model: '', embedding_api_key: '' }).expect(200);
+      await admin.post('/api/config').send({ embedding_provider: '', embedding_url: '', embedding_model: '', embedding_api_key: '', embedding_cosine_scale: '' }).expect(200);
       expect(await settle()).toMatchObject({ provider: 'local', model: 'bge-small-en-v1.5', state: 'ready' });
       expect((await search('how did the user get into running?', { project: PROJECT, min_score: '0' })).rows[0].id).toBe(ids.jogging);
     } finally {
@@ -470,6 +484,38 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       await server.stop();
     }
   }, 120_000);
+});
+
+describe('a local model that states its own cosine scale (decision 0172)', () => {
+  let t: TestApp;
+  let api: Api;
+  let dir: string;
+  beforeAll(async () => {
+    // bge's files with a model.json that states a scale of its own (as e5's does).
+    const bge = defaultModelDir();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memstore-scaled-model-'));
+    for (const f of ['model.onnx', 'tokenizer.json']) fs.symlinkSync(path.join(bge, f), path.join(dir, f));
+    const meta = JSON.parse(fs.readFileSync(path.join(bge, 'model.json'), 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(path.join(dir, 'model.json'), JSON.stringify({ ...meta, cosineZero: 0.3, cosineOne: 0.5 }));
+    t = await createTestApp({ MEMSTORE_EMBEDDING_PROVIDER: '', MEMSTORE_EMBEDDING_MODEL_DIR: dir });
+    api = await fullAccessApi(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("maps a search's cosines by the model's scale, not bge's", async () => {
+    await createMemory(api, { content: 'Started jogging along the river every morning after the move to Lisbon.' });
+    for (let i = 0; (await api.get('/api/status').expect(200)).body.embeddings.pending > 0; i++) {
+      if (i > 300) throw new Error('embeddings still pending');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const res = await api.get(`/api/memories?${new URLSearchParams({ q: 'how did the user get into running?', mode: 'semantic', explain: 'true', min_score: '0' })}`).expect(200);
+    const { cosine, semantic } = res.body.rows[0].explain as { cosine: number; semantic: number };
+    expect(semantic).toBeCloseTo(Math.min(1, Math.max(0, (cosine - 0.3) / 0.2)), 3);
+    expect(semantic).not.toBeCloseTo(Math.min(1, Math.max(0, (cosine - RELEVANCE.COSINE_ZERO) / (RELEVANCE.COSINE_ONE - RELEVANCE.COSINE_ZERO))), 2);
+  });
 });
 
 describe('without an embedding model', () => {
@@ -505,7 +551,9 @@ describe('without an embedding model', () => {
 function hashEmbeddingServer() {
   let held: Array<() => void> | null = null;
   let n = 0;
+  let auth: string | undefined;
   const server = http.createServer((req, res) => {
+    auth = req.headers.authorization;
     let raw = '';
     req.on('data', (c) => (raw += c));
     req.on('end', () => {
@@ -531,5 +579,6 @@ function hashEmbeddingServer() {
       for (const f of h) f();
     },
     calls: () => n,
+    auth: () => auth,
   };
 }

@@ -1611,6 +1611,11 @@ export interface components {
              */
             embedding_api_key?: string | null;
             /**
+             * @description The model’s cosine for unrelated text and for a clear match, mapped to relevance 0 and 1 (openai provider).
+             * @example 0.2, 0.6
+             */
+            embedding_cosine_scale?: string | null;
+            /**
              * @description Vector dimensions asked of the model (openai provider).
              * @example 1536
              */
@@ -1848,6 +1853,11 @@ export interface components {
              * @example default
              * @enum {string}
              */
+            embedding_cosine_scale: "env" | "file" | "credentials" | "default";
+            /**
+             * @example default
+             * @enum {string}
+             */
             embedding_dimensions: "env" | "file" | "credentials" | "default";
             /**
              * @example default
@@ -1917,6 +1927,8 @@ export interface components {
             docdb_uri: string | null;
             /** @example null */
             embedding_api_key: string | null;
+            /** @example null */
+            embedding_cosine_scale: string | null;
             /** @example null */
             embedding_dimensions: string | null;
             /** @example null */

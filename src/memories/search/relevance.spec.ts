@@ -46,6 +46,18 @@ describe('hybrid relevance when nothing is close in meaning (decision 0162)', ()
   });
 });
 
+describe("a model's own cosine scale (decision 0172)", () => {
+  it('maps cosines by the scale the model states, so a model whose cosines run high does not make every memory relevant', async () => {
+    const list = [candidate('match', [], 0.9), candidate('unrelated', [], 0.8)];
+    const byDefault = await rankCandidates(set(...list), { mode: 'semantic', text: 'harbour lantern', floor: RELEVANCE.FLOOR });
+    expect(ids(byDefault.rows)).toEqual(['match', 'unrelated']); // bge's scale: both cosines are past 0.85
+    const e5 = await rankCandidates(set(...list), { mode: 'semantic', text: 'harbour lantern', floor: RELEVANCE.FLOOR, scale: { zero: 0.79, one: 0.92 } });
+    expect(ids(e5.rows)).toEqual(['match']);
+    expect(e5.rows[0].explain.semantic).toBeCloseTo((0.9 - 0.79) / (0.92 - 0.79), 4);
+    expect(e5.bestBelowFloor).toBeCloseTo((0.8 - 0.79) / (0.92 - 0.79), 3);
+  });
+});
+
 describe('how close the memories left out by the floor came', () => {
   const rankAt = (floor: number, ...list: SearchCandidate[]) => rankCandidates(set(...list), { mode: 'semantic', text: 'harbour lantern', floor });
 

@@ -1,5 +1,6 @@
 import { asksForTotal, comparisonSides, parseSearchQuery, SESSION_GAP_MS } from '../../../libs/search-query';
 import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backends/ports/memory.model';
+import type { CosineScale } from '../../embeddings/embedding-provider.port';
 
 /**
  * The one ranking step of semantic and hybrid search, above the adapters (decision 0120): the
@@ -8,7 +9,8 @@ import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backend
  * candidates are answers at all.
  *
  * - semantic: S = the cosine mapped linearly from COSINE_ZERO (0: what unrelated text scores
- *   with bge-small) to COSINE_ONE (1), clamped.
+ *   with bge-small) to COSINE_ONE (1), clamped; a model that states its own scale (a local
+ *   model's model.json, decision 0172) is mapped by that instead.
  * - keyword: K = share x (KEYWORD_BASE + (1 - KEYWORD_BASE) x rarity), where share is the part of
  *   the query's IDF weight the memory contains (rare words weigh most) and rarity the IDF of its
  *   rarest matched word over the largest IDF possible in this store; each quoted phrase found as
@@ -119,8 +121,11 @@ export interface RankedRow {
 const r4 = (x: number) => Math.round(x * 1e4) / 1e4;
 const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
 
-export function semanticSignal(cosine: number | undefined): number {
-  return cosine === undefined ? 0 : clamp01((cosine - RELEVANCE.COSINE_ZERO) / (RELEVANCE.COSINE_ONE - RELEVANCE.COSINE_ZERO));
+/** bge-small's cosine scale: the default of a model that states none. */
+const DEFAULT_SCALE = (): CosineScale => ({ zero: RELEVANCE.COSINE_ZERO, one: RELEVANCE.COSINE_ONE });
+
+export function semanticSignal(cosine: number | undefined, scale: CosineScale = DEFAULT_SCALE()): number {
+  return cosine === undefined ? 0 : clamp01((cosine - scale.zero) / (scale.one - scale.zero));
 }
 
 /** The share of K a memory of `length` characters keeps (decision 0169). */
@@ -157,16 +162,17 @@ export function keywordSignal(c: Pick<SearchCandidate, 'words' | 'phrases'>, idf
  * kept, best first (ties, as between cosines beyond COSINE_ONE: the higher cosine, then the newer
  * memory), and the best relevance of those left out (an empty answer then says how close it came).
  */
-export async function rankCandidates(set: SearchCandidates, opts: { mode: 'semantic' | 'hybrid'; text: string; floor: number; hooks?: RankingHooks }): Promise<Ranking> {
+export async function rankCandidates(set: SearchCandidates, opts: { mode: 'semantic' | 'hybrid'; text: string; floor: number; hooks?: RankingHooks; scale?: CosineScale | null }): Promise<Ranking> {
   const { mode, floor, hooks } = opts;
+  const scale = opts.scale ?? DEFAULT_SCALE();
   const phrases = parseSearchQuery(opts.text).phrases.filter((p) => p.length > 1);
   const { idf, max } = idfOf(set);
   const sides = mode === 'hybrid' ? comparisonSides(opts.text).map((side) => ({ ...side, idf: new Map(side.words.filter((w) => idf.has(w)).map((w) => [w, idf.get(w) ?? 0])) })) : [];
   const base = new Map<string, number>();
-  const closeMeaning = mode === 'semantic' || set.list.some((c) => semanticSignal(c.cosine) >= RELEVANCE.MEANING_GATE);
+  const closeMeaning = mode === 'semantic' || set.list.some((c) => semanticSignal(c.cosine, scale) >= RELEVANCE.MEANING_GATE);
   const out = set.list.map((c): Ranked => {
     const k = mode === 'hybrid' ? keywordSignal(c, idf, max, phrases.length) : 0;
-    const s = closeMeaning ? semanticSignal(c.cosine) : 0;
+    const s = closeMeaning ? semanticSignal(c.cosine, scale) : 0;
     const signals: Record<string, number> = {};
     let b = mode === 'hybrid' ? 1 - (1 - k) * (1 - s) : s;
     const side = Math.max(k, ...sides.map((d) => (d.own.some((w) => c.words.includes(w)) ? keywordSignal({ words: c.words, phrases: [] }, d.idf, max, 0) : 0)));

@@ -1,4 +1,5 @@
 import type { MemoryPage, MemoryRow } from '../../backends/ports/memory.model';
+import type { CosineScale } from '../../embeddings/embedding-provider.port';
 import { Explanation, rankCandidates, RankingHooks, RELEVANCE } from './relevance';
 
 /**
@@ -12,10 +13,10 @@ import { Explanation, rankCandidates, RankingHooks, RELEVANCE } from './relevanc
  */
 export async function searchPage(
   res: MemoryPage,
-  opts: { mode: 'keyword' | 'semantic' | 'hybrid'; text: string; minScore?: number; offset: number; limit: number; hooks?: RankingHooks },
+  opts: { mode: 'keyword' | 'semantic' | 'hybrid'; text: string; minScore?: number; offset: number; limit: number; hooks?: RankingHooks; scale?: CosineScale | null },
 ): Promise<{ rows: MemoryRow[]; explains: Explanation[] | null; total: number; reachable?: number; bestBelowFloor?: number | null }> {
   if (!res.candidates || opts.mode === 'keyword') return { rows: res.rows, explains: null, total: res.total, reachable: res.reachable };
-  const ranked = await rankCandidates(res.candidates, { mode: opts.mode, text: opts.text, floor: opts.minScore ?? RELEVANCE.FLOOR, hooks: opts.hooks });
+  const ranked = await rankCandidates(res.candidates, { mode: opts.mode, text: opts.text, floor: opts.minScore ?? RELEVANCE.FLOOR, hooks: opts.hooks, scale: opts.scale });
   const page = ranked.rows.slice(opts.offset, opts.offset + opts.limit);
   return { rows: page.map((r) => r.row), explains: page.map((r) => r.explain), total: ranked.rows.length, bestBelowFloor: ranked.bestBelowFloor };
 }

@@ -20,6 +20,7 @@ export class SettingValuesDto {
   @ApiProperty({ type: String, nullable: true, example: null }) embedding_api_key: string | null;
   @ApiProperty({ type: String, nullable: true, example: null }) embedding_model: string | null;
   @ApiProperty({ type: String, nullable: true, example: null }) embedding_dimensions: string | null;
+  @ApiProperty({ type: String, nullable: true, example: null }) embedding_cosine_scale: string | null;
 }
 
 /** Where each value in effect comes from. */
@@ -40,6 +41,7 @@ export class SettingSourcesDto {
   @ApiProperty({ enum: SOURCES, example: 'default' }) embedding_api_key: string;
   @ApiProperty({ enum: SOURCES, example: 'default' }) embedding_model: string;
   @ApiProperty({ enum: SOURCES, example: 'default' }) embedding_dimensions: string;
+  @ApiProperty({ enum: SOURCES, example: 'default' }) embedding_cosine_scale: string;
 }
 
 export class ActiveBackendsDto {

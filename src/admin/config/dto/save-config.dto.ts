@@ -97,4 +97,13 @@ export class SaveConfigDto {
   @ApiPropertyOptional({ type: String, nullable: true, example: '1536', description: 'Vector dimensions asked of the model (openai provider).' })
   @SettingValue('embedding_dimensions')
   embedding_dimensions?: string | null;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    example: '0.2, 0.6',
+    description: 'The model’s cosine for unrelated text and for a clear match, mapped to relevance 0 and 1 (openai provider).',
+  })
+  @SettingValue('embedding_cosine_scale')
+  embedding_cosine_scale?: string | null;
 }
