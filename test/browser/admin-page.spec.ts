@@ -989,6 +989,45 @@ describeBrowser(`admin page in Chromium (${CHROMIUM})`, () => {
     }
   });
 
+  it('with the local model: an empty search says how close the nearest memory came and shows it on request; hybrid rows say why', async () => {
+    const t4 = await createTestApp({ MEMSTORE_EMBEDDING_PROVIDER: '' });
+    try {
+      await t4.app.listen(0, '127.0.0.1');
+      const b4 = urlOf(t4);
+      const { plaintext: tok } = await createToken(t4, { preset: 'read-write', name: 'notes agent' });
+      const notes = [
+        'Nightly database snapshots are kept for 35 days in the Frankfurt bucket.',
+        'The user takes oat milk in coffee; cow’s milk upsets their stomach.',
+        'Daily standup moved to 9:45 so the Lisbon office can join.',
+      ];
+      for (const content of notes) expect((await api(b4, '/api/memories', tok, { method: 'POST', body: JSON.stringify({ content }) })).status).toBe(201);
+      for (let i = 0; (await (await api(b4, '/api/status', tok)).json()).embeddings.pending > 0; i++) {
+        if (i > 300) throw new Error('embeddings still pending');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      // A question in other words than its note: below the floor (decision 0171), as an agent sees it.
+      const question = 'How long do we retain copies of the production data?';
+      const asked = await (await api(b4, `/api/memories?q=${encodeURIComponent(question)}`, tok)).json();
+      expect({ rows: asked.rows.length, below: asked.best_below_floor > 0 }).toEqual({ rows: 0, below: true });
+      const p4 = await ctx.newPage();
+      await p4.goto(`${b4}/`);
+      await signIn(p4, ADMIN_PASSWORD);
+      await p4.getByRole('tab', { name: 'Memories', exact: true }).click();
+      const panel = p4.locator('#panel-memories');
+      await panel.getByLabel('Search', { exact: true }).fill(question);
+      await panel.getByRole('button', { name: 'Search', exact: true }).click();
+      await panel.getByText(`Nothing cleared the relevance floor; the closest memory scored ${asked.best_below_floor}.`).waitFor();
+      await panel.getByRole('button', { name: `Show matches down to ${asked.best_below_floor}` }).click();
+      const row = panel.locator('.mem-list li').first();
+      await row.getByText(notes[0]).waitFor();
+      expect(await panel.locator('.result-summary').textContent()).toMatch(new RegExp(`best first · hybrid ranking · floor lowered to ${asked.best_below_floor}$`));
+      expect(await row.locator('.mem-why').textContent()).toMatch(/^score 0\.\d+why .*meaning 0\.\d\d/);
+      await p4.close();
+    } finally {
+      await t4.close();
+    }
+  });
+
   async function expectSelectedOn(p: Page, label: string): Promise<void> {
     await p.getByRole('tab', { name: label, exact: true, selected: true }).waitFor();
   }

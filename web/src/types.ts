@@ -151,6 +151,8 @@ export interface MemoryList {
   next_cursor: string | null;
   mode: 'list' | 'search';
   search_mode?: 'hybrid' | 'keyword' | 'semantic';
+  /** Hybrid and semantic searches: the best score among the memories below the floor (null: none). */
+  best_below_floor?: number | null;
 }
 
 export interface Memory {

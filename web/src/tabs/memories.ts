@@ -152,6 +152,8 @@ export const memoriesTab: Tab = {
     const summary = h('summary');
     const showActive = () => (summary.textContent = activeFilters() ? `Filters (${activeFilters()} active)` : 'Filters');
     showActive();
+    // A floor lowered from an empty answer ("Show matches down to …"); a new search starts at the default again.
+    let minScore: number | undefined;
     const form = h(
       'form',
       { class: 'card search-form', role: 'search', 'aria-label': 'Search memories' },
@@ -173,6 +175,7 @@ export const memoriesTab: Tab = {
     form.appendChild(h('div', { class: 'form-actions' }, clearBtn));
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
+      minScore = undefined;
       Object.assign(state, { q: q.value.trim(), type: type.value, scope: scope.value, agent: agent.value.trim(), project: project.value.trim(), tag: tag.value.trim(), page: 1 });
       showActive();
       void load();
@@ -200,6 +203,7 @@ export const memoriesTab: Tab = {
             limit: PAGE_SIZE,
             page: state.page,
             explain: state.q ? 'true' : undefined,
+            min_score: state.q && minScore !== undefined ? String(minScore) : undefined,
           })}`,
         );
         if (mine !== seq) return;
@@ -223,8 +227,20 @@ export const memoriesTab: Tab = {
           : r.total === 0
             ? 'No memories'
             : `${r.total} ${r.total === 1 ? 'memory' : 'memories'}, newest first`;
-      const ranking = r.mode === 'search' && r.total > 0 && r.search_mode ? ` · ${r.search_mode} ranking` : '';
+      const ranking = r.mode === 'search' && r.total > 0 && r.search_mode ? ` · ${r.search_mode} ranking${minScore !== undefined ? ` · floor lowered to ${minScore}` : ''}` : '';
       results.appendChild(h('p', { class: 'result-summary' }, summary + ranking));
+      const below = r.mode === 'search' ? r.best_below_floor : null;
+      if (!r.rows.length && below) {
+        // Nothing cleared the floor, but something came close (decision 0171): say how close, and offer it.
+        const lower = h('button', { type: 'button', class: 'btn btn-plain btn-small' }, `Show matches down to ${below}`);
+        lower.addEventListener('click', () => {
+          minScore = below;
+          state.page = 1;
+          void load();
+        });
+        results.appendChild(h('p', { class: 'empty' }, `Nothing cleared the relevance floor; the closest memory scored ${below}. `, lower));
+        return;
+      }
       if (!r.rows.length) {
         results.appendChild(
           h(
