@@ -1,5 +1,6 @@
 import type { SettingKey } from './app-config';
 import { FORBIDDEN_HOST, isForbiddenHost, mongoHosts } from '../common/outbound-address';
+import { CosineScale, toCosineScale } from '../embeddings/embedding-provider.port';
 
 /** Keys kept in the encrypted credential store (CONTRACT §5); the rest go to the config file. */
 export const CREDENTIAL_KEYS: readonly SettingKey[] = ['docdb_uri', 'objstore_access_key_id', 'objstore_secret_access_key', 'embedding_api_key'];
@@ -121,9 +122,7 @@ export function maskMongoUri(uri: string): string {
  * "zero, one" (setting embedding_cosine_scale): the cosine an embedding model gives text unrelated
  * to a query and the one it gives a clear match; null unless both are numbers in [-1, 1], zero below one.
  */
-export function parseCosineScale(value: string): { zero: number; one: number } | null {
+export function parseCosineScale(value: string): CosineScale | null {
   const m = /^\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*$/.exec(value);
-  if (!m) return null;
-  const [zero, one] = [Number(m[1]), Number(m[2])];
-  return zero >= -1 && zero < one && one <= 1 ? { zero, one } : null;
+  return m ? toCosineScale(Number(m[1]), Number(m[2])) : null;
 }

@@ -12,6 +12,11 @@ export interface CosineScale {
   one: number;
 }
 
+/** A cosine scale from two values, or null unless both are numbers in [-1, 1] and `zero` is below `one`. */
+export function toCosineScale(zero: unknown, one: unknown): CosineScale | null {
+  return typeof zero === 'number' && typeof one === 'number' && zero >= -1 && zero < one && one <= 1 ? { zero, one } : null;
+}
+
 /** The embedding providers a deployment can choose (setting `embedding_provider`). */
 export const EMBEDDING_PROVIDERS = ['local', 'openai', 'none'] as const;
 export type EmbeddingProviderName = (typeof EMBEDDING_PROVIDERS)[number];

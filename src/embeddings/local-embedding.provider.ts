@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import type { ResolvedSettings } from '../config/settings.service';
-import { CosineScale, EmbeddingKind, EmbeddingProvider, EmbeddingProviderName, EmbeddingUnavailableError } from './embedding-provider.port';
+import { CosineScale, EmbeddingKind, EmbeddingProvider, EmbeddingProviderName, EmbeddingUnavailableError, toCosineScale } from './embedding-provider.port';
 import { startWorker } from '../common/worker-script';
 import { DEFAULT_EMBEDDING_MAX_TOKENS } from './local-embedding.text';
 
@@ -128,8 +128,7 @@ export class LocalEmbeddingProvider extends EmbeddingProvider {
   }
 
   override get cosineScale(): CosineScale | null {
-    const { cosineZero: zero, cosineOne: one } = this.meta;
-    return typeof zero === 'number' && typeof one === 'number' && zero >= -1 && zero < one && one <= 1 ? { zero, one } : null;
+    return toCosineScale(this.meta.cosineZero, this.meta.cosineOne);
   }
 
   override get parallelism(): number {
