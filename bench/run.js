@@ -519,6 +519,11 @@ async function fillVectors(service, dataDir, opts) {
   }
   log('--fill-vectors: stopping the service, filling the remaining vectors from the real-sentence fixture and saving the graph...');
   await service.stop();
+  if (!require('./lab/real-vectors').isCached()) {
+    // A fresh clone: the fixture is embedded once from ../shared/eval and cached under bench/results.
+    log('--fill-vectors: embedding the fixture first (once; bench/lab/real-vectors.js, a few minutes)...');
+    require('node:child_process').execFileSync(process.execPath, [path.join(__dirname, 'lab', 'real-vectors.js')], { stdio: 'inherit' });
+  }
   const t = Date.now();
   const out = require('node:child_process').execFileSync(process.execPath, [path.join(__dirname, 'fill-vectors.js'), '--data-dir', dataDir, '--fixture', 'real', '--save-index'], { encoding: 'utf8' });
   log(out.trim());

@@ -99,6 +99,11 @@ function readF32(file) {
   return { meta, vectors };
 }
 
+/** Whether the fixture is cached (a fresh clone has none until this script has run once). */
+function isCached() {
+  return ['sentences', 'queries'].every((f) => fs.existsSync(path.join(CACHE, `${f}.json`)) && fs.existsSync(path.join(CACHE, `${f}.f32`)));
+}
+
 /** The cached fixture: { sentences: Float32Array[], sessionOf: number[], queries: Float32Array[] }. */
 function load() {
   const s = readF32(path.join(CACHE, 'sentences.f32'));
@@ -168,7 +173,7 @@ async function build(opts) {
   console.log(`${flat.length} sentences of ${sessions.length} sessions and ${qTexts.length} questions embedded in ${((Date.now() - t0) / 1000).toFixed(0)} s -> ${CACHE}`);
 }
 
-module.exports = { load, expand, collect };
+module.exports = { load, expand, collect, isCached };
 
 if (require.main === module) {
   const argv = process.argv.slice(2);
