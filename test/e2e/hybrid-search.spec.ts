@@ -8,7 +8,7 @@ import { adminAgent, createTestApp, createToken, TestApp } from '../support/app'
 import { testBackends } from '../support/backends';
 import { EmbeddingsService } from '../../src/embeddings/embeddings.service';
 import { BackendsService } from '../../src/backends/backends.service';
-import { Api, createMemory, fullAccessApi } from './memories.helpers';
+import { Api, createMemory, embeddingsSettled, fullAccessApi } from './memories.helpers';
 import { RELEVANCE } from '../../src/memories/search/relevance';
 import { defaultModelDir } from '../../src/config/app-config';
 
@@ -24,15 +24,7 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
   const ids: Record<string, string> = {};
 
   const status = async () => (await api.get('/api/status').expect(200)).body.embeddings;
-  const settle = async (timeoutMs = 60_000) => {
-    const end = Date.now() + timeoutMs;
-    for (;;) {
-      const e = await status();
-      if (e.pending === 0) return e;
-      if (Date.now() > end) throw new Error(`embeddings still pending: ${JSON.stringify(e)}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+  const settle = (timeoutMs?: number) => embeddingsSettled(api, timeoutMs);
   const search = async (q: string, extra: Record<string, string> = {}) =>
     (await api.get(`/api/memories?${new URLSearchParams({ q, ...extra })}`).expect(200)).body as {
       rows: Array<{ id: string; score: number; matched?: string[] }>;
@@ -507,10 +499,7 @@ describe('a local model that states its own cosine scale (decision 0172)', () =>
 
   it("maps a search's cosines by the model's scale, not bge's", async () => {
     await createMemory(api, { content: 'Started jogging along the river every morning after the move to Lisbon.' });
-    for (let i = 0; (await api.get('/api/status').expect(200)).body.embeddings.pending > 0; i++) {
-      if (i > 300) throw new Error('embeddings still pending');
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await embeddingsSettled(api);
     const res = await api.get(`/api/memories?${new URLSearchParams({ q: 'how did the user get into running?', mode: 'semantic', explain: 'true', min_score: '0' })}`).expect(200);
     const { cosine, semantic } = res.body.rows[0].explain as { cosine: number; semantic: number };
     expect(semantic).toBeCloseTo(Math.min(1, Math.max(0, (cosine - 0.3) / 0.2)), 3);

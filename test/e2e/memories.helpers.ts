@@ -1,4 +1,5 @@
 import request from 'supertest';
+import type { EmbeddingStatusDto } from '../../src/admin/config/dto/config-responses.dto';
 import type { MemoryDto } from '../../src/memories/dto/memory-response.dto';
 import { createToken, TestApp } from '../support/app';
 
@@ -36,4 +37,15 @@ export async function createMemory(api: Api, body: Record<string, unknown>): Pro
   const res = await api.post('/api/memories', body);
   if (res.status !== 201) throw new Error(`create failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.memory;
+}
+
+/** Waits until no memory waits for its vector (semantic search finds only embedded memories); the embeddings' status then. */
+export async function embeddingsSettled(api: Api, timeoutMs = 60_000): Promise<EmbeddingStatusDto> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const e = (await api.get('/api/status').expect(200)).body.embeddings as EmbeddingStatusDto;
+    if (e.pending === 0) return e;
+    if (Date.now() > end) throw new Error(`embeddings still pending: ${JSON.stringify(e)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
