@@ -16,9 +16,10 @@
  * `absent` words are checked against the conversation first) and reports the share answered with
  * no row.
  *
- * Notes (bench/notes-paraphrase.json, lib/notes.js): independent notes written in a row, asked
- * about in other words (hit@1/3 of the target with the default floor and with min_score=0) and
- * about absent things (share answered with no row).
+ * Notes (bench/notes-paraphrase.json and notes-paraphrase-2.json, lib/notes.js; each set in a
+ * service of its own): independent notes written in a row, asked about in other words (hit@1/3
+ * of the target with the default floor and with min_score=0) and about absent things (share
+ * answered with no row).
  *
  * LongMemEval-S: lib/lme.js (one service per question, its haystack imported as JSONL with the
  * session dates; session and turn R@1/5/10 by question type, the empty-answer rate on abstention
@@ -35,6 +36,7 @@
  *   node bench/eval.js --sets lme --lme-score bench/results/lme-progress-….jsonl   # score the questions a cut-short run finished
  *   node bench/eval.js --eval-dir /path/to/eval  # the two dev files from another directory (default ../shared/eval)
  *   node bench/eval.js --data other.json         # another LoCoMo file of the same format
+ *   node bench/eval.js --sets notes --notes a.json,b.json   # other notes sets of the same format
  *   node bench/eval.js --url http://127.0.0.1:PORT --token TOKEN   # LoCoMo on a running service
  *   node bench/eval.js --modes hybrid --json out.json
  * Every run also writes bench/results/eval-<date>-<seq>.json and .md, and latest-eval.md (lib/results.js).
@@ -64,7 +66,7 @@ function args(argv) {
     scoreFrom: null,
     cache: path.join(RESULTS, 'lme-cache'),
     absent: path.join(__dirname, 'locomo-absent.json'),
-    notes: path.join(__dirname, 'notes-paraphrase.json'),
+    notes: ['notes-paraphrase.json', 'notes-paraphrase-2.json'].map((f) => path.join(__dirname, f)),
     queryDate: false,
     modes: ['keyword', 'semantic', 'hybrid'],
     concurrency: 4,
@@ -81,6 +83,10 @@ function args(argv) {
       o.lmeData = path.join(dir, 'longmemeval-s-dev.jsonl.gz');
     } else if (a === '--data') o.data = path.resolve(v());
     else if (a === '--sets') o.sets = v().split(',');
+    else if (a === '--notes')
+      o.notes = v()
+        .split(',')
+        .map((f) => path.resolve(f));
     else if (a === '--lme-data') o.lmeData = path.resolve(v());
     else if (a === '--lme') o.lme = v();
     else if (a === '--lme-ids') o.lmeIds = v().split(',');
@@ -254,7 +260,8 @@ async function main() {
     lme = await runLme({ file: o.lmeData, spec: o.lme, ids: o.lmeIds, modes: o.modes, cache: o.cache, queryDate: o.queryDate, progress, scoreFrom: o.scoreFrom }, log);
     printLme(lme);
   }
-  const notes = o.sets.includes('notes') ? await runNotes({ file: o.notes, modes: o.modes }, log) : null;
+  const notes = [];
+  if (o.sets.includes('notes')) for (const file of o.notes) notes.push(await runNotes({ file, modes: o.modes }, log));
   const meta = {
     startedAt: started.toISOString(),
     finishedAt: new Date().toISOString(),
@@ -266,9 +273,9 @@ async function main() {
     questions: locomo?.meta.questions ?? 0,
     embeddings: locomo?.meta.embeddings ?? null,
   };
-  const out = { ...meta, modes: locomo?.report ?? {}, absent: locomo?.absent ?? null, locomoSeconds: locomo?.meta.wallSeconds ?? null, lme, notes };
+  const out = { ...meta, modes: locomo?.report ?? {}, absent: locomo?.absent ?? null, locomoSeconds: locomo?.meta.wallSeconds ?? null, lme, notes: notes.length > 0 ? notes : null };
   if (o.json) fs.writeFileSync(o.json, JSON.stringify(out, null, 2));
-  const written = writeResults('eval', started, out, evalMarkdown(out.modes, meta, { absent: out.absent, lme, notes }));
+  const written = writeResults('eval', started, out, evalMarkdown(out.modes, meta, { absent: out.absent, lme, notes: out.notes }));
   log(`\nResults: ${path.relative(ROOT, written.mdFile)} (also ${path.relative(ROOT, written.latest)}), ${path.relative(ROOT, written.jsonFile)}; wall time ${meta.wallSeconds} s`);
 }
 

@@ -1,12 +1,13 @@
 'use strict';
 /**
- * The eval's notes set (bench/notes-paraphrase.json): independent agent notes stored one after
- * another in one project by one agent, asked about in other words, and about things no note
- * mentions. Reports per mode hit@1 and hit@3 of each question's target with the default floor and
+ * A notes set of the eval (bench/notes-paraphrase.json, notes-paraphrase-2.json): independent
+ * agent notes stored one after another in one project by one agent, asked about in other words,
+ * and about things no note mentions. Reports per mode hit@1 and hit@3 of each question's target with the default floor and
  * with min_score=0 (what the floor costs), the share of paraphrases answered with no row, and the
  * share of absent-thing questions answered with no row.
  */
 const fs = require('node:fs');
+const path = require('node:path');
 const { expectStatus: expect } = require('./http');
 const { request, startService, waitForEmbeddings, search } = require('./service');
 
@@ -37,10 +38,10 @@ async function runNotes({ file, modes }, log) {
       for (const q of set.absent) a.absentEmpty += (await ask(q, mode)).length === 0 ? 1 : 0;
       report[mode] = a;
       log(
-        `notes ${mode}: paraphrase hit@3 ${a.hit3}/${a.n} (min_score 0: ${a.hit3AtZero}/${a.n}), answered with no row ${a.empty}/${a.n}; absent things answered with no row ${a.absentEmpty}/${a.absentN}`,
+        `notes (${path.basename(file)}) ${mode}: paraphrase hit@3 ${a.hit3}/${a.n} (min_score 0: ${a.hit3AtZero}/${a.n}), answered with no row ${a.empty}/${a.n}; absent things answered with no row ${a.absentEmpty}/${a.absentN}`,
       );
     }
-    return { notes: set.notes.length, modes: report };
+    return { set: path.basename(file), notes: set.notes.length, modes: report };
   } finally {
     await svc.stop();
   }

@@ -204,10 +204,10 @@ function evalMarkdown(report, meta, extra = {}) {
       ),
     );
   }
-  if (extra.notes) {
+  for (const notes of extra.notes ?? []) {
     out.push(
       '',
-      `## Notes: paraphrases and absent things (${extra.notes.notes} independent notes)`,
+      `## Notes: paraphrases and absent things (${notes.set}: ${notes.notes} independent notes)`,
       '',
       'Questions in other words than their target note: hit@k with the default floor and with min_score 0; questions about things no note mentions: answered with no row.',
       '',
@@ -215,7 +215,7 @@ function evalMarkdown(report, meta, extra = {}) {
     out.push(
       table(
         ['mode', 'n', 'hit@1', 'hit@3', 'no row', 'hit@1, min_score 0', 'hit@3, min_score 0', 'absent: no row'],
-        Object.entries(extra.notes.modes).map(([mode, a]) => [
+        Object.entries(notes.modes).map(([mode, a]) => [
           mode,
           String(a.n),
           String(a.hit1),
