@@ -140,7 +140,7 @@ describe('RemoteReranker (a /v1/rerank endpoint)', () => {
       length: snippet.length,
       neighbours: [],
     });
-    const set = { list: candidates.map((c, i) => candidate(`m${i}`, c, [0.8, 0.75, 0.65][i])), docs: 3, df: [] as Array<[string, number]> };
+    const set = { list: candidates.map((c, i) => candidate(`m${i}`, c, [0.8, 0.75, 0.55][i])), docs: 3, df: [] as Array<[string, number]> };
     const query = 'friday release deployment';
     const { rows: first } = await rankCandidates(set, { mode: 'semantic', text: query, floor: 0.4 });
     expect(first.map((r) => r.row.id)).toEqual(['m0', 'm1']); // by cosine: the oat-milk note passes, the best match does not

@@ -176,16 +176,14 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     });
 
     it('answers on words alone when nothing is close in meaning: the rare word still does, shared everyday words do not (decision 0162)', async () => {
-      // "quintessa" alone is close in meaning to no memory (best cosine ~0.6), but one holds the word.
+      // "quintessa" alone: one memory holds the word, and only that one answers.
       const [row, ...rest] = await explained('quintessa', { project: TRUST });
       expect(row.id).toBe(trust.quintessa);
       expect(rest).toEqual([]);
-      expect(row.explain).toMatchObject({ semantic: 0, signals: { no_close_meaning: -0.1 } });
-      expect(row.explain.cosine).toEqual(expect.any(Number));
-      // min_score 0 still shows every candidate, each with the signal.
+      // "bank holiday skiing" is close in meaning to no memory (best cosine 0.54); min_score 0 still shows every candidate, each with the signal.
       const all = await explained('bank holiday skiing', { project: TRUST, min_score: '0' });
       expect(all.length).toBeGreaterThan(1);
-      for (const r of all) expect(r.explain.signals).toEqual({ no_close_meaning: -0.1 });
+      for (const r of all) expect(r.explain).toMatchObject({ semantic: 0, signals: { no_close_meaning: -0.1 } });
       // By default only rows whose words clear the floor by the penalty answer.
       const kept = await explained('bank holiday skiing', { project: TRUST });
       expect(kept.map((r) => r.id)).toEqual(all.filter((r) => r.explain.keyword - 0.1 >= 0.4).map((r) => r.id));
@@ -260,6 +258,23 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
       const boost = async (project: string, id: string) => (await explained('rowing on the lake at dawn', { project, min_score: '0' })).find((r) => r.id === id)?.explain.neighbour_boost;
       expect(await boost('talk', turns.second)).toBeGreaterThan(0);
       expect(await boost('jotted', notes.second)).toBe(0);
+    });
+
+    it('answers a question in other words than a note by default, where a conversation turn saying the same needs a closer match (decision 0173)', async () => {
+      // No word in common; cosine 0.66: S 0.37 on the scale of conversation turns (below the floor), 0.57 for a note.
+      const content = 'Book a dental cleaning before the insurance year ends in March.';
+      const note = (await createMemory(api, { content, type: 'task', project: 'errands' })).id;
+      const turn = (await createMemory(api, { content, type: 'conversation', project: 'chat-errands' })).id;
+      await settle();
+      const q = 'Which appointment has to happen before the coverage renews?';
+      const [row] = await explained(q, { project: 'errands' });
+      expect(row.id).toBe(note);
+      expect(row.explain.matched_words).toEqual([]);
+      expect(row.score).toBeGreaterThanOrEqual(RELEVANCE.FLOOR);
+      const asTurn = await search(q, { project: 'chat-errands' });
+      expect(asTurn.rows).toEqual([]);
+      expect(asTurn.best_below_floor).toBeCloseTo(row.score - RELEVANCE.NOTE_LIFT, 3);
+      expect((await search(q, { project: 'chat-errands', min_score: String(asTurn.best_below_floor) })).rows.map((r) => r.id)).toEqual([turn]);
     });
   });
 
@@ -502,8 +517,9 @@ describe('a local model that states its own cosine scale (decision 0172)', () =>
     await embeddingsSettled(api);
     const res = await api.get(`/api/memories?${new URLSearchParams({ q: 'how did the user get into running?', mode: 'semantic', explain: 'true', min_score: '0' })}`).expect(200);
     const { cosine, semantic } = res.body.rows[0].explain as { cosine: number; semantic: number };
-    expect(semantic).toBeCloseTo(Math.min(1, Math.max(0, (cosine - 0.3) / 0.2)), 3);
-    expect(semantic).not.toBeCloseTo(Math.min(1, Math.max(0, (cosine - RELEVANCE.COSINE_ZERO) / (RELEVANCE.COSINE_ONE - RELEVANCE.COSINE_ZERO))), 2);
+    // A note: lifted by NOTE_LIFT on either scale (decision 0173).
+    expect(semantic).toBeCloseTo(Math.min(1, Math.max(0, (cosine - 0.3) / 0.2 + RELEVANCE.NOTE_LIFT)), 3);
+    expect(semantic).not.toBeCloseTo(Math.min(1, Math.max(0, (cosine - RELEVANCE.COSINE_ZERO) / (RELEVANCE.COSINE_ONE - RELEVANCE.COSINE_ZERO) + RELEVANCE.NOTE_LIFT)), 2);
   });
 });
 

@@ -1,10 +1,10 @@
 import type { MemoryRow, SearchCandidate, SearchCandidates } from '../../backends/ports/memory.model';
 import { rankCandidates, RELEVANCE } from './relevance';
 
-/** A hybrid candidate holding `words` of the query "harbour lantern", with its cosine to the query. */
-function candidate(id: string, words: string[], cosine: number): SearchCandidate {
+/** A hybrid candidate holding `words` of the query "harbour lantern", with its cosine to the query (a conversation turn: the scale's own kind). */
+function candidate(id: string, words: string[], cosine: number, type: MemoryRow['type'] = 'conversation'): SearchCandidate {
   const at = new Date('2026-01-05T10:00:00Z');
-  const row = { id, namespace: 'default', title: null, type: 'note', scope: 'global', tags: [], agent: null, project: null, snippet: '', createdAt: at, updatedAt: at, version: 1 } as MemoryRow;
+  const row = { id, namespace: 'default', title: null, type, scope: 'global', tags: [], agent: null, project: null, snippet: '', createdAt: at, updatedAt: at, version: 1 } as MemoryRow;
   return { row, cosine, semantic: true, keyword: words.length || undefined, words, phrases: [], length: 80, neighbours: [] };
 }
 // Each query word is held by 14 of 100 memories: one of the two words is a keyword signal of ~0.42.
@@ -55,6 +55,22 @@ describe("a model's own cosine scale (decision 0172)", () => {
     expect(ids(e5.rows)).toEqual(['match']);
     expect(e5.rows[0].explain.semantic).toBeCloseTo((0.9 - 0.79) / (0.92 - 0.79), 4);
     expect(e5.bestBelowFloor).toBeCloseTo((0.8 - 0.79) / (0.92 - 0.79), 3);
+  });
+});
+
+describe('independent notes on the scale of conversation turns (decision 0173)', () => {
+  it('lifts the meaning of a memory that is not a conversation turn by NOTE_LIFT', async () => {
+    // Cosine 0.64: S 0.3 for a turn (below the floor), 0.5 for a note.
+    const list = [candidate('turn', [], 0.64), candidate('note', [], 0.64, 'note'), candidate('fact', [], 0.64, 'fact')];
+    const ranked = await rankCandidates(set(...list), { mode: 'semantic', text: 'harbour lantern', floor: RELEVANCE.FLOOR });
+    expect(ids(ranked.rows).sort()).toEqual(['fact', 'note']);
+    expect(ranked.rows[0].explain.semantic).toBeCloseTo((0.64 - RELEVANCE.COSINE_ZERO) / (RELEVANCE.COSINE_ONE - RELEVANCE.COSINE_ZERO) + RELEVANCE.NOTE_LIFT, 4);
+    expect(ranked.bestBelowFloor).toBeCloseTo(0.3, 3);
+  });
+
+  it('leaves a note that only shares a subject out', async () => {
+    // What the notes set's questions about absent things score against their nearest note (bench/notes-paraphrase.json): 0.41–0.58.
+    expect((await rank(set(candidate('same-subject', [], 0.58, 'note'), candidate('other', [], 0.5, 'note')))).length).toBe(0);
   });
 });
 
@@ -116,8 +132,8 @@ describe('hybrid: a question asking for a total gets one turn per conversation s
   const total = (s: SearchCandidates) => rankCandidates(s, { mode: 'hybrid', text: 'how many harbour lantern', floor: RELEVANCE.FLOOR }).then((r) => r.rows);
   /** A conversation turn written at `at` holding both query words, with its cosine. */
   const turn = (id: string, at: string, cosine: number, type: MemoryRow['type'] = 'conversation'): SearchCandidate => {
-    const c = candidate(id, ['harbour', 'lantern'], cosine);
-    return { ...c, row: { ...c.row, type, createdAt: new Date(at) } };
+    const c = candidate(id, ['harbour', 'lantern'], cosine, type);
+    return { ...c, row: { ...c.row, createdAt: new Date(at) } };
   };
   const may = (hhmm: string) => `2026-05-02T${hhmm}:00Z`;
   const june = (hhmm: string) => `2026-06-09T${hhmm}:00Z`;

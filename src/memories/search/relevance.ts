@@ -10,7 +10,11 @@ import type { CosineScale } from '../../embeddings/embedding-provider.port';
  *
  * - semantic: S = the cosine mapped linearly from COSINE_ZERO (0: what unrelated text scores
  *   with bge-small) to COSINE_ONE (1), clamped; a model that states its own scale (a local
- *   model's model.json, decision 0172) is mapped by that instead.
+ *   model's model.json, decision 0172) is mapped by that instead. The scale is a conversation
+ *   turn's; a memory of any other type (an independent note) is lifted by NOTE_LIFT of it
+ *   (decision 0173): a short note embedded alone scores lower cosines against the questions it
+ *   answers, and against those it does not, than a turn whose conversation's names and topics
+ *   fill the question.
  * - keyword: K = share x (KEYWORD_BASE + (1 - KEYWORD_BASE) x rarity), where share is the part of
  *   the query's IDF weight the memory contains (rare words weigh most) and rarity the IDF of its
  *   rarest matched word over the largest IDF possible in this store; each quoted phrase found as
@@ -44,6 +48,8 @@ import type { CosineScale } from '../../embeddings/embedding-provider.port';
 export const RELEVANCE = {
   COSINE_ZERO: 0.55,
   COSINE_ONE: 0.85,
+  /** S added to a memory that is not a conversation turn: its cosines sit lower on the same scale (decision 0173). */
+  NOTE_LIFT: 0.2,
   KEYWORD_BASE: 0.7,
   PHRASE_WEIGHT: 0.3,
   NEIGHBOUR_WEIGHT: 0.5,
@@ -124,8 +130,11 @@ const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
 /** bge-small's cosine scale: the default of a model that states none. */
 const DEFAULT_SCALE = (): CosineScale => ({ zero: RELEVANCE.COSINE_ZERO, one: RELEVANCE.COSINE_ONE });
 
-export function semanticSignal(cosine: number | undefined, scale: CosineScale = DEFAULT_SCALE()): number {
-  return cosine === undefined ? 0 : clamp01((cosine - scale.zero) / (scale.one - scale.zero));
+/** S of a candidate: its cosine on the model's scale, lifted for a memory that is not a conversation turn (decision 0173). */
+export function semanticSignal(c: Pick<SearchCandidate, 'cosine' | 'row'>, scale: CosineScale = DEFAULT_SCALE()): number {
+  if (c.cosine === undefined) return 0;
+  const lift = c.row.type === 'conversation' ? 0 : RELEVANCE.NOTE_LIFT;
+  return clamp01((c.cosine - scale.zero) / (scale.one - scale.zero) + lift);
 }
 
 /** The share of K a memory of `length` characters keeps (decision 0169). */
@@ -169,10 +178,10 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
   const { idf, max } = idfOf(set);
   const sides = mode === 'hybrid' ? comparisonSides(opts.text).map((side) => ({ ...side, idf: new Map(side.words.filter((w) => idf.has(w)).map((w) => [w, idf.get(w) ?? 0])) })) : [];
   const base = new Map<string, number>();
-  const closeMeaning = mode === 'semantic' || set.list.some((c) => semanticSignal(c.cosine, scale) >= RELEVANCE.MEANING_GATE);
+  const closeMeaning = mode === 'semantic' || set.list.some((c) => semanticSignal(c, scale) >= RELEVANCE.MEANING_GATE);
   const out = set.list.map((c): Ranked => {
     const k = mode === 'hybrid' ? keywordSignal(c, idf, max, phrases.length) : 0;
-    const s = closeMeaning ? semanticSignal(c.cosine, scale) : 0;
+    const s = closeMeaning ? semanticSignal(c, scale) : 0;
     const signals: Record<string, number> = {};
     let b = mode === 'hybrid' ? 1 - (1 - k) * (1 - s) : s;
     const side = Math.max(k, ...sides.map((d) => (d.own.some((w) => c.words.includes(w)) ? keywordSignal({ words: c.words, phrases: [] }, d.idf, max, 0) : 0)));
