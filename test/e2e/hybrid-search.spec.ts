@@ -70,6 +70,12 @@ describe.each(testBackends())('hybrid search on $name', (backend) => {
     expect(keyword.rows.map((r) => r.id)).not.toContain(ids.jogging);
   });
 
+  it("answers the guide's question in other words by default, in hybrid and semantic mode", async () => {
+    const id = (await createMemory(api, { content: 'We chose PostgreSQL over MySQL for the billing service because of its JSONB support.', type: 'decision', project: 'billing' })).id;
+    await settle();
+    for (const mode of ['hybrid', 'semantic']) expect((await search('which database did we pick for payments?', { project: 'billing', mode })).rows.map((r) => r.id)).toEqual([id]);
+  });
+
   it('applies every list filter in every mode', async () => {
     type Row = { id: string; project: string; type: string };
     for (const mode of ['hybrid', 'semantic', 'keyword']) {

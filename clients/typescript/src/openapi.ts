@@ -1821,7 +1821,7 @@ export interface components {
              */
             score: number;
             /**
-             * @description Semantic evidence 0..1: the cosine, calibrated (0 at what unrelated text scores).
+             * @description Semantic evidence 0..1: the cosine, calibrated (0 at what unrelated text scores; a memory that is not a conversation turn gets 0.2 more, since a note embedded alone scores lower cosines).
              * @example 0.53
              */
             semantic: number;

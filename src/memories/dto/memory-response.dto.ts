@@ -115,7 +115,7 @@ export class SearchExplainDto {
   /** Cosine similarity of the memory's vector and the query's; null while the memory waits for its embedding. */
   @ApiProperty({ type: Number, nullable: true, example: 0.71 })
   cosine: number | null;
-  /** Semantic evidence 0..1: the cosine, calibrated (0 at what unrelated text scores). */
+  /** Semantic evidence 0..1: the cosine, calibrated (0 at what unrelated text scores; a memory that is not a conversation turn gets 0.2 more, since a note embedded alone scores lower cosines). */
   @ApiProperty({ example: 0.53 })
   semantic: number;
   /** What the memory's conversation neighbours among the hits added (conversation turns only). */
