@@ -2,9 +2,9 @@
 /**
  * A notes set of the eval (bench/notes-paraphrase.json, notes-paraphrase-2.json): independent
  * agent notes stored one after another in one project by one agent, asked about in other words,
- * and about things no note mentions. Reports per mode hit@1 and hit@3 of each question's target with the default floor and
- * with min_score=0 (what the floor costs), the share of paraphrases answered with no row, and the
- * share of absent-thing questions answered with no row.
+ * and about things no note mentions. Reports per mode hit@1 and hit@3 of each question's target
+ * with the default floor and with min_score=0 (what the floor costs), the share of paraphrases
+ * answered with no row, and the share of absent-thing questions answered with no row.
  */
 const fs = require('node:fs');
 const path = require('node:path');

@@ -131,7 +131,7 @@ const clamp01 = (x: number) => (x < 0 ? 0 : x > 1 ? 1 : x);
 const DEFAULT_SCALE = (): CosineScale => ({ zero: RELEVANCE.COSINE_ZERO, one: RELEVANCE.COSINE_ONE });
 
 /** S of a candidate: its cosine on the model's scale, lifted for a memory that is not a conversation turn (decision 0173). */
-export function semanticSignal(c: Pick<SearchCandidate, 'cosine' | 'row'>, scale: CosineScale = DEFAULT_SCALE()): number {
+function semanticSignal(c: Pick<SearchCandidate, 'cosine' | 'row'>, scale: CosineScale = DEFAULT_SCALE()): number {
   if (c.cosine === undefined) return 0;
   const lift = c.row.type === 'conversation' ? 0 : RELEVANCE.NOTE_LIFT;
   return clamp01((c.cosine - scale.zero) / (scale.one - scale.zero) + lift);
@@ -178,10 +178,11 @@ export async function rankCandidates(set: SearchCandidates, opts: { mode: 'seman
   const { idf, max } = idfOf(set);
   const sides = mode === 'hybrid' ? comparisonSides(opts.text).map((side) => ({ ...side, idf: new Map(side.words.filter((w) => idf.has(w)).map((w) => [w, idf.get(w) ?? 0])) })) : [];
   const base = new Map<string, number>();
-  const closeMeaning = mode === 'semantic' || set.list.some((c) => semanticSignal(c, scale) >= RELEVANCE.MEANING_GATE);
-  const out = set.list.map((c): Ranked => {
+  const meaning = set.list.map((c) => semanticSignal(c, scale));
+  const closeMeaning = mode === 'semantic' || meaning.some((s) => s >= RELEVANCE.MEANING_GATE);
+  const out = set.list.map((c, i): Ranked => {
     const k = mode === 'hybrid' ? keywordSignal(c, idf, max, phrases.length) : 0;
-    const s = closeMeaning ? semanticSignal(c, scale) : 0;
+    const s = closeMeaning ? meaning[i] : 0;
     const signals: Record<string, number> = {};
     let b = mode === 'hybrid' ? 1 - (1 - k) * (1 - s) : s;
     const side = Math.max(k, ...sides.map((d) => (d.own.some((w) => c.words.includes(w)) ? keywordSignal({ words: c.words, phrases: [] }, d.idf, max, 0) : 0)));
