@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { adminAgent, createTestApp, createToken, TestApp } from '../support/app';
 import { testBackends } from '../support/backends';
+import { embeddingsSettled } from './memories.helpers';
 
 jest.setTimeout(60_000);
 
@@ -487,14 +488,7 @@ describe.each(testBackends())('MCP answers on $name match the listed output sche
   });
 
   /** Waits until every memory is embedded (semantic search finds only embedded memories). */
-  async function embedded(): Promise<void> {
-    for (let i = 0; ; i++) {
-      const status = await request(t.http).get('/api/status').set('Authorization', `Bearer ${full}`).expect(200);
-      if (status.body.embeddings.pending === 0) return;
-      if (i > 600) throw new Error(`embeddings still pending: ${JSON.stringify(status.body.embeddings)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+  const embedded = () => embeddingsSettled({ get: (url) => request(t.http).get(url).set('Authorization', `Bearer ${full}`) });
 
   afterEach(async () => {
     await Promise.all(open.splice(0).map((c) => c.close().catch(() => undefined)));

@@ -40,7 +40,7 @@ export async function createMemory(api: Api, body: Record<string, unknown>): Pro
 }
 
 /** Waits until no memory waits for its vector (semantic search finds only embedded memories); the embeddings' status then. */
-export async function embeddingsSettled(api: Api, timeoutMs = 60_000): Promise<EmbeddingStatusDto> {
+export async function embeddingsSettled(api: Pick<Api, 'get'>, timeoutMs = 60_000): Promise<EmbeddingStatusDto> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const e = (await api.get('/api/status').expect(200)).body.embeddings as EmbeddingStatusDto;
